@@ -1,0 +1,80 @@
+// Accounts as the operator creates and changes them (admin CLI).
+import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { Account } from '../db/entities/index.ts';
+import { newId } from '../db/ids.ts';
+import { issueMainKey } from '../api-keys/main-key.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
+import type { Secrets } from '../secrets.ts';
+import { PLANS } from './plans.ts';
+
+export const AccountCreateInput = z.object({
+  email: z.email('--email must be a valid e-mail address'),
+  name: z.string().min(1).optional(),
+  plan: z.enum(PLANS, { error: '--plan must be pro or free' }).default('pro'),
+  agency: z.boolean().default(false),
+  webhooks: z.boolean().default(true),
+  credits: z.number().int('--credits must be a whole number').min(0, '--credits must not be negative').default(1000),
+});
+export type AccountCreateInput = z.input<typeof AccountCreateInput>;
+
+export const AccountUpdateInput = z.object({
+  userId: z.string().min(1, '--user is required'),
+  plan: z.enum(PLANS, { error: '--plan must be pro or free' }).optional(),
+  webhooks: z.boolean().optional(),
+  credits: z.number().int('--credits must be a whole number').min(0, '--credits must not be negative').optional(),
+});
+export type AccountUpdateInput = z.input<typeof AccountUpdateInput>;
+
+export type AccountSummary = { userId: string; email: string; plan: string; agency: boolean; webhooks: boolean; credits: number };
+
+function summarise(account: Account): AccountSummary {
+  return {
+    userId: account.id,
+    email: account.email,
+    plan: account.plan,
+    agency: account.isAgency,
+    webhooks: account.webhooksEnabled,
+    credits: account.credits,
+  };
+}
+
+export async function createAccount(
+  em: EntityManager,
+  secrets: Secrets,
+  rawInput: AccountCreateInput,
+): Promise<AccountSummary & { apiKey: string }> {
+  const input = AccountCreateInput.parse(rawInput);
+  try {
+    return await em.transactional(async (tx) => {
+      const account = tx.create(Account, {
+        id: newId('usr'),
+        email: input.email.toLowerCase(),
+        name: input.name ?? null,
+        plan: input.plan,
+        isAgency: input.agency,
+        webhooksEnabled: input.webhooks,
+        credits: input.credits,
+        monthlyCredits: Math.max(input.credits, 1),
+      });
+      tx.persist(account);
+      await tx.flush();
+      const apiKey = await issueMainKey(tx, secrets, account.id);
+      return { ...summarise(account), apiKey };
+    });
+  } catch (error) {
+    if (error instanceof UniqueConstraintViolationException) throw new ConflictError('An account with that e-mail already exists');
+    throw error;
+  }
+}
+
+export async function updateAccount(em: EntityManager, rawInput: AccountUpdateInput): Promise<AccountSummary> {
+  const input = AccountUpdateInput.parse(rawInput);
+  const account = await em.findOne(Account, input.userId);
+  if (!account) throw new NotFoundError(`No account ${input.userId}`);
+  if (input.plan !== undefined) account.plan = input.plan;
+  if (input.webhooks !== undefined) account.webhooksEnabled = input.webhooks;
+  if (input.credits !== undefined) account.credits = input.credits;
+  await em.flush();
+  return summarise(account);
+}

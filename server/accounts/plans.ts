@@ -1,0 +1,13 @@
+// Plans and the features they include. `api_access` gates every API-key request.
+export const PLANS = ['pro', 'free'] as const;
+export type Plan = (typeof PLANS)[number];
+export type Feature = 'api_access' | 'webhooks';
+
+const FEATURES: Record<Plan, ReadonlySet<Feature>> = {
+  pro: new Set(['api_access', 'webhooks']),
+  free: new Set(['webhooks']),
+};
+
+export function planHasFeature(plan: string, feature: Feature): boolean {
+  return FEATURES[plan as Plan]?.has(feature) ?? false;
+}

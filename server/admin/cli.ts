@@ -1,0 +1,116 @@
+// `npm run -s admin -- <command> [--flags]`: operator commands. Each prints one
+// JSON line on stdout and exits 0, or prints {"error": "..."} and exits 1. They
+// work with or without a running server, against the same database.
+import { parseArgs } from 'node:util';
+import { ZodError } from 'zod';
+import { createAccount, updateAccount } from '../accounts/accounts.ts';
+import { ConfigError, loadConfig } from '../config.ts';
+import { describeZodError } from '../errors.ts';
+import { createLogger } from '../log.ts';
+import { createServices, openDatabase } from '../service.ts';
+import type { Services } from '../services.ts';
+
+type Flags = Record<string, string | boolean | undefined>;
+type Command = { options: Record<string, { type: 'string' | 'boolean' }>; run(services: Services, flags: Flags): Promise<unknown> };
+
+class UsageError extends Error {}
+
+function onOff(value: string | boolean | undefined, flag: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'on') return true;
+  if (value === 'off') return false;
+  throw new UsageError(`${flag} must be on or off`);
+}
+
+function integer(value: string | boolean | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^-?\d+$/.test(value)) throw new UsageError(`${flag} must be a whole number`);
+  return Number(value);
+}
+
+const commands: Record<string, Command> = {
+  'account:create': {
+    options: {
+      email: { type: 'string' },
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      agency: { type: 'boolean' },
+      webhooks: { type: 'string' },
+      credits: { type: 'string' },
+    },
+    async run(services, flags) {
+      if (typeof flags.email !== 'string') throw new UsageError('--email is required');
+      const created = await createAccount(services.orm.em.fork(), services.secrets, {
+        email: flags.email,
+        name: flags.name as string | undefined,
+        plan: flags.plan as 'pro' | 'free' | undefined,
+        agency: Boolean(flags.agency),
+        webhooks: onOff(flags.webhooks, '--webhooks'),
+        credits: integer(flags.credits, '--credits'),
+      });
+      const { userId, apiKey, email, plan, agency, webhooks, credits } = created;
+      return { userId, apiKey, email, plan, agency, webhooks, credits };
+    },
+  },
+  'account:update': {
+    options: { user: { type: 'string' }, plan: { type: 'string' }, webhooks: { type: 'string' }, credits: { type: 'string' } },
+    async run(services, flags) {
+      if (typeof flags.user !== 'string') throw new UsageError('--user is required');
+      return updateAccount(services.orm.em.fork(), {
+        userId: flags.user,
+        plan: flags.plan as 'pro' | 'free' | undefined,
+        webhooks: onOff(flags.webhooks, '--webhooks'),
+        credits: integer(flags.credits, '--credits'),
+      });
+    },
+  },
+};
+
+/** Registers further commands (templates, messaging credentials) from their own modules. */
+export function registerAdminCommand(name: string, command: Command) {
+  commands[name] = command;
+}
+
+function fail(message: string): never {
+  process.stdout.write(JSON.stringify({ error: message }) + '\n');
+  process.exit(1);
+}
+
+export async function runAdmin(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  const command = name ? commands[name] : undefined;
+  if (!command) fail(`unknown command ${name ?? '(none)'}; commands: ${Object.keys(commands).join(', ')}`);
+
+  let flags: Flags;
+  try {
+    flags = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: false }).values as Flags;
+  } catch (error) {
+    fail((error as Error).message);
+  }
+
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    fail(error instanceof ConfigError ? error.message : String(error));
+  }
+  const log = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
+  const database = await openDatabase(config, log).catch((error: Error) => fail(`database unreachable: ${error.message}`));
+  let services: Services | undefined;
+  let output: unknown;
+  let failure: string | undefined;
+  try {
+    services = await createServices(config, log, database.url);
+    output = await command.run(services, flags);
+  } catch (error) {
+    failure = error instanceof ZodError ? describeZodError(error) : (error as Error).message;
+  } finally {
+    await services?.orm.close().catch(() => {});
+    await database.stop().catch(() => {});
+  }
+  if (failure !== undefined) fail(failure);
+  process.stdout.write(JSON.stringify(output) + '\n');
+  process.exit(0);
+}
+
+if (import.meta.main) await runAdmin(process.argv.slice(2));

@@ -1,0 +1,74 @@
+// What a credential may do, and the one check every authenticated procedure
+// passes through. Default-deny: anything not clearly allowed is refused.
+import { ForbiddenError } from '../errors.ts';
+
+/** API sections as scoped keys name them; each procedure's meta names one. */
+export const API_SECTIONS = [
+  'Analytics',
+  'API Keys',
+  'Appointments',
+  'Broadcasts',
+  'Campaigns',
+  'Chat Sessions',
+  'Chat Widget',
+  'Contacts',
+  'Integrations',
+  'Lists',
+  'Messages',
+  'Sub Accounts',
+  'Summaries',
+  'Tags',
+  'Tasks',
+  'Templates',
+  'Usage',
+  'Webhooks',
+] as const;
+export type ApiSection = (typeof API_SECTIONS)[number];
+
+export type Access = 'read' | 'write';
+
+export type Scopes = {
+  read_only: boolean;
+  /** Sections the key may use; empty means every section. */
+  tags: string[];
+  /** Accounts the key may act on besides its own; `['*']` = every managed account. */
+  sub_account_ids: string[];
+  rate_limit_per_min: number;
+};
+
+/** Main key, scoped key, or a first-party (owner) session from an ID token. */
+export type Credential = {
+  type: 'main' | 'scoped' | 'session';
+  /** The api_keys row id; the token subject for sessions. */
+  id: string;
+  accountId: string;
+  scopes: Scopes | null;
+  rateLimitPerMin: number;
+};
+
+export type ProcedureAccess = {
+  section: ApiSection;
+  access: Access;
+  /** `owner`: main key or owner session only (key management). */
+  requires?: 'owner';
+};
+
+export function scopeDenied(message: string): ForbiddenError {
+  return new ForbiddenError(message, { code: 'key_scope_denied' });
+}
+
+/** Throws unless the credential may call a procedure with this access. */
+export function assertProcedureAllowed(credential: Credential, procedure: ProcedureAccess | undefined): void {
+  if (!procedure) throw scopeDenied('This operation is not available to API keys');
+  if (credential.type !== 'scoped') return;
+  const scopes = credential.scopes;
+  if (!scopes || procedure.requires === 'owner' || procedure.section === 'API Keys') {
+    throw scopeDenied('Managing API keys requires the main API key or an owner session');
+  }
+  if (scopes.tags.length > 0 && !scopes.tags.includes(procedure.section)) {
+    throw scopeDenied(`This API key is not allowed to use the ${procedure.section} section`);
+  }
+  if (procedure.access !== 'read' && scopes.read_only) {
+    throw new ForbiddenError('This API key is read-only', { code: 'key_read_only' });
+  }
+}

@@ -1,0 +1,104 @@
+// Every environment variable the service reads, with its default and meaning.
+// README's configuration table lists the same variables (a test checks it).
+import { z } from 'zod';
+
+const onOff = z.enum(['on', 'off']);
+const commaList = z
+  .string()
+  .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
+const parseDurations = (value: string, ctx: z.RefinementCtx) => {
+  const delays: number[] = [];
+  for (const part of value.split(',').map((item) => item.trim()).filter(Boolean)) {
+    const match = /^(\d+)(ms|s|m|h)$/.exec(part);
+    if (!match) {
+      ctx.addIssue({ code: 'custom', message: `"${part}" is not a duration like 30s, 5m or 2h` });
+      return z.NEVER;
+    }
+    const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] as 'ms' | 's' | 'm' | 'h'];
+    delays.push(Number(match[1]) * unit);
+  }
+  return delays;
+};
+const url = z.url();
+
+export const configSchema = z.object({
+  /** The one TCP port for HTTPS, REST, tRPC and sockets. */
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  /** Bind address (0.0.0.0 in containers). */
+  HOST: z.string().min(1).default('127.0.0.1'),
+  /** Embedded database files, generated TLS certificate, generated secrets. */
+  DATA_DIR: z.string().min(1).default('.data'),
+  /** External PostgreSQL; when set, nothing is embedded. */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  /** PEM certificate; when unset (with TLS_KEY_FILE), a self-signed one is generated into DATA_DIR. */
+  TLS_CERT_FILE: z.string().min(1).optional(),
+  /** PEM private key matching TLS_CERT_FILE. */
+  TLS_KEY_FILE: z.string().min(1).optional(),
+  /** `off` only behind a TLS-terminating proxy listed in TRUST_PROXY. */
+  TLS: onOff.default('on'),
+  /** Comma list of proxy addresses/CIDRs whose X-Forwarded-Proto/X-Forwarded-For are believed. */
+  TRUST_PROXY: commaList.optional(),
+  /** 32+ byte secret: encrypts retrievable key copies and signing secrets, signs cursors. Generated into DATA_DIR when unset. */
+  SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  /** `api`, `worker` or `all`: lets API and worker processes scale separately. */
+  ROLE: z.enum(['api', 'worker', 'all']).default('all'),
+  /** Webhook retry delays after the first attempt. */
+  WEBHOOK_RETRY_SCHEDULE: z.string().default('1m,5m,30m,2h').transform(parseDurations),
+  /** Consecutive failed deliveries (after retries) that auto-disable a URL. */
+  WEBHOOK_DISABLE_AFTER: z.coerce.number().int().min(1).default(5),
+  /** Webhook delivery time-out in milliseconds. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Host names or addresses exempt from the public-address rule (tests, local receivers); never set in production. */
+  WEBHOOK_ALLOW_HOSTS: commaList.optional(),
+  /** Messaging provider base URL (tests point it at a local fake). */
+  MESSAGING_API_URL: url.default('https://graph.facebook.com/v21.0'),
+  /** OpenAI-compatible chat-completions endpoint for summaries; unset = built-in extractive summarizer. */
+  SUMMARY_API_URL: url.optional(),
+  /** Bearer key for SUMMARY_API_URL. */
+  SUMMARY_API_KEY: z.string().min(1).optional(),
+  /** Model name sent to SUMMARY_API_URL. */
+  SUMMARY_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  /** Identity provider issuer for ID tokens; with OIDC_AUDIENCE and OIDC_JWKS_URL. Unset = ID tokens refused. */
+  OIDC_ISSUER: z.string().min(1).optional(),
+  /** Expected `aud` of ID tokens. */
+  OIDC_AUDIENCE: z.string().min(1).optional(),
+  /** Where the identity provider publishes its signing keys. */
+  OIDC_JWKS_URL: url.optional(),
+  /** fatal, error, warn, info, debug, trace or silent. */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment; the first problem becomes one line naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([name, value]) => name in configSchema.shape && value !== ''),
+  );
+  const result = configSchema.safeParse(present);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const variable = String(issue.path[0] ?? 'environment');
+    throw new ConfigError(`invalid ${variable}: ${issue.message}`);
+  }
+  const config = result.data as Config;
+  if (Boolean(config.TLS_CERT_FILE) !== Boolean(config.TLS_KEY_FILE)) {
+    const missing = config.TLS_CERT_FILE ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE';
+    throw new ConfigError(`invalid ${missing}: TLS_CERT_FILE and TLS_KEY_FILE must be set together`);
+  }
+  if (config.TLS === 'off' && !config.TRUST_PROXY?.length) {
+    throw new ConfigError('invalid TLS: off is only allowed behind a proxy listed in TRUST_PROXY');
+  }
+  const oidc = [config.OIDC_ISSUER, config.OIDC_AUDIENCE, config.OIDC_JWKS_URL];
+  if (oidc.some(Boolean) && !oidc.every(Boolean)) {
+    throw new ConfigError('invalid OIDC_ISSUER: OIDC_ISSUER, OIDC_AUDIENCE and OIDC_JWKS_URL must be set together');
+  }
+  return config;
+}

@@ -1,0 +1,31 @@
+// POST and DELETE /contacts/lists: one contact in or out of one list.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ContactList, List } from '../db/entities/index.ts';
+import { ForbiddenError, MissingParametersError, NotFoundError } from '../errors.ts';
+import { requireContact } from './find-contact.ts';
+
+export type MembershipInput = { contactId?: string; listId?: string };
+
+async function resolveMembership(em: EntityManager, accountId: string, input: MembershipInput) {
+  if (!input.contactId || !input.listId) throw new MissingParametersError('Missing required parameters: contactId and listId');
+  const list = await em.findOne(List, { id: input.listId }, { fields: ['id', 'account'] });
+  if (!list) throw new NotFoundError(`List ${input.listId} not found`);
+  if (list.account.id !== accountId) throw new ForbiddenError('You do not have permission to change this list');
+  const contact = await requireContact(em, accountId, input.contactId);
+  return { contactId: contact.id, listId: list.id };
+}
+
+export async function addContactToList(em: EntityManager, accountId: string, input: MembershipInput) {
+  const { contactId, listId } = await resolveMembership(em, accountId, input);
+  await em.execute(
+    'insert into contact_lists (contact_id, list_id, account_id) values (?, ?, ?) on conflict do nothing',
+    [contactId, listId, accountId],
+  );
+  return { message: 'Contact added to list successfully' };
+}
+
+export async function removeContactFromList(em: EntityManager, accountId: string, input: MembershipInput) {
+  const { contactId, listId } = await resolveMembership(em, accountId, input);
+  await em.nativeDelete(ContactList, { contact: contactId, list: listId });
+  return { message: 'Contact removed from list successfully' };
+}

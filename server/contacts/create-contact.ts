@@ -1,0 +1,80 @@
+// POST /contacts: the contact and its list memberships in one transaction,
+// after every list was checked for existence, then for permission.
+import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { Contact, ContactList } from '../db/entities/index.ts';
+import { newId } from '../db/ids.ts';
+import { ConflictError } from '../errors.ts';
+import { emit } from '../events/emit.ts';
+import { requireListsForContacts } from '../lists/list-access.ts';
+import { normalisePhoneNumber } from './phone.ts';
+
+const nullableString = z.string().nullable().optional();
+
+export const ContactCreateInput = z.object({
+  phoneNumber: z.string({ error: 'phoneNumber is required' }).min(1, 'phoneNumber is required'),
+  firstName: z.string().optional(),
+  lastName: z.string().optional(),
+  email: z.email('email must be a valid e-mail address').optional(),
+  is_bot_active: z.boolean().optional(),
+  listId: z.string().min(1).optional(),
+  listIds: z.array(z.string().min(1)).optional(),
+  instagramId: nullableString,
+  currentCampaign: nullableString,
+  currentCampaignData: z.record(z.string(), z.unknown()).nullable().optional(),
+  channel: nullableString,
+  isChatWindowOpen: z.boolean().optional(),
+  externalId: nullableString,
+  customChannel: nullableString,
+  chatWidgetId: nullableString,
+  do_not_disturb: z.boolean().optional(),
+});
+export type ContactCreateInput = z.infer<typeof ContactCreateInput>;
+
+export type ContactCreated = { message: string; contactId: string; listsAdded: string[] };
+
+export async function createContact(em: EntityManager, accountId: string, input: ContactCreateInput): Promise<ContactCreated> {
+  const phoneNumber = normalisePhoneNumber(input.phoneNumber);
+  // listIds takes precedence over listId when both are sent.
+  const listIds = [...new Set(input.listIds ?? (input.listId ? [input.listId] : []))];
+  await requireListsForContacts(em, accountId, listIds);
+
+  const contactId = newId('ct');
+  try {
+    await em.transactional(async (tx) => {
+      tx.persist(
+        tx.create(Contact, {
+          id: contactId,
+          account: accountId,
+          phoneNumber,
+          email: input.email ?? null,
+          firstName: input.firstName?.trim() || 'Unknown',
+          lastName: input.lastName?.trim() || 'Unknown',
+          isBotActive: input.is_bot_active ?? true,
+          doNotDisturb: input.do_not_disturb ?? false,
+          instagramId: input.instagramId ?? null,
+          currentCampaign: input.currentCampaign ?? null,
+          currentCampaignData: input.currentCampaignData ?? null,
+          channel: input.channel ?? null,
+          isChatWindowOpen: input.isChatWindowOpen ?? false,
+          externalId: input.externalId ?? null,
+          customChannel: input.customChannel ?? null,
+          chatWidgetId: input.chatWidgetId ?? null,
+        }),
+      );
+      await tx.flush();
+      for (const listId of listIds) {
+        tx.persist(tx.create(ContactList, { contact: contactId, list: listId, account: accountId }));
+      }
+      await emit(tx, accountId, 'Contact Created', {
+        contact: { id: contactId, phone_number: phoneNumber, email: input.email ?? null, lists: listIds },
+      });
+    });
+  } catch (error) {
+    if (error instanceof UniqueConstraintViolationException) {
+      throw new ConflictError('A contact with that phone number already exists');
+    }
+    throw error;
+  }
+  return { message: 'Contact created successfully', contactId, listsAdded: listIds };
+}

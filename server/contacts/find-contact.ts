@@ -1,0 +1,40 @@
+// Contact lookups scoped to the account acted on.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Contact } from '../db/entities/index.ts';
+import { MissingParametersError, NotFoundError } from '../errors.ts';
+import { PLACEHOLDER_EMAIL } from './contact-record.ts';
+import { normalisePhoneNumber } from './phone.ts';
+
+export type ContactIdentifier = { phoneNumber?: string; email?: string };
+
+/** By phone number and/or e-mail; both must match when both are given. */
+export async function findContactByIdentifier(
+  em: EntityManager,
+  accountId: string,
+  identifier: ContactIdentifier,
+): Promise<Contact> {
+  const phoneNumber = identifier.phoneNumber?.trim() ? normalisePhoneNumber(identifier.phoneNumber) : undefined;
+  const email = identifier.email?.trim() || undefined;
+  if (!phoneNumber && !email) throw new MissingParametersError('Missing required parameters: phoneNumber or email');
+  const contact =
+    email === PLACEHOLDER_EMAIL
+      ? null
+      : await em.findOne(
+          Contact,
+          {
+            account: accountId,
+            ...(phoneNumber ? { phoneNumber } : {}),
+            ...(email ? { email: { $ilike: email.replace(/[\\%_]/g, '\\$&') } } : {}),
+          },
+          { orderBy: { id: 'asc' } },
+        );
+  if (!contact) throw new NotFoundError('Contact not found');
+  return contact;
+}
+
+/** A contact of the account, or 404 (another account's contact is not found). */
+export async function requireContact(em: EntityManager, accountId: string, contactId: string): Promise<Contact> {
+  const contact = await em.findOne(Contact, { id: contactId, account: accountId });
+  if (!contact) throw new NotFoundError('Contact not found');
+  return contact;
+}

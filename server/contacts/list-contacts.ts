@@ -1,0 +1,23 @@
+// The paged listing of an account's contacts, oldest first.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Contact } from '../db/entities/index.ts';
+import { readPage, writePage, type PageInput } from '../pagination.ts';
+import type { Secrets } from '../secrets.ts';
+import { toContactRecord, type ContactRecord } from './contact-record.ts';
+
+export async function listContacts(
+  em: EntityManager,
+  secrets: Secrets,
+  accountId: string,
+  input: PageInput,
+): Promise<{ contacts: ContactRecord[]; next_cursor: string | null }> {
+  const scope = `contacts:${accountId}`;
+  const page = readPage(secrets, scope, input);
+  const rows = await em.find(
+    Contact,
+    { account: accountId, ...(page.after ? { id: { $gt: page.after } } : {}) },
+    { orderBy: { id: 'asc' }, limit: page.limit + 1 },
+  );
+  const { items, next_cursor } = writePage(secrets, scope, rows, page.limit, (row) => row.id);
+  return { contacts: items.map(toContactRecord), next_cursor };
+}

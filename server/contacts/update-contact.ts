@@ -1,0 +1,43 @@
+// PUT /contacts/{contactId}: the five updatable fields; flips of the bot and
+// do-not-disturb flags are announced as events in the same transaction.
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { Contact } from '../db/entities/index.ts';
+import { InvalidInputError, NotFoundError } from '../errors.ts';
+import { emit } from '../events/emit.ts';
+
+export const ContactUpdateInput = z.object({
+  firstName: z.string().min(1, 'firstName must not be empty').optional(),
+  lastName: z.string().min(1, 'lastName must not be empty').optional(),
+  email: z.email('email must be a valid e-mail address').optional(),
+  is_bot_active: z.boolean().optional(),
+  do_not_disturb: z.boolean().optional(),
+});
+export type ContactUpdateInput = z.infer<typeof ContactUpdateInput>;
+
+export async function updateContact(
+  em: EntityManager,
+  accountId: string,
+  contactId: string,
+  input: ContactUpdateInput,
+): Promise<{ message: string }> {
+  const fields = Object.entries(input).filter(([, value]) => value !== undefined);
+  if (fields.length === 0) throw new InvalidInputError('No fields to update', { reason: 'no_fields' });
+  await em.transactional(async (tx) => {
+    const contact = await tx.findOne(Contact, { id: contactId, account: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!contact) throw new NotFoundError('Contact not found');
+    const wasBotActive = contact.isBotActive;
+    const wasDoNotDisturb = contact.doNotDisturb;
+    if (input.firstName !== undefined) contact.firstName = input.firstName;
+    if (input.lastName !== undefined) contact.lastName = input.lastName;
+    if (input.email !== undefined) contact.email = input.email;
+    if (input.is_bot_active !== undefined) contact.isBotActive = input.is_bot_active;
+    if (input.do_not_disturb !== undefined) contact.doNotDisturb = input.do_not_disturb;
+    contact.updatedAt = new Date();
+    const about = { contact: { id: contact.id, phone_number: contact.phoneNumber, email: contact.email ?? null } };
+    if (wasBotActive && !contact.isBotActive) await emit(tx, accountId, 'Contact Paused', about);
+    if (!wasBotActive && contact.isBotActive) await emit(tx, accountId, 'Contact Resumed', about);
+    if (!wasDoNotDisturb && contact.doNotDisturb) await emit(tx, accountId, 'Contact Do Not Disturb', about);
+  });
+  return { message: 'Contact updated successfully' };
+}

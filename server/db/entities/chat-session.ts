@@ -1,0 +1,24 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { Account } from './account.ts';
+import { Contact } from './contact.ts';
+
+export const ChatSessionSchema = defineEntity({
+  name: 'ChatSession',
+  tableName: 'chat_sessions',
+  properties: {
+    id: p.text().primary(),
+    account: () => p.manyToOne(Account).ref().deleteRule('cascade').index(false),
+    contact: () => p.manyToOne(Contact).ref().deleteRule('cascade').index(false),
+    status: p.enum(['ChatSessionOpened', 'ChatSessionClosed'] as const),
+    tag: p.text().nullable(),
+    startedAt: p.datetime().defaultRaw('now()'),
+    endedAt: p.datetime().nullable(),
+  },
+  indexes: [
+    { properties: ['account', 'startedAt'], name: 'chat_sessions_account_id_started_at_index' },
+    { properties: ['contact', 'startedAt'], name: 'chat_sessions_contact_id_started_at_index' },
+  ],
+});
+
+export class ChatSession extends ChatSessionSchema.class {}
+ChatSessionSchema.setClass(ChatSession);

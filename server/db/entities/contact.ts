@@ -1,0 +1,35 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { Account } from './account.ts';
+
+export const ContactSchema = defineEntity({
+  name: 'Contact',
+  tableName: 'contacts',
+  properties: {
+    id: p.text().primary(),
+    account: () => p.manyToOne(Account).ref().deleteRule('cascade').index(false),
+    phoneNumber: p.text(),
+    email: p.text().nullable(),
+    firstName: p.text().default('Unknown'),
+    lastName: p.text().default('Unknown'),
+    isBotActive: p.boolean().default(true),
+    doNotDisturb: p.boolean().default(false),
+    instagramId: p.text().nullable(),
+    currentCampaign: p.text().nullable(),
+    currentCampaignData: p.json<Record<string, unknown>>().nullable(),
+    channel: p.text().nullable(),
+    isChatWindowOpen: p.boolean().default(false),
+    externalId: p.text().nullable(),
+    customChannel: p.text().nullable(),
+    chatWidgetId: p.text().nullable(),
+    createdAt: p.datetime().defaultRaw('now()'),
+    updatedAt: p.datetime().defaultRaw('now()').onUpdate(() => new Date()),
+  },
+  uniques: [{ properties: ['account', 'phoneNumber'], name: 'contacts_account_phone_unique' }],
+  indexes: [
+    { properties: ['account', 'email'], name: 'contacts_account_id_email_index' },
+    { properties: ['account', 'id'], name: 'contacts_account_id_id_index' },
+  ],
+});
+
+export class Contact extends ContactSchema.class {}
+ContactSchema.setClass(Contact);

@@ -1,0 +1,24 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { Account } from './account.ts';
+
+// Transactional outbox: rows are written in the same transaction as the change they
+// announce, and a worker dispatches them afterwards.
+export const EventSchema = defineEntity({
+  name: 'Event',
+  tableName: 'events',
+  properties: {
+    id: p.text().primary(),
+    account: () => p.manyToOne(Account).ref().deleteRule('cascade').index(false),
+    name: p.text(),
+    payload: p.json<Record<string, unknown>>(),
+    createdAt: p.datetime().defaultRaw('now()'),
+    dispatchedAt: p.datetime().nullable(),
+  },
+  indexes: [
+    { properties: ['account', 'createdAt'], name: 'events_account_id_created_at_index' },
+    { properties: ['createdAt'], name: 'events_undispatched_index', where: 'dispatched_at is null' },
+  ],
+});
+
+export class Event extends EventSchema.class {}
+EventSchema.setClass(Event);

@@ -1,0 +1,44 @@
+import { AccountSchema } from './account.ts';
+import { ApiKeySchema } from './api-key.ts';
+import { ChatSessionSchema } from './chat-session.ts';
+import { ContactListSchema } from './contact-list.ts';
+import { ContactTagSchema } from './contact-tag.ts';
+import { ContactSchema } from './contact.ts';
+import { EventSchema } from './event.ts';
+import { ListSchema } from './list.ts';
+import { MessageSchema } from './message.ts';
+import { RateCounterSchema } from './rate-counter.ts';
+import { SummarySchema } from './summary.ts';
+import { TagSchema } from './tag.ts';
+import { TaskSchema } from './task.ts';
+
+// Each entity is a class (usable as value and as type) registered on its schema.
+export { Account, AccountSchema } from './account.ts';
+export { ApiKey, ApiKeySchema } from './api-key.ts';
+export { ChatSession, ChatSessionSchema } from './chat-session.ts';
+export { Contact, ContactSchema } from './contact.ts';
+export { ContactList, ContactListSchema } from './contact-list.ts';
+export { ContactTag, ContactTagSchema } from './contact-tag.ts';
+export { Event, EventSchema } from './event.ts';
+export { List, ListSchema } from './list.ts';
+export { Message, MessageSchema } from './message.ts';
+export { RateCounter, RateCounterSchema } from './rate-counter.ts';
+export { Summary, SummarySchema } from './summary.ts';
+export { Tag, TagSchema } from './tag.ts';
+export { Task, TaskSchema } from './task.ts';
+
+export const entities = [
+  AccountSchema,
+  ApiKeySchema,
+  RateCounterSchema,
+  ListSchema,
+  ContactSchema,
+  ContactListSchema,
+  TagSchema,
+  ContactTagSchema,
+  ChatSessionSchema,
+  MessageSchema,
+  SummarySchema,
+  TaskSchema,
+  EventSchema,
+];

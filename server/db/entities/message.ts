@@ -1,0 +1,33 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { Account } from './account.ts';
+import { ChatSession } from './chat-session.ts';
+import { Contact } from './contact.ts';
+
+export const MessageSchema = defineEntity({
+  name: 'Message',
+  tableName: 'messages',
+  properties: {
+    id: p.text().primary(),
+    account: () => p.manyToOne(Account).ref().deleteRule('cascade').index(false),
+    contact: () => p.manyToOne(Contact).ref().deleteRule('cascade').index(false),
+    session: () => p.manyToOne(ChatSession).ref().nullable().deleteRule('set null').index(false),
+    direction: p.enum(['inbound', 'outbound', 'outbound-api'] as const),
+    body: p.text(),
+    type: p.text().default('text'),
+    channel: p.text().default('api'),
+    status: p.text().default('received'),
+    sender: p.text().nullable(),
+    mediaUrl: p.text().nullable(),
+    mediaContentType: p.text().nullable(),
+    externalId: p.text().nullable(),
+    readAt: p.datetime().nullable(),
+    createdAt: p.datetime().defaultRaw('now()'),
+  },
+  indexes: [
+    { properties: ['contact', 'createdAt'], name: 'messages_contact_id_created_at_index' },
+    { properties: ['session', 'createdAt'], name: 'messages_session_id_created_at_index' },
+  ],
+});
+
+export class Message extends MessageSchema.class {}
+MessageSchema.setClass(Message);

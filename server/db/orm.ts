@@ -1,0 +1,81 @@
+import { Migrator } from '@mikro-orm/migrations';
+import { MikroORM, UnderscoreNamingStrategy, defineConfig } from '@mikro-orm/postgresql';
+import type pg from 'pg';
+import { entities } from './entities/index.ts';
+
+export const MIGRATIONS_DIR = `${import.meta.dirname}/migrations`;
+
+// Any constant works as long as every process that migrates this database uses the same one.
+const MIGRATION_LOCK_KEY = 727_274_001;
+
+export function ormConfig(databaseUrl: string) {
+  return defineConfig({
+    clientUrl: databaseUrl,
+    entities,
+    extensions: [Migrator],
+    namingStrategy: UnderscoreNamingStrategy,
+    // Every request, job and script forks its own EntityManager.
+    allowGlobalContext: false,
+    debug: false,
+    pool: { min: 0, max: 10 },
+    migrations: {
+      // Migrations are .ts files that Node's type stripping imports directly; without `path`
+      // and `pathTs` pointing at the same folder MikroORM would look in `dist/` or `src/`.
+      path: MIGRATIONS_DIR,
+      pathTs: MIGRATIONS_DIR,
+      glob: '!(*.d).ts',
+      emit: 'ts',
+      // The database itself is the reference for diffs (create-migration.ts builds a scratch
+      // one from the migrations), so no snapshot file has to be kept in step.
+      snapshot: false,
+      transactional: true,
+      allOrNothing: true,
+      silent: true,
+    },
+  });
+}
+
+const pools = new WeakMap<MikroORM, pg.Pool>();
+
+export async function openOrm(databaseUrl: string): Promise<MikroORM> {
+  const orm = await MikroORM.init(ormConfig(databaseUrl));
+  try {
+    pools.set(orm, (await orm.em.getConnection().getNativeClient()) as pg.Pool);
+  } catch (error) {
+    await orm.close();
+    throw error;
+  }
+  return orm;
+}
+
+/**
+ * The `pg.Pool` MikroORM queries through (`em.getConnection().getNativeClient()`), for raw
+ * SQL and Graphile Worker, so the process keeps one pool; `orm.close()` ends it. MikroORM
+ * installs type parsers on it: `timestamptz`, `timestamp`, `date` and `interval` values come
+ * back as strings (e.g. `2026-01-02 03:04:05.678+00`), not Dates.
+ */
+export function pgPool(orm: MikroORM): pg.Pool {
+  const pool = pools.get(orm);
+  if (!pool) throw new Error('pgPool() needs an ORM opened with openOrm()');
+  return pool;
+}
+
+/**
+ * Applies pending migrations and returns their names. Idempotent; a session-level advisory
+ * lock, held on its own connection, makes processes that start together take turns (the
+ * second finds nothing pending).
+ */
+export async function migrate(orm: MikroORM): Promise<string[]> {
+  const client = await pgPool(orm).connect();
+  try {
+    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      const applied = await orm.migrator.up();
+      return applied.map((migration) => migration.name);
+    } finally {
+      await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    }
+  } finally {
+    client.release();
+  }
+}

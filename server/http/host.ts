@@ -1,0 +1,188 @@
+// The HTTP host: one fastify instance on one port serving the `/v1` REST
+// surface, `/trpc` (HTTP and WebSocket), the OpenAPI document and docs, and the
+// plain routes (health, and later HTML and scripts) beside them.
+import { createRequire } from 'node:module';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Server as HttpServer, IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import type { AnyRouter } from '@trpc/server';
+import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
+import { applyWSSHandler } from '@trpc/server/adapters/ws';
+import { WebSocketServer } from 'ws';
+import { ApiError, InvalidInputError } from '../errors.ts';
+import type { Services } from '../services.ts';
+import { createContext } from '../trpc.ts';
+import { createOnePortServer, HTTPS_REQUIRED_BODY } from './one-port.ts';
+import { buildOpenApiDocument, type PlainRoute } from './openapi.ts';
+import { buildOperationTable } from './operations.ts';
+import { registerRestSurface, renderHostError, requestInfo, REST_PREFIX } from './rest.ts';
+import type { TlsMaterial } from './tls.ts';
+
+/** Request bodies larger than this get 413 (documented in README). */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+export type UpgradeHandler = (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
+
+export type HostOptions = {
+  services: Services;
+  router: AnyRouter;
+  tls: TlsMaterial | null;
+  /** Extra plain routes (widget pages, scripts) registered by their own modules. */
+  plugins?: ((app: FastifyInstance) => void | Promise<void>)[];
+  plainRoutes?: PlainRoute[];
+};
+
+function hostErrorToApiError(error: FastifyError): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error.statusCode === 413) return new ApiError(413, `Request body is larger than ${BODY_LIMIT_BYTES} bytes`);
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError(415, 'Unsupported content type');
+  if (error.statusCode && error.statusCode < 500) return new InvalidInputError(error.message, { reason: 'malformed_request' });
+  return new ApiError(500, 'Internal server error', { reason: 'internal', cause: error });
+}
+
+export async function buildHttpHost(options: HostOptions): Promise<FastifyInstance> {
+  const { services, router, tls } = options;
+  const { config } = services;
+  const serverFactory: FastifyServerFactory = (handler) => createOnePortServer(tls!, handler) as unknown as HttpServer;
+  const app = Fastify({
+    loggerInstance: services.log,
+    disableRequestLogging: true,
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: config.TRUST_PROXY ?? false,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    ...(tls ? { serverFactory } : {}),
+  }) as unknown as FastifyInstance;
+
+  const operations = buildOperationTable(router);
+
+  // Without TLS on our port, a trusted proxy terminates it and must say so.
+  if (!tls) {
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.protocol !== 'https') {
+        return reply.code(403).type('application/json; charset=utf-8').send(HTTPS_REQUIRED_BODY);
+      }
+    });
+  }
+
+  // The API speaks JSON whatever the declared content type; an empty body is no body.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new InvalidInputError('Request body is not valid JSON', { reason: 'malformed_json' }), undefined);
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) =>
+    renderHostError(hostErrorToApiError(error), request, reply, operations, services),
+  );
+  app.setNotFoundHandler((request, reply) =>
+    renderHostError(new ApiError(404, `No endpoint ${request.method} ${request.url.split('?')[0]}`, { reason: 'no_route' }), request, reply, operations, services),
+  );
+
+  const plainRoutes: PlainRoute[] = [
+    { method: 'get', path: '/health', summary: 'Liveness: a plain-text line saying the server is running.', contentType: 'text/plain' },
+    ...(options.plainRoutes ?? []),
+  ];
+
+  app.get(`${REST_PREFIX}/health`, async (_request, reply) =>
+    reply.type('text/plain; charset=utf-8').send('Server is running'),
+  );
+
+  const document = buildOpenApiDocument(router, operations, plainRoutes);
+  const documentJson = JSON.stringify(document);
+  app.get(`${REST_PREFIX}/openapi.json`, async (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(documentJson),
+  );
+  await registerDocsPage(app);
+
+  for (const plugin of options.plugins ?? []) await plugin(app);
+
+  registerRestSurface(app, services, router, operations);
+
+  await app.register(fastifyTRPCPlugin, {
+    prefix: '/trpc',
+    trpcOptions: {
+      router,
+      createContext: ({ req }: { req: Parameters<typeof requestInfo>[0] }) => createContext(services, requestInfo(req)),
+      onError: ({ error }: { error: { code: string; cause?: unknown } }) => {
+        if (error.code === 'INTERNAL_SERVER_ERROR' && !(error.cause instanceof ApiError)) {
+          services.log.error({ err: error.cause ?? error }, 'tRPC request failed');
+        }
+      },
+    },
+  } as never);
+
+  return app;
+}
+
+/** Swagger UI from the swagger-ui-dist package, served from this host (no CDN). */
+async function registerDocsPage(app: FastifyInstance) {
+  const require = createRequire(import.meta.url);
+  const distDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+  const assets: Record<string, string> = {
+    'swagger-ui.css': 'text/css; charset=utf-8',
+    'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
+  };
+  const page = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Messaging Automation Service API</title>
+<link rel="stylesheet" href="${REST_PREFIX}/docs/swagger-ui.css"></head>
+<body><div id="docs"></div>
+<script src="${REST_PREFIX}/docs/swagger-ui-bundle.js"></script>
+<script src="${REST_PREFIX}/docs/init.js"></script>
+</body></html>`;
+  const init = `window.ui = SwaggerUIBundle({ url: '${REST_PREFIX}/openapi.json', dom_id: '#docs' });`;
+  app.get(`${REST_PREFIX}/docs`, async (_request, reply) => reply.type('text/html; charset=utf-8').send(page));
+  app.get(`${REST_PREFIX}/docs/init.js`, async (_request, reply) => reply.type('application/javascript; charset=utf-8').send(init));
+  for (const [file, type] of Object.entries(assets)) {
+    const content = await readFile(path.join(distDir, file));
+    app.get(`${REST_PREFIX}/docs/${file}`, async (_request, reply) =>
+      reply.type(type).header('cache-control', 'public, max-age=86400').send(content),
+    );
+  }
+}
+
+/**
+ * WebSocket upgrades on the one port: `/trpc` for tRPC subscriptions; other
+ * handlers (Socket.IO) claim their own paths first.
+ */
+export function attachUpgrades(app: FastifyInstance, services: Services, router: AnyRouter, others: UpgradeHandler[] = []) {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: BODY_LIMIT_BYTES });
+  const trpcWs = applyWSSHandler({
+    wss,
+    router,
+    createContext: ({ req }) => {
+      const url = req.url ?? '/';
+      const q = url.indexOf('?');
+      return createContext(services, {
+        method: 'GET',
+        query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
+        headers: req.headers,
+        ip: req.socket.remoteAddress ?? '',
+      });
+    },
+    keepAlive: { enabled: true, pingMs: 30_000, pongWaitMs: 5_000 },
+  });
+  app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    for (const handler of others) if (handler(request, socket, head)) return;
+    const pathname = (request.url ?? '/').split('?')[0];
+    if (pathname === '/trpc' || pathname.startsWith('/trpc/')) {
+      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+      return;
+    }
+    socket.destroy();
+  });
+  return {
+    async close() {
+      trpcWs.broadcastReconnectNotification();
+      for (const client of wss.clients) client.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}

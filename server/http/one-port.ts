@@ -1,0 +1,50 @@
+// One port for HTTPS and a plain-HTTP answer. The first byte of a connection
+// tells them apart: 0x16 opens a TLS handshake; anything else is plain HTTP,
+// which gets the "HTTPS is required" 403 before any authentication.
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+
+const TLS_HANDSHAKE = 0x16;
+const FIRST_BYTE_TIMEOUT_MS = 10_000;
+export const HTTPS_REQUIRED_BODY = JSON.stringify({ success: false, error: 'HTTPS is required', error_code: 403 });
+
+function answerPlainHttp(socket: Socket): void {
+  const body = Buffer.from(HTTPS_REQUIRED_BODY);
+  socket.end(
+    'HTTP/1.1 403 Forbidden\r\n' +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${body.length}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body.toString(),
+  );
+  // Drain whatever the client still sends so the close is orderly, not a reset.
+  socket.on('data', () => {});
+}
+
+/** An HTTPS server that also answers plain HTTP on the same port. */
+export function createOnePortServer(
+  tls: { key: string; cert: string },
+  handler: http.RequestListener,
+): https.Server {
+  const server = https.createServer({ key: tls.key, cert: tls.cert }, handler);
+  const tlsListeners = server.listeners('connection') as ((socket: Socket) => void)[];
+  server.removeAllListeners('connection');
+  server.on('connection', (socket: Socket) => {
+    socket.setTimeout(FIRST_BYTE_TIMEOUT_MS, () => socket.destroy());
+    socket.once('readable', () => {
+      const chunk = socket.read(1) as Buffer | null;
+      if (!chunk) return void socket.destroy();
+      socket.setTimeout(0);
+      socket.unshift(chunk);
+      if (chunk[0] === TLS_HANDSHAKE) {
+        // TLSSocket picks up the bytes left in the stream's buffer.
+        for (const listener of tlsListeners) listener.call(server, socket);
+      } else {
+        socket.read();
+        answerPlainHttp(socket);
+      }
+    });
+  });
+  return server;
+}

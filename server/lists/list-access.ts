@@ -1,0 +1,22 @@
+// Whether contacts may be added to lists: every list must exist (404), then
+// belong to the account acted on (403), checked before anything is written.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { List } from '../db/entities/index.ts';
+import { ForbiddenError, NotFoundError } from '../errors.ts';
+
+export async function requireListsForContacts(em: EntityManager, accountId: string, listIds: string[]): Promise<void> {
+  if (listIds.length === 0) return;
+  const lists = await em.find(List, { id: { $in: listIds } }, { fields: ['id', 'account'] });
+  const found = new Map(lists.map((list) => [list.id, list]));
+  const missing = listIds.find((id) => !found.has(id));
+  if (missing) throw new NotFoundError(`List ${missing} not found`);
+  const foreign = listIds.find((id) => found.get(id)?.account.id !== accountId);
+  if (foreign) throw new ForbiddenError(`You do not have permission to add contacts to list ${foreign}`);
+}
+
+/** A list of the account, or 404 (another account's list is not found). */
+export async function requireOwnList(em: EntityManager, accountId: string, listId: string): Promise<List> {
+  const list = await em.findOne(List, { id: listId, account: accountId });
+  if (!list) throw new NotFoundError(`List ${listId} not found`);
+  return list;
+}

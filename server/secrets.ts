@@ -1,0 +1,91 @@
+// The service's one master secret and the purpose-bound keys derived from it:
+// API-key lookup hashes, encryption of retrievable copies, and signatures
+// (cursors). Each purpose gets its own HKDF-derived key, so one use can never be
+// replayed as another.
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+export type Secrets = {
+  /** HMAC-SHA256 of an API key, the only form used to look a key up. */
+  hashApiKey(key: string): Buffer;
+  /** AES-256-GCM: `v1.<iv>.<tag>.<ciphertext>` in base64url. */
+  seal(plaintext: string): string;
+  unseal(sealed: string): string;
+  /** A short MAC for tamper-proof opaque tokens such as cursors. */
+  sign(text: string): string;
+  verify(text: string, signature: string): boolean;
+};
+
+const SECRET_FILE = 'secret.key';
+
+/** SECRET_KEY when set; otherwise a random key generated once into DATA_DIR. */
+export async function loadMasterSecret(configured: string | undefined, dataDir: string): Promise<Buffer> {
+  if (configured) return Buffer.from(configured, 'utf8');
+  const file = path.join(dataDir, SECRET_FILE);
+  try {
+    return Buffer.from((await readFile(file, 'utf8')).trim(), 'base64url');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  await mkdir(dataDir, { recursive: true });
+  const secret = randomBytes(32);
+  // 'wx' fails if another process won the race; then read what it wrote.
+  try {
+    await writeFile(file, secret.toString('base64url') + '\n', { flag: 'wx', mode: 0o600 });
+    await chmod(file, 0o600);
+    return secret;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return Buffer.from((await readFile(file, 'utf8')).trim(), 'base64url');
+  }
+}
+
+function derive(master: Buffer, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `messaging-api/${purpose}`, 32));
+}
+
+export function createSecrets(master: Buffer): Secrets {
+  const lookupKey = derive(master, 'api-key-lookup');
+  const sealKey = derive(master, 'at-rest-encryption');
+  const signKey = derive(master, 'token-signature');
+
+  const sign = (text: string) =>
+    createHmac('sha256', signKey).update(text).digest().subarray(0, 16).toString('base64url');
+
+  return {
+    hashApiKey: (key) => createHmac('sha256', lookupKey).update(key).digest(),
+    seal(plaintext) {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', sealKey, iv);
+      const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+      const parts = [iv, cipher.getAuthTag(), ciphertext].map((part) => part.toString('base64url'));
+      return `v1.${parts.join('.')}`;
+    },
+    unseal(sealed) {
+      const [version, iv, tag, ciphertext] = sealed.split('.');
+      if (version !== 'v1' || !iv || !tag || ciphertext === undefined) {
+        throw new Error('sealed value has an unknown format');
+      }
+      const decipher = createDecipheriv('aes-256-gcm', sealKey, Buffer.from(iv, 'base64url'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      return Buffer.concat([
+        decipher.update(Buffer.from(ciphertext, 'base64url')),
+        decipher.final(),
+      ]).toString('utf8');
+    },
+    sign,
+    verify(text, signature) {
+      const expected = Buffer.from(sign(text));
+      const given = Buffer.from(signature);
+      return expected.length === given.length && timingSafeEqual(expected, given);
+    },
+  };
+}

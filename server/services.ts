@@ -1,0 +1,18 @@
+// What a running process shares between requests, jobs and commands: one object
+// built at start and handed to the HTTP host, the worker and the admin CLI.
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { Secrets } from './secrets.ts';
+
+export type Services = {
+  config: Config;
+  /** The connection string in use (embedded or DATABASE_URL). */
+  databaseUrl: string;
+  orm: MikroORM;
+  /** The ORM's own pg pool: hot-path SQL and Graphile Worker share it. */
+  pool: pg.Pool;
+  secrets: Secrets;
+  log: Logger;
+};

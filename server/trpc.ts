@@ -1,0 +1,84 @@
+// The tRPC core every router builds on: context, procedure meta, and the
+// procedure builders that authenticate and authorize from that meta.
+import type { IncomingHttpHeaders } from 'node:http';
+import { initTRPC, TRPCError } from '@trpc/server';
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { authenticate, type Authenticated } from './auth/authenticate.ts';
+import type { ApiSection, Access } from './auth/scopes.ts';
+import { ApiError, trpcCodeFor, type ErrorShapes } from './errors.ts';
+import type { Services } from './services.ts';
+
+export type ProcedureMeta = OpenApiMeta<{
+  /** The API section scoped keys name (`tags`). */
+  section: ApiSection;
+  /** Whether the procedure only reads; writes are refused to read-only keys. */
+  access: Access;
+  /** The spec's failure body shapes for this endpoint; the envelope when unset. */
+  errorShapes?: ErrorShapes;
+  /** The success status when it is not 200. */
+  successStatus?: 201;
+  /** `owner`: only the main key or an owner session (key management). */
+  requires?: 'owner';
+  /** Agency-only endpoints refuse `userId`. */
+  agencyOnly?: boolean;
+}>;
+
+export type RequestInfo = {
+  method: string;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  ip: string;
+};
+
+export type Context = {
+  services: Services;
+  request: RequestInfo;
+  /** Headers a procedure or middleware adds to the response (rate-limit headers). */
+  responseHeaders: Record<string, string>;
+};
+
+export function createContext(services: Services, request: RequestInfo): Context {
+  return { services, request, responseHeaders: {} };
+}
+
+const t = initTRPC
+  .context<Context>()
+  .meta<ProcedureMeta>()
+  .create({
+    isDev: false,
+    errorFormatter({ shape, error }) {
+      const apiError = error.cause instanceof ApiError ? error.cause : null;
+      return {
+        ...shape,
+        data: {
+          ...shape.data,
+          stack: undefined,
+          ...(apiError ? { httpStatus: apiError.status, error_code: apiError.code ?? apiError.status } : {}),
+        },
+      };
+    },
+  });
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+
+/** Domain errors become TRPCErrors with the matching code, keeping the ApiError as cause. */
+const errorBoundary = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.cause instanceof ApiError) {
+    const cause = result.error.cause;
+    throw new TRPCError({ code: trpcCodeFor(cause.status), message: cause.message, cause });
+  }
+  return result;
+});
+
+export const publicProcedure = t.procedure.use(errorBoundary);
+
+export type AuthedContext = Context & Authenticated & { em: EntityManager };
+
+/** Authenticates, applies the key's scopes to this procedure's meta, and selects the account. */
+export const accountProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
+  const auth = await authenticate(ctx.services, ctx.request, meta);
+  return next({ ctx: { ...auth, em: ctx.services.orm.em.fork() } });
+});

@@ -1,0 +1,40 @@
+// The Graphile Worker runner: same database and pool as the API, its own
+// schema and migrations, started in-process (ROLE=all) or alone (ROLE=worker).
+import { Logger as WorkerLogger, run, type Runner, type TaskList } from 'graphile-worker';
+import pg from 'pg';
+import type { Services } from './services.ts';
+
+export type WorkerDefinition = {
+  taskList: TaskList;
+  /** Graphile Worker crontab lines. */
+  crontab: string;
+};
+
+/**
+ * The worker gets its own small pool: the ORM's pool parses timestamps as text,
+ * which Graphile Worker's cron bookkeeping does not expect.
+ */
+export async function startWorker(services: Services, definition: WorkerDefinition): Promise<{ runner: Runner; stop(): Promise<void> }> {
+  const pool = new pg.Pool({ connectionString: services.databaseUrl, max: 6 });
+  const log = services.log.child({ component: 'worker' });
+  const logger = new WorkerLogger((scope) => (level, message, meta) => {
+    const method = level === 'warning' ? 'warn' : level === 'error' ? 'error' : level === 'debug' ? 'debug' : 'info';
+    log[method]({ ...scope, ...meta }, message);
+  });
+  const runner = await run({
+    pgPool: pool,
+    taskList: definition.taskList,
+    crontab: definition.crontab,
+    concurrency: 4,
+    pollInterval: 1000,
+    noHandleSignals: true,
+    logger,
+  });
+  return {
+    runner,
+    async stop() {
+      await runner.stop();
+      await pool.end();
+    },
+  };
+}
