@@ -15,7 +15,8 @@ import { startWorker, type WorkerDefinition } from './worker.ts';
 
 export type ServiceDefinition = {
   router: AnyRouter;
-  worker: WorkerDefinition;
+  /** Tasks and crontab, built with the services they use. */
+  worker: (services: Services) => WorkerDefinition;
   /** Plain routes and socket handlers that sit beside the procedures. */
   plugins?: HostOptions['plugins'];
   plainRoutes?: HostOptions['plainRoutes'];
@@ -107,7 +108,7 @@ export async function startService(config: Config, log: Logger, definition: Serv
       const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST;
       baseUrl = `https://${host.includes(':') ? `[${host}]` : host}:${port}/v1`;
     }
-    if (config.ROLE !== 'api') worker = await startWorker(services, definition.worker);
+    if (config.ROLE !== 'api') worker = await startWorker(services, definition.worker(services));
   } catch (error) {
     await stop().catch(() => {});
     throw error;

@@ -1,6 +1,6 @@
-// The Graphile Worker runner: same database and pool as the API, its own
-// schema and migrations, started in-process (ROLE=all) or alone (ROLE=worker).
-import { Logger as WorkerLogger, run, type Runner, type TaskList } from 'graphile-worker';
+// The Graphile Worker runner: same database as the API, its own schema,
+// migrations and pool, started in-process (ROLE=all) or alone (ROLE=worker).
+import { Logger as WorkerLogger, parseCrontab, run, type Runner, type TaskList } from 'graphile-worker';
 import pg from 'pg';
 import type { Services } from './services.ts';
 
@@ -17,6 +17,7 @@ export type WorkerDefinition = {
 export async function startWorker(services: Services, definition: WorkerDefinition): Promise<{ runner: Runner; stop(): Promise<void> }> {
   const pool = new pg.Pool({ connectionString: services.databaseUrl, max: 6 });
   const log = services.log.child({ component: 'worker' });
+  pool.on('error', (error) => log.error({ err: error }, 'idle worker database connection failed'));
   const logger = new WorkerLogger((scope) => (level, message, meta) => {
     const method = level === 'warning' ? 'warn' : level === 'error' ? 'error' : level === 'debug' ? 'debug' : 'info';
     log[method]({ ...scope, ...meta }, message);
@@ -24,7 +25,8 @@ export async function startWorker(services: Services, definition: WorkerDefiniti
   const runner = await run({
     pgPool: pool,
     taskList: definition.taskList,
-    crontab: definition.crontab,
+    // Parsed here so an empty crontab never falls back to reading a crontab file.
+    parsedCronItems: parseCrontab(definition.crontab),
     concurrency: 4,
     pollInterval: 1000,
     noHandleSignals: true,
