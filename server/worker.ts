@@ -18,6 +18,7 @@ export async function startWorker(services: Services, definition: WorkerDefiniti
   const pool = new pg.Pool({ connectionString: services.databaseUrl, max: 6 });
   const log = services.log.child({ component: 'worker' });
   pool.on('error', (error) => log.error({ err: error }, 'idle worker database connection failed'));
+  pool.on('connect', (client) => client.on('error', (error) => log.error({ err: error }, 'worker database connection failed')));
   const logger = new WorkerLogger((scope) => (level, message, meta) => {
     const method = level === 'warning' ? 'warn' : level === 'error' ? 'error' : level === 'debug' ? 'debug' : 'info';
     log[method]({ ...scope, ...meta }, message);

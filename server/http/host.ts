@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
 import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
@@ -48,7 +48,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
   const serverFactory: FastifyServerFactory = (handler) => createOnePortServer(tls!, handler) as unknown as HttpServer;
   const app = Fastify({
     loggerInstance: services.log,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: config.TRUST_PROXY ?? false,
     return503OnClosing: true,
