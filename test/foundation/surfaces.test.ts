@@ -1,0 +1,126 @@
+// The same procedures on two surfaces: /v1 REST with its OpenAPI document and
+// docs page, and /trpc for internal TypeScript apps (HTTP and WebSocket).
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { createTRPCClient, createWSClient, httpLink, wsLink } from '@trpc/client';
+import { fetch as undiciFetch } from 'undici';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { AppRouter } from '../../routers/index.ts';
+import { appRouter } from '../../routers/index.ts';
+import { insecureAgent, startTestService, type TestService } from '../helpers/service.ts';
+
+let service: TestService;
+let account: { userId: string; apiKey: string };
+
+beforeAll(async () => {
+  service = await startTestService();
+  account = await service.createAccount();
+});
+afterAll(async () => {
+  await service?.stop();
+});
+
+test('/v1/openapi.json is a valid OpenAPI document', async () => {
+  const response = await service.request('GET', '/openapi.json');
+  expect(response.status).toBe(200);
+  const validator = new Validator();
+  const result = await validator.validate(response.body);
+  expect(result.errors ?? []).toEqual([]);
+  expect(result.valid).toBe(true);
+});
+
+test('the document lists every /v1 operation with its parameters and auth', async () => {
+  const document = (await service.request('GET', '/openapi.json')).body;
+  expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['apiKeyHeader', 'apiKeyQuery', 'bearerAuth']);
+  const procedures = appRouter._def.procedures as Record<string, { _def: { meta?: { openapi?: { method: string; path: string; protect?: boolean } } } }>;
+  let checked = 0;
+  for (const procedure of Object.values(procedures)) {
+    const openapi = procedure._def.meta?.openapi;
+    expect(openapi, 'every procedure is on the REST surface').toBeDefined();
+    const operation = document.paths[openapi!.path]?.[openapi!.method.toLowerCase()];
+    expect(operation, `${openapi!.method} ${openapi!.path}`).toBeDefined();
+    if (openapi!.protect !== false) {
+      expect(operation.security.length).toBeGreaterThan(0);
+      expect(operation.parameters.map((parameter: { name: string }) => parameter.name)).toContain('userId');
+      expect(Object.keys(operation.responses)).toContain('401');
+    }
+    for (const match of openapi!.path.matchAll(/\{(\w+)\}/g)) {
+      expect(operation.parameters.some((parameter: { name: string; in: string }) => parameter.name === match[1] && parameter.in === 'path')).toBe(true);
+    }
+    checked += 1;
+  }
+  expect(checked).toBeGreaterThan(5);
+  expect(document.paths['/lists'].post.responses['201']).toBeDefined();
+  expect(document.paths['/health'].get.responses['200'].content['text/plain']).toBeDefined();
+  expect(document.paths['/contacts'].get.responses['400'].content['text/plain']).toBeDefined();
+});
+
+test('/v1/docs renders the document for people', async () => {
+  const page = await service.request('GET', '/docs');
+  expect(page.status).toBe(200);
+  expect(page.contentType).toMatch(/^text\/html/);
+  expect(page.text).toContain('/v1/docs/init.js');
+  const init = await service.request('GET', '/docs/init.js');
+  expect(init.text).toContain('/v1/openapi.json');
+  const bundle = await service.request('GET', '/docs/swagger-ui-bundle.js');
+  expect(bundle.status).toBe(200);
+  expect(bundle.text.length).toBeGreaterThan(100_000);
+});
+
+test('GET /health answers text/plain', async () => {
+  const response = await service.request('GET', '/health');
+  expect(response.status).toBe(200);
+  expect(response.contentType).toMatch(/^text\/plain/);
+  expect(response.text).toMatch(/running/);
+});
+
+test('an internal app calls procedures through @trpc/client over HTTP', async () => {
+  const client = createTRPCClient<AppRouter>({
+    links: [
+      httpLink({
+        url: `${service.origin}/trpc`,
+        headers: { 'x-api-key': account.apiKey },
+        fetch: (url, init) => undiciFetch(url as string, { ...(init as object), dispatcher: insecureAgent }) as never,
+      }),
+    ],
+  });
+  const created = await client.contacts.create.mutate({ phoneNumber: '+14155557001', firstName: 'Trpc' });
+  expect(created).toEqual({ success: true, data: expect.objectContaining({ contactId: expect.stringMatching(/^ct_/) }) });
+  const found = await client.contacts.find.query({ phoneNumber: '+14155557001' });
+  expect(found).toEqual({ success: true, contactId: created.data.contactId });
+  // Domain errors keep their meaning on /trpc: a 404 is NOT_FOUND, not a 500.
+  await expect(client.contacts.find.query({ phoneNumber: '+14155557999' })).rejects.toMatchObject({
+    data: { code: 'NOT_FOUND', httpStatus: 404 },
+  });
+});
+
+test('/trpc refuses a wrong key with UNAUTHORIZED', async () => {
+  const client = createTRPCClient<AppRouter>({
+    links: [
+      httpLink({
+        url: `${service.origin}/trpc`,
+        headers: { 'x-api-key': 'mk_wrong' },
+        fetch: (url, init) => undiciFetch(url as string, { ...(init as object), dispatcher: insecureAgent }) as never,
+      }),
+    ],
+  });
+  await expect(client.lists.list.query({})).rejects.toMatchObject({ data: { code: 'UNAUTHORIZED', httpStatus: 401 } });
+});
+
+test('/trpc also serves procedures over WebSocket (ready for subscriptions)', async () => {
+  const wsClient = createWSClient({
+    url: `${service.origin.replace('https', 'wss')}/trpc?apiKey=${account.apiKey}`,
+    WebSocket: class extends WebSocket {
+      constructor(url: string | URL, protocols?: string | string[]) {
+        super(url, protocols, { rejectUnauthorized: false });
+      }
+    } as never,
+  });
+  try {
+    const client = createTRPCClient<AppRouter>({ links: [wsLink({ client: wsClient })] });
+    const lists = await client.lists.list.query({});
+    expect(lists).toEqual({ success: true, lists: [], next_cursor: null });
+  } finally {
+    await wsClient.close();
+  }
+});

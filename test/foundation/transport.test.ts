@@ -1,0 +1,167 @@
+// One port, HTTPS: the plain-HTTP answer, body limits, malformed JSON, unknown
+// paths, the generated certificate, and TLS termination by a trusted proxy.
+import { readFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import tls from 'node:tls';
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { BODY_LIMIT_BYTES } from '../../server/http/host.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+let service: TestService;
+let account: { userId: string; apiKey: string };
+
+beforeAll(async () => {
+  service = await startTestService();
+  account = await service.createAccount();
+});
+afterAll(async () => {
+  await service?.stop();
+});
+
+/** Sends raw bytes to the port and returns everything the server answers. */
+function rawExchange(port: number, payload: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(payload));
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    socket.on('end', () => resolve(received));
+    socket.on('error', reject);
+  });
+}
+
+describe('plain HTTP on the HTTPS port', () => {
+  test('is answered 403 with the contract body before any authentication', async () => {
+    const answer = await rawExchange(service.port, `GET /v1/contacts?apiKey=${account.apiKey}&phoneNumber=%2B14155550100 HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+    const [head, body] = answer.split('\r\n\r\n');
+    expect(head.split('\r\n')[0]).toBe('HTTP/1.1 403 Forbidden');
+    expect(head.toLowerCase()).toContain('content-type: application/json');
+    expect(JSON.parse(body)).toEqual({ success: false, error: 'HTTPS is required', error_code: 403 });
+  });
+
+  test('a POST with a body gets the same answer and creates nothing', async () => {
+    const json = JSON.stringify({ phoneNumber: '+14155550123' });
+    const answer = await rawExchange(
+      service.port,
+      `POST /v1/contacts?apiKey=${account.apiKey} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${json.length}\r\n\r\n${json}`,
+    );
+    expect(answer).toContain('HTTPS is required');
+    const lookup = await service.request('GET', '/contacts', { apiKey: account.apiKey, query: { phoneNumber: '+14155550123' } });
+    expect(lookup.status).toBe(404);
+  });
+
+  test('HTTPS on the same port keeps working (TLS handshake with SNI localhost)', async () => {
+    const certificate = await new Promise<tls.PeerCertificate>((resolve, reject) => {
+      const socket = tls.connect({ port: service.port, host: '127.0.0.1', servername: 'localhost', rejectUnauthorized: false }, () => {
+        resolve(socket.getPeerCertificate());
+        socket.end();
+      });
+      socket.on('error', reject);
+    });
+    expect(certificate.subject.CN).toBe('localhost');
+    expect(certificate.subjectaltname).toContain('DNS:localhost');
+  });
+});
+
+describe('request bodies', () => {
+  test(`a body over ${BODY_LIMIT_BYTES} bytes is 413 with the error envelope`, async () => {
+    const response = await service.request('POST', '/contacts', {
+      apiKey: account.apiKey,
+      rawBody: JSON.stringify({ phoneNumber: '+14155550100', firstName: 'x'.repeat(BODY_LIMIT_BYTES) }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.status).toBe(413);
+    expect(response.body).toEqual({ success: false, error: expect.stringMatching(/too large|larger/), error_code: 413 });
+  });
+
+  test('malformed JSON is 400 with the error envelope', async () => {
+    const response = await service.request('POST', '/lists', { apiKey: account.apiKey, rawBody: '{"name":', headers: { 'content-type': 'application/json' } });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ success: false, error: 'Request body is not valid JSON', error_code: 400 });
+  });
+
+  test('malformed JSON on a plain-string endpoint is answered in that endpoint\'s shape', async () => {
+    const response = await service.request('POST', '/contacts/lists', { apiKey: account.apiKey, rawBody: '{', headers: { 'content-type': 'application/json' } });
+    expect(response.status).toBe(400);
+    expect(response.contentType).toMatch(/^text\/plain/);
+  });
+
+  test('a JSON body without a content type is accepted', async () => {
+    const response = await service.request('POST', '/lists', { apiKey: account.apiKey, rawBody: JSON.stringify({ name: 'No content type' }) });
+    expect(response.status).toBe(201);
+  });
+
+  test('an empty body is no body (fields come from the query string)', async () => {
+    const response = await service.request('POST', '/lists', { apiKey: account.apiKey, query: { name: 'From query' }, rawBody: '' });
+    expect(response.status).toBe(201);
+    expect(response.body.data.name).toBe('From query');
+  });
+});
+
+describe('unknown paths and methods', () => {
+  test('an unknown path under /v1 is 404 with the error envelope', async () => {
+    const response = await service.request('GET', '/no-such-thing', { apiKey: account.apiKey });
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({ success: false, error: expect.stringContaining('/v1/no-such-thing'), error_code: 404 });
+  });
+
+  test('a known path with another method is 405 with the error envelope', async () => {
+    const response = await service.request('PATCH', '/contacts', { apiKey: account.apiKey, body: {} });
+    expect(response.status).toBe(405);
+    expect(response.body).toEqual({ success: false, error: expect.any(String), error_code: 405 });
+  });
+
+  test('a path outside /v1 and /trpc is 404 with the error envelope', async () => {
+    const response = await service.request('GET', '/v2/contacts');
+    expect(response.status).toBe(404);
+    expect(response.body.error_code).toBe(404);
+  });
+});
+
+describe('TLS material', () => {
+  test('a self-signed certificate is generated once into DATA_DIR and reused', async () => {
+    const dataDir = service.services.config.DATA_DIR;
+    const first = await readFile(path.join(dataDir, 'tls-cert.pem'), 'utf8');
+    const second = await startTestService({ databaseUrl: service.databaseUrl, env: { DATA_DIR: dataDir } });
+    try {
+      expect(await readFile(path.join(dataDir, 'tls-cert.pem'), 'utf8')).toBe(first);
+      expect((await second.request('GET', '/health')).status).toBe(200);
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
+describe('TLS=off behind a trusted proxy', () => {
+  function plainRequest(port: number, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path: `/v1/lists?apiKey=${account.apiKey}`, headers }, (res) => {
+        let body = '';
+        res.on('data', (chunk) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  test('X-Forwarded-Proto is believed from TRUST_PROXY addresses only', async () => {
+    const trusted = await startTestService({ databaseUrl: service.databaseUrl, env: { TLS: 'off', TRUST_PROXY: '127.0.0.1' } });
+    const untrusted = await startTestService({ databaseUrl: service.databaseUrl, env: { TLS: 'off', TRUST_PROXY: '10.9.8.7' } });
+    try {
+      const viaProxy = await plainRequest(trusted.port, { 'x-forwarded-proto': 'https' });
+      expect(viaProxy.status).toBe(200);
+      const notHttps = await plainRequest(trusted.port, { 'x-forwarded-proto': 'http' });
+      expect(notHttps.status).toBe(403);
+      expect(JSON.parse(notHttps.body)).toEqual({ success: false, error: 'HTTPS is required', error_code: 403 });
+      const noHeader = await plainRequest(trusted.port, {});
+      expect(noHeader.status).toBe(403);
+      const spoofed = await plainRequest(untrusted.port, { 'x-forwarded-proto': 'https' });
+      expect(spoofed.status).toBe(403);
+    } finally {
+      await trusted.stop();
+      await untrusted.stop();
+    }
+  });
+});
