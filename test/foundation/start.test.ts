@@ -1,0 +1,181 @@
+// `npm start` as a newcomer runs it: a real process on an embedded PostgreSQL
+// under DATA_DIR, the admin CLI beside it, a second start reusing the data, a
+// graceful stop on SIGTERM, and one-line refusals for bad configuration.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { Agent, fetch } from 'undici';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const agent = new Agent({ connect: { rejectUnauthorized: false } });
+let dataDir: string;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(tmpdir(), 'mapi-start-'));
+});
+afterAll(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of ['DATABASE_URL', 'PORT', 'HOST', 'DATA_DIR', 'SECRET_KEY', 'ROLE', 'TLS', 'TRUST_PROXY']) delete env[name];
+  return { ...env, LOG_LEVEL: 'warn', ...extra };
+}
+
+/** Starts `server/main.ts` and resolves with the base URL it prints. */
+function startProcess(env: Record<string, string>): Promise<{ child: ChildProcess; baseUrl: string; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, ['server/main.ts'], { cwd: root, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => reject(new Error(`no start line; stderr: ${stderr}`)), 45_000);
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
+      const match = /listening on (https:\/\/\S+)/.exec(stdout);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ child, baseUrl: match[1], exited });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited ${code}: ${stderr}`));
+    });
+  });
+}
+
+function admin(args: string[], env: Record<string, string>) {
+  const result = spawnSync(process.execPath, ['server/admin/cli.ts', ...args], { cwd: root, env: cleanEnv(env), encoding: 'utf8' });
+  const lines = result.stdout.trim().split('\n');
+  return { status: result.status, lines, json: JSON.parse(lines[lines.length - 1] ?? 'null') };
+}
+
+async function call(url: string, init: { method?: string; body?: unknown } = {}) {
+  const response = await fetch(url, {
+    method: init.method ?? 'GET',
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    headers: init.body === undefined ? {} : { 'content-type': 'application/json' },
+    dispatcher: agent,
+  });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+function postgresRunningOn(directory: string): boolean {
+  const result = spawnSync('pgrep', ['-f', `postgres -D ${directory}`], { encoding: 'utf8' });
+  return result.stdout.trim().length > 0;
+}
+
+describe('npm start on a bare machine', () => {
+  test('starts on an embedded database, serves HTTPS, works with the admin CLI, stops cleanly and reuses its data', async () => {
+    const port = await freePort();
+    const env = { DATA_DIR: dataDir, PORT: String(port) };
+    const first = await startProcess(env);
+    expect(first.baseUrl).toBe(`https://127.0.0.1:${port}/v1`);
+
+    // The admin CLI works while the server runs, against the same database.
+    const created = admin(['account:create', '--email', 'owner@example.com', '--name', 'Owner'], env);
+    expect(created.status).toBe(0);
+    expect(created.lines).toHaveLength(1);
+    expect(created.json).toEqual({
+      userId: expect.stringMatching(/^usr_/),
+      apiKey: expect.stringMatching(/^mk_/),
+      email: 'owner@example.com',
+      plan: 'pro',
+      agency: false,
+      webhooks: true,
+      credits: 1000,
+    });
+    const { apiKey } = created.json;
+    const contact = await call(`${first.baseUrl}/contacts?apiKey=${apiKey}`, { method: 'POST', body: { phoneNumber: '+14155552671' } });
+    expect(contact.status).toBe(200);
+
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    expect(postgresRunningOn(path.join(dataDir, 'pg'))).toBe(false);
+
+    // A second start reuses the data: the same key finds the same contact.
+    const second = await startProcess(env);
+    try {
+      const lookup = await call(`${second.baseUrl}/contacts?apiKey=${apiKey}&phoneNumber=%2B14155552671`);
+      expect(lookup.body).toEqual({ success: true, contactId: contact.body.data.contactId });
+      const secretFile = await readFile(path.join(dataDir, 'secret.key'), 'utf8');
+      expect(secretFile.trim().length).toBeGreaterThan(40);
+    } finally {
+      second.child.kill('SIGINT');
+      expect(await second.exited).toBe(0);
+    }
+
+    // Works with the server stopped too.
+    const updated = admin(['account:update', '--user', created.json.userId, '--plan', 'free', '--credits', '5', '--webhooks', 'off'], env);
+    expect(updated.status).toBe(0);
+    expect(updated.json).toEqual({ userId: created.json.userId, email: 'owner@example.com', plan: 'free', agency: false, webhooks: false, credits: 5 });
+  });
+
+  test('the admin CLI prints {"error"} and exits 1 on bad input', () => {
+    const env = { DATA_DIR: dataDir };
+    const missing = admin(['account:create'], env);
+    expect(missing.status).toBe(1);
+    expect(missing.json).toEqual({ error: expect.stringContaining('--email') });
+    const unknown = admin(['account:nope'], env);
+    expect(unknown.status).toBe(1);
+    expect(unknown.json.error).toMatch(/unknown command/);
+    const badPlan = admin(['account:create', '--email', 'x@example.com', '--plan', 'gold'], env);
+    expect(badPlan.status).toBe(1);
+    expect(badPlan.json.error).toMatch(/plan/);
+    const noUser = admin(['account:update', '--user', 'usr_missing', '--plan', 'pro'], env);
+    expect(noUser.status).toBe(1);
+    expect(noUser.json.error).toMatch(/usr_missing/);
+  });
+
+  test('a bad configuration value stops the start with one line naming the variable', () => {
+    for (const [name, value] of [
+      ['PORT', 'eighty'],
+      ['ROLE', 'everything'],
+      ['SECRET_KEY', 'short'],
+      ['DATABASE_URL', 'mysql://nope'],
+      ['WEBHOOK_RETRY_SCHEDULE', '1m,soon'],
+    ]) {
+      const result = spawnSync(process.execPath, ['server/main.ts'], { cwd: root, env: cleanEnv({ DATA_DIR: dataDir, [name]: value }), encoding: 'utf8' });
+      expect(result.status, name).toBe(1);
+      const lines = result.stderr.trim().split('\n');
+      expect(lines, name).toHaveLength(1);
+      expect(lines[0]).toContain(name);
+    }
+  });
+
+  test('a port already in use stops the start with a one-line reason', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
+    const address = blocker.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    try {
+      const result = spawnSync(process.execPath, ['server/main.ts'], {
+        cwd: root,
+        env: cleanEnv({ DATA_DIR: dataDir, PORT: String(port) }),
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(result.status).toBe(1);
+      expect(result.stderr.trim().split('\n')).toEqual([`cannot start: port ${port} is already in use on 127.0.0.1`]);
+      expect(postgresRunningOn(path.join(dataDir, 'pg'))).toBe(false);
+    } finally {
+      blocker.close();
+    }
+  });
+});

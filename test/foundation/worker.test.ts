@@ -1,0 +1,85 @@
+// The job worker: Graphile Worker in the same process on the same database.
+// A job added inside a transaction runs after commit, and never on rollback.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { Task } from 'graphile-worker';
+import { enqueueJob } from '../../server/jobs.ts';
+import { workerDefinition } from '../../workers/index.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+let service: TestService;
+const ran: string[] = [];
+
+beforeAll(async () => {
+  // A trivial task beside the real ones: it records the marker it was given.
+  const record: Task = async (payload) => {
+    ran.push((payload as { marker: string }).marker);
+  };
+  service = await startTestService({
+    definition: {
+      worker: (services) => {
+        const real = workerDefinition(services);
+        return { ...real, taskList: { ...real.taskList, 'test-record': record } };
+      },
+    },
+  });
+});
+afterAll(async () => {
+  await service?.stop();
+});
+
+async function waitFor(check: () => boolean | Promise<boolean>, what: string) {
+  const deadline = Date.now() + 20_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+test('a job added inside a transaction runs after commit', async () => {
+  const em = service.services.orm.em.fork();
+  let visibleBeforeCommit = -1;
+  await em.transactional(async (tx) => {
+    await enqueueJob(tx, 'test-record', { marker: 'committed' });
+    // Not yet visible to anyone else, so the worker cannot have taken it.
+    const { rows } = await service.services.pool.query("select count(*)::int as n from graphile_worker.jobs where task_identifier = 'test-record'");
+    visibleBeforeCommit = rows[0].n;
+  });
+  expect(visibleBeforeCommit).toBe(0);
+  await waitFor(() => ran.includes('committed'), 'the committed job');
+});
+
+test('a job added inside a transaction that rolls back never runs', async () => {
+  const em = service.services.orm.em.fork();
+  await expect(
+    em.transactional(async (tx) => {
+      await enqueueJob(tx, 'test-record', { marker: 'rolled-back' });
+      throw new Error('change refused');
+    }),
+  ).rejects.toThrow('change refused');
+  // A later committed job proves the worker is polling; the rolled-back one is not there.
+  await em.transactional(async (tx) => enqueueJob(tx, 'test-record', { marker: 'after' }));
+  await waitFor(() => ran.includes('after'), 'the later job');
+  expect(ran).not.toContain('rolled-back');
+  // Nothing is left queued either: the rolled-back job never existed.
+  const { rows } = await service.services.pool.query("select count(*)::int as n from graphile_worker.jobs where task_identifier = 'test-record'");
+  expect(rows[0].n).toBe(0);
+});
+
+test('ROLE=api starts no worker and ROLE=worker serves no HTTP', async () => {
+  const api = await startTestService({ databaseUrl: service.databaseUrl, env: { ROLE: 'api' } });
+  try {
+    expect((await api.request('GET', '/health')).status).toBe(200);
+  } finally {
+    await api.stop();
+  }
+  const { startService } = await import('../../server/service.ts');
+  const { loadConfig } = await import('../../server/config.ts');
+  const { createLogger } = await import('../../server/log.ts');
+  const config = loadConfig({ DATABASE_URL: service.databaseUrl, ROLE: 'worker', DATA_DIR: service.services.config.DATA_DIR, SECRET_KEY: service.services.config.SECRET_KEY, LOG_LEVEL: 'silent' });
+  const worker = await startService(config, createLogger('silent'), { router: (await import('../../routers/index.ts')).appRouter, worker: workerDefinition });
+  try {
+    expect(worker.baseUrl).toBeNull();
+  } finally {
+    await worker.stop();
+  }
+});
