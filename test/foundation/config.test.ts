@@ -1,0 +1,48 @@
+// Configuration: one module validates every variable; README documents each one.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { expect, test } from 'vitest';
+import { configSchema, ConfigError, loadConfig } from '../../server/config.ts';
+
+test('defaults match the contract', () => {
+  const config = loadConfig({});
+  expect(config).toMatchObject({
+    PORT: 3000,
+    HOST: '127.0.0.1',
+    DATA_DIR: '.data',
+    TLS: 'on',
+    ROLE: 'all',
+    WEBHOOK_RETRY_SCHEDULE: [60_000, 300_000, 1_800_000, 7_200_000],
+    WEBHOOK_DISABLE_AFTER: 5,
+    WEBHOOK_TIMEOUT_MS: 10_000,
+    LOG_LEVEL: 'info',
+  });
+  expect(config.DATABASE_URL).toBeUndefined();
+});
+
+test('a bad value is refused with a message naming the variable', () => {
+  const cases: [string, string][] = [
+    ['PORT', '70000'],
+    ['TLS', 'maybe'],
+    ['LOG_LEVEL', 'loud'],
+    ['OIDC_JWKS_URL', 'not a url'],
+    ['WEBHOOK_TIMEOUT_MS', 'soon'],
+  ];
+  for (const [name, value] of cases) {
+    expect(() => loadConfig({ [name]: value }), name).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value }), name).toThrow(new RegExp(`^invalid ${name}:`));
+  }
+});
+
+test('settings that only make sense together are checked together', () => {
+  expect(() => loadConfig({ TLS_CERT_FILE: '/x.pem' })).toThrow(/TLS_KEY_FILE/);
+  expect(() => loadConfig({ TLS: 'off' })).toThrow(/TRUST_PROXY/);
+  expect(() => loadConfig({ OIDC_ISSUER: 'https://id.example.com' })).toThrow(/OIDC/);
+  expect(loadConfig({ TLS: 'off', TRUST_PROXY: '10.0.0.1, 10.0.0.2' }).TRUST_PROXY).toEqual(['10.0.0.1', '10.0.0.2']);
+});
+
+test('README documents every configuration variable', async () => {
+  const readme = await readFile(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
+  const table = readme.slice(readme.indexOf('## Configuration'));
+  for (const name of Object.keys(configSchema.shape)) expect(table, name).toContain(`\`${name}\``);
+});
