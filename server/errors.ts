@@ -158,7 +158,9 @@ export function describeZodError(error: ZodError): string {
   const issue = error.issues[0];
   if (!issue) return 'Invalid request';
   const field = issue.path.length ? issue.path.join('.') : 'body';
-  if (issue.code === 'invalid_type' && issue.input === undefined) return `${field} is required`;
+  // zod 4 leaves `input` out of issues unless asked, so read the message.
+  if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) return `${field} is required`;
+  if (issue.message.startsWith(field)) return issue.message;
   return `${field}: ${issue.message}`;
 }
 

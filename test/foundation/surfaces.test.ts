@@ -32,7 +32,7 @@ test('/v1/openapi.json is a valid OpenAPI document', async () => {
 test('the document lists every /v1 operation with its parameters and auth', async () => {
   const document = (await service.request('GET', '/openapi.json')).body;
   expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['apiKeyHeader', 'apiKeyQuery', 'bearerAuth']);
-  const procedures = appRouter._def.procedures as Record<string, { _def: { meta?: { openapi?: { method: string; path: string; protect?: boolean } } } }>;
+  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: { openapi?: { method: string; path: string; protect?: boolean } } } }>;
   let checked = 0;
   for (const procedure of Object.values(procedures)) {
     const openapi = procedure._def.meta?.openapi;
