@@ -1,0 +1,68 @@
+// Tags: assign a contact to a tag (creating it), list tags, one tag by name,
+// and a contact's tags.
+import { z } from 'zod';
+import { assignTag, getTagByName, listContactTags, listTags, TagAssignInput } from '../../server/tags/tags.ts';
+import { accountProcedure, router } from '../../server/trpc.ts';
+
+const TagOutput = z.object({ id: z.string(), name: z.string(), description: z.string().nullable() });
+
+export const tagsRouter = router({
+  assign: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/tags',
+        tags: ['Tags'],
+        summary: 'Add a contact (by phoneNumber or email) to a tag, creating the tag when new; a new assignment costs one credit',
+      },
+      section: 'Tags',
+      access: 'write',
+      successStatus: 201,
+      // The envelope (the default), listed so the OpenAPI document shows these statuses.
+      errorShapes: { '402': 'envelope', '404': 'envelope' },
+    })
+    .input(TagAssignInput)
+    .output(z.object({ success: z.literal(true), data: TagOutput }))
+    .mutation(async ({ ctx, input }) => ({ success: true as const, data: await assignTag(ctx.em, ctx.account.id, input) })),
+
+  list: accountProcedure
+    .meta({ openapi: { method: 'GET', path: '/tags', tags: ['Tags'], summary: "The account's tags" }, section: 'Tags', access: 'read' })
+    .input(z.object({}))
+    .output(z.array(TagOutput))
+    .query(async ({ ctx }) => listTags(ctx.em, ctx.account.id)),
+
+  get: accountProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/tags/{name}', tags: ['Tags'], summary: 'One tag by name' },
+      section: 'Tags',
+      access: 'read',
+      errorShapes: { '404': 'envelope' },
+    })
+    .input(z.object({ name: z.string() }))
+    .output(TagOutput)
+    .query(async ({ ctx, input }) => getTagByName(ctx.em, ctx.account.id, input.name)),
+
+  ofContact: accountProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/contacts/tags/{contactId}', tags: ['Tags'], summary: "A contact's tags" },
+      section: 'Tags',
+      access: 'read',
+      errorShapes: { '400': 'message', '401': 'successError', '404': 'successError' },
+    })
+    .input(z.object({ contactId: z.string() }))
+    .output(z.array(TagOutput))
+    .query(async ({ ctx, input }) => listContactTags(ctx.em, ctx.account.id, input.contactId)),
+
+  // The spec's "400 missing contact id": without this, `/contacts/tags/` would
+  // match `PUT /contacts/{contactId}` and answer 405.
+  ofContactWithoutId: accountProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/contacts/tags', tags: ['Tags'], summary: 'GET /contacts/tags/{contactId} without a contact id: always 400' },
+      section: 'Tags',
+      access: 'read',
+      errorShapes: { '400': 'message', '401': 'successError', '404': 'successError' },
+    })
+    .input(z.object({}))
+    .output(z.array(TagOutput))
+    .query(async ({ ctx }) => listContactTags(ctx.em, ctx.account.id, '')),
+});

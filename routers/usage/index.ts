@@ -1,0 +1,47 @@
+// Usage limits: the selected account's credit allowance, and an agency's
+// changes to a client account's allowance.
+import { z } from 'zod';
+import { getUsageLimits, updateSubAccountUsageLimits, UsageLimitsUpdateInput } from '../../server/credits/usage-limits.ts';
+import { accountProcedure, router } from '../../server/trpc.ts';
+
+const UsageLimitsOutput = z.object({
+  monthly_credits: z.number().int(),
+  monthly_credits_used: z.number().int(),
+  last_reset_date: z.string(),
+  notifications: z.record(z.string(), z.unknown()).nullable(),
+  credits: z.number().int(),
+  roll_over_to_next_month: z.boolean(),
+});
+const UsageLimitsData = z.object({ success: z.literal(true), data: UsageLimitsOutput });
+
+export const usageRouter = router({
+  get: accountProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/usage-limits', tags: ['Usage'], summary: "The selected account's credits and monthly allowance" },
+      section: 'Usage',
+      access: 'read',
+    })
+    .input(z.object({}))
+    .output(UsageLimitsData)
+    .query(async ({ ctx }) => ({ success: true as const, data: await getUsageLimits(ctx.em, ctx.account.id) })),
+
+  updateSubAccount: accountProcedure
+    .meta({
+      openapi: {
+        method: 'PUT',
+        path: '/sub-accounts/{id}/usage-limits',
+        tags: ['Sub Accounts'],
+        summary: "Change a client account's monthly credits, balance or roll-over (agency only); raising the balance emits Credits Recharged",
+      },
+      section: 'Sub Accounts',
+      access: 'write',
+      agencyOnly: true,
+      errorShapes: { '404': 'envelope' },
+    })
+    .input(UsageLimitsUpdateInput.extend({ id: z.string() }))
+    .output(UsageLimitsData)
+    .mutation(async ({ ctx, input }) => {
+      const { id, ...fields } = input;
+      return { success: true as const, data: await updateSubAccountUsageLimits(ctx.em, ctx.credential.accountId, id, fields) };
+    }),
+});

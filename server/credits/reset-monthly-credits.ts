@@ -1,0 +1,51 @@
+// The monthly credit reset: every account not yet reset this (UTC) month gets
+// its allowance again — on top of the balance when it rolls over, in place of
+// it otherwise. Running it twice in a month changes nothing the second time.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { emit } from '../events/emit.ts';
+
+/** Accounts reset per transaction, so a large run neither holds many row locks nor one long transaction. */
+const BATCH_SIZE = 500;
+
+export function startOfUtcMonth(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+}
+
+/** Resets every due account; returns how many were reset. */
+export async function resetMonthlyCredits(em: EntityManager, now: Date): Promise<number> {
+  const monthStart = startOfUtcMonth(now).toISOString();
+  let total = 0;
+  for (;;) {
+    const reset = await em.fork().transactional(async (tx) => {
+      // A row locked by a concurrent spend is waited for, not skipped: a skipped
+      // account would miss the month. After the wait the row is re-checked, so
+      // two overlapping runs never reset an account twice.
+      const rows = await tx.execute<{ id: string; previous: number; credits: number }[]>(
+        `with due as (
+           select id, credits from accounts
+            where last_reset_date < ?::timestamptz
+            order by id
+            limit ?
+              for update
+         )
+         update accounts a
+            set monthly_credits_used = 0,
+                credits = case when a.roll_over_to_next_month then a.credits + a.monthly_credits else a.monthly_credits end,
+                last_reset_date = ?::timestamptz,
+                updated_at = now()
+           from due
+          where a.id = due.id
+         returning a.id, due.credits as previous, a.credits`,
+        [monthStart, BATCH_SIZE, now.toISOString()],
+      );
+      for (const row of rows) {
+        const previous = Number(row.previous);
+        const credits = Number(row.credits);
+        await emit(tx, row.id, 'Credits Recharged', { previous, credits, added: credits - previous, reason: 'monthly_reset' });
+      }
+      return rows.length;
+    });
+    total += reset;
+    if (reset < BATCH_SIZE) return total;
+  }
+}

@@ -1,0 +1,80 @@
+// Tags of the account acted on: assign (creating the tag when new), list,
+// look up by name, and a contact's tags. Another account's tag or contact is
+// not found here.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { Tag } from '../db/entities/index.ts';
+import { newId } from '../db/ids.ts';
+import { MissingParametersError, NotFoundError } from '../errors.ts';
+import { findContactByIdentifier, requireContact } from '../contacts/find-contact.ts';
+import { spendCredits } from '../credits/spend-credits.ts';
+
+/** Credits a new tag assignment costs; re-adding a contact to a tag costs nothing. */
+export const TAG_ASSIGNMENT_COST = 1;
+
+/** The spec sends these in the query string of a POST; the REST adapter merges them into the input. */
+export const TagAssignInput = z.object({
+  tag: z.string().max(200, 'tag must be at most 200 characters').optional(),
+  phoneNumber: z.string().optional(),
+  email: z.string().optional(),
+  description: z.string().max(2000, 'description must be at most 2000 characters').nullable().optional(),
+});
+export type TagAssignInput = z.infer<typeof TagAssignInput>;
+
+export type TagRecord = { id: string; name: string; description: string | null };
+
+function toTagRecord(tag: Tag): TagRecord {
+  return { id: tag.id, name: tag.name, description: tag.description ?? null };
+}
+
+/**
+ * POST /tags: the contact (by phone number or e-mail) joins the tag, which is
+ * created when new. A new membership spends one credit in the same
+ * transaction; without the credit nothing is written (402).
+ */
+export async function assignTag(em: EntityManager, accountId: string, input: TagAssignInput): Promise<TagRecord> {
+  const name = input.tag?.trim();
+  if (!name) throw new MissingParametersError('Missing required parameter: tag');
+  const contact = await findContactByIdentifier(em, accountId, input);
+  return em.transactional(async (tx) => {
+    // Insert-or-nothing, then read: two requests creating the same tag at once both end up with the one row.
+    await tx.execute(
+      `insert into tags (id, account_id, name, description) values (?, ?, ?, ?)
+       on conflict (account_id, name) do nothing`,
+      [newId('tag'), accountId, name, input.description ?? null],
+    );
+    const tag = await tx.findOneOrFail(Tag, { account: accountId, name });
+    const added = await tx.execute<{ contact_id: string }[]>(
+      `insert into contact_tags (contact_id, tag_id, account_id) values (?, ?, ?)
+       on conflict (contact_id, tag_id) do nothing
+       returning contact_id`,
+      [contact.id, tag.id, accountId],
+    );
+    if (added.length > 0) await spendCredits(tx, accountId, TAG_ASSIGNMENT_COST, 'tag_assignment');
+    return toTagRecord(tag);
+  });
+}
+
+export async function listTags(em: EntityManager, accountId: string): Promise<TagRecord[]> {
+  const tags = await em.find(Tag, { account: accountId }, { orderBy: { name: 'asc', id: 'asc' } });
+  return tags.map(toTagRecord);
+}
+
+export async function getTagByName(em: EntityManager, accountId: string, name: string): Promise<TagRecord> {
+  const tag = await em.findOne(Tag, { account: accountId, name });
+  if (!tag) throw new NotFoundError('Tag not found');
+  return toTagRecord(tag);
+}
+
+/** GET /contacts/tags/{contactId}: the contact's tags, by name. */
+export async function listContactTags(em: EntityManager, accountId: string, contactId: string): Promise<TagRecord[]> {
+  if (!contactId.trim()) throw new MissingParametersError('Missing required parameter: contactId');
+  await requireContact(em, accountId, contactId);
+  return em.execute<TagRecord[]>(
+    `select t.id, t.name, t.description
+       from contact_tags ct join tags t on t.id = ct.tag_id
+      where ct.contact_id = ? and ct.account_id = ?
+      order by t.name, t.id`,
+    [contactId, accountId],
+  );
+}
