@@ -303,6 +303,38 @@ describe('PUT /sub-accounts/{id}', () => {
   });
 });
 
+describe('PUT /sub-accounts/{id} and credit events', () => {
+  async function eventNames(accountId: string): Promise<string[]> {
+    const { rows } = await service.services.pool.query<{ name: string }>('select name from events where account_id = $1 order by name', [accountId]);
+    return rows.map((row) => row.name);
+  }
+
+  test('raising usage_limits.credits emits Credits Recharged on the client account; other changes emit nothing', async () => {
+    const agency = await service.createAccount({ agency: true });
+    const client = await newClient(agency.apiKey, { usage_limits: { monthly_credits: 100, credits: 10 } });
+    await service.request('PUT', `/sub-accounts/${client.id}`, { apiKey: agency.apiKey, body: { city: 'Paris', usage_limits: { credits: 5, monthly_credits_used: 3 } } });
+    expect(await eventNames(client.id)).toEqual([]);
+    const raised = await service.request('PUT', `/sub-accounts/${client.id}`, { apiKey: agency.apiKey, body: { usage_limits: { credits: 60 } } });
+    expect(raised.status).toBe(200);
+    expect(raised.body.data.usage_limits).toEqual({ monthly_credits: 100, monthly_credits_used: 3, credits: 60, roll_over_to_next_month: false });
+    expect(await eventNames(client.id)).toEqual(['Credits Recharged']);
+    expect(await eventNames(agency.userId)).toEqual([]);
+  });
+
+  test('a refused change (e-mail in use) changes nothing and emits nothing', async () => {
+    const agency = await service.createAccount({ agency: true });
+    const first = await newClient(agency.apiKey);
+    const second = await newClient(agency.apiKey, { usage_limits: { monthly_credits: 100, credits: 10 } });
+    const response = await service.request('PUT', `/sub-accounts/${second.id}`, {
+      apiKey: agency.apiKey,
+      body: { email: first.email, city: 'Rome', usage_limits: { credits: 90 } },
+    });
+    expect(response.status).toBe(409);
+    expect((await service.request('GET', `/sub-accounts/${second.id}`, { apiKey: agency.apiKey })).body.data).toEqual(second);
+    expect(await eventNames(second.id)).toEqual([]);
+  });
+});
+
 describe('DELETE /sub-accounts/{id}', () => {
   test('removes the client account and everything of it', async () => {
     const agency = await service.createAccount({ agency: true });

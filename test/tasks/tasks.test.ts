@@ -264,7 +264,7 @@ describe('GET /tasks (pagination)', () => {
     const { apiKey } = await service.createAccount();
     const response = await service.request('GET', '/tasks', { apiKey, query: { limit: 101 } });
     expect(response.status).toBe(400);
-    expect(response.body).toEqual(envelope(400, 'limit: limit must be at most 100'));
+    expect(response.body).toEqual(envelope(400, 'limit must be at most 100'));
   });
 });
 

@@ -1,0 +1,81 @@
+// Sub-accounts: an agency's client accounts (agency-only, so `userId` is refused).
+// PUT /sub-accounts/{id}/usage-limits lives with the credits router.
+import { z } from 'zod';
+import { PageInput } from '../../server/pagination.ts';
+import {
+  createSubAccount,
+  deleteSubAccount,
+  getSubAccount,
+  listSubAccounts,
+  SUB_ACCOUNT_ROLE,
+  SubAccountCreateInput,
+  SubAccountUpdateInput,
+  updateSubAccount,
+} from '../../server/sub-accounts/sub-accounts.ts';
+import { accountProcedure, router } from '../../server/trpc.ts';
+import { SuccessOnly } from '../shared-schemas.ts';
+
+const SubAccountRecordOutput = z.object({
+  id: z.string(),
+  email: z.string(),
+  first_name: z.string(),
+  last_name: z.string(),
+  role: z.literal(SUB_ACCOUNT_ROLE),
+  is_agency_sub_account: z.boolean(),
+  business_name: z.string().nullable(),
+  description: z.string().nullable(),
+  address_line: z.string().nullable(),
+  city: z.string().nullable(),
+  country: z.string().nullable(),
+  postal_code: z.string().nullable(),
+  state: z.string().nullable(),
+  time_zone_id: z.string().nullable(),
+  language: z.string().nullable(),
+  usage_limits: z.object({
+    monthly_credits: z.number().int(),
+    monthly_credits_used: z.number().int(),
+    credits: z.number().int(),
+    roll_over_to_next_month: z.boolean(),
+  }),
+});
+const SubAccountId = z.object({ id: z.string() });
+const SubAccountData = z.object({ success: z.literal(true), data: SubAccountRecordOutput });
+const meta = { section: 'Sub Accounts', agencyOnly: true } as const;
+
+export const subAccountsRouter = router({
+  create: accountProcedure
+    .meta({ openapi: { method: 'POST', path: '/sub-accounts', tags: ['Sub Accounts'], summary: 'Create a client sub-account (agencies only)' }, ...meta, access: 'write', successStatus: 201 })
+    .input(SubAccountCreateInput)
+    .output(SubAccountData)
+    .mutation(async ({ ctx, input }) => ({ success: true as const, data: await createSubAccount(ctx.em, ctx.account.id, input) })),
+
+  list: accountProcedure
+    .meta({ openapi: { method: 'GET', path: '/sub-accounts', tags: ['Sub Accounts'], summary: "Page through the agency's client sub-accounts" }, ...meta, access: 'read' })
+    .input(PageInput)
+    .output(z.object({ success: z.literal(true), sub_accounts: z.array(SubAccountRecordOutput), next_cursor: z.string().nullable() }))
+    .query(async ({ ctx, input }) => ({ success: true as const, ...(await listSubAccounts(ctx.em, ctx.services.secrets, ctx.account.id, input)) })),
+
+  get: accountProcedure
+    .meta({ openapi: { method: 'GET', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Get a client sub-account' }, ...meta, access: 'read' })
+    .input(SubAccountId)
+    .output(SubAccountData)
+    .query(async ({ ctx, input }) => ({ success: true as const, data: await getSubAccount(ctx.em, ctx.account.id, input.id) })),
+
+  update: accountProcedure
+    .meta({ openapi: { method: 'PUT', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Change a client sub-account' }, ...meta, access: 'write' })
+    .input(SubAccountUpdateInput.extend(SubAccountId.shape))
+    .output(SubAccountData)
+    .mutation(async ({ ctx, input }) => {
+      const { id, ...fields } = input;
+      return { success: true as const, data: await updateSubAccount(ctx.em, ctx.account.id, id, fields) };
+    }),
+
+  delete: accountProcedure
+    .meta({ openapi: { method: 'DELETE', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Delete a client sub-account and everything in it' }, ...meta, access: 'write' })
+    .input(SubAccountId)
+    .output(SuccessOnly)
+    .mutation(async ({ ctx, input }) => {
+      await deleteSubAccount(ctx.em, ctx.account.id, input.id);
+      return { success: true as const };
+    }),
+});

@@ -1,0 +1,56 @@
+// Tasks: the endpoints the contract defines beside the specification.
+import { z } from 'zod';
+import { PageInput } from '../../server/pagination.ts';
+import { createTask, deleteTask, getTask, listTasks, TaskCreateInput, TaskUpdateInput, updateTask } from '../../server/tasks/tasks.ts';
+import { accountProcedure, router } from '../../server/trpc.ts';
+import { SuccessOnly } from '../shared-schemas.ts';
+
+const TaskRecordOutput = z.object({
+  id: z.string(),
+  title: z.string(),
+  contact_id: z.string().nullable(),
+  due_at: z.string().nullable(),
+  status: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+const TaskId = z.object({ id: z.string() });
+const TaskData = z.object({ success: z.literal(true), data: TaskRecordOutput });
+
+export const tasksRouter = router({
+  create: accountProcedure
+    .meta({ openapi: { method: 'POST', path: '/tasks', tags: ['Tasks'], summary: 'Create a task' }, section: 'Tasks', access: 'write', successStatus: 201 })
+    .input(TaskCreateInput)
+    .output(TaskData)
+    .mutation(async ({ ctx, input }) => ({ success: true as const, data: await createTask(ctx.em, ctx.account.id, input) })),
+
+  list: accountProcedure
+    .meta({ openapi: { method: 'GET', path: '/tasks', tags: ['Tasks'], summary: 'Page through tasks' }, section: 'Tasks', access: 'read' })
+    .input(PageInput)
+    .output(z.object({ success: z.literal(true), tasks: z.array(TaskRecordOutput), next_cursor: z.string().nullable() }))
+    .query(async ({ ctx, input }) => ({ success: true as const, ...(await listTasks(ctx.em, ctx.services.secrets, ctx.account.id, input)) })),
+
+  get: accountProcedure
+    .meta({ openapi: { method: 'GET', path: '/tasks/{id}', tags: ['Tasks'], summary: 'Get a task' }, section: 'Tasks', access: 'read' })
+    .input(TaskId)
+    .output(TaskData)
+    .query(async ({ ctx, input }) => ({ success: true as const, data: await getTask(ctx.em, ctx.account.id, input.id) })),
+
+  update: accountProcedure
+    .meta({ openapi: { method: 'PUT', path: '/tasks/{id}', tags: ['Tasks'], summary: 'Change a task (completing it announces Task Completed)' }, section: 'Tasks', access: 'write' })
+    .input(TaskUpdateInput.extend(TaskId.shape))
+    .output(TaskData)
+    .mutation(async ({ ctx, input }) => {
+      const { id, ...fields } = input;
+      return { success: true as const, data: await updateTask(ctx.em, ctx.account.id, id, fields) };
+    }),
+
+  delete: accountProcedure
+    .meta({ openapi: { method: 'DELETE', path: '/tasks/{id}', tags: ['Tasks'], summary: 'Delete a task' }, section: 'Tasks', access: 'write' })
+    .input(TaskId)
+    .output(SuccessOnly)
+    .mutation(async ({ ctx, input }) => {
+      await deleteTask(ctx.em, ctx.account.id, input.id);
+      return { success: true as const };
+    }),
+});
