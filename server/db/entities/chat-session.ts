@@ -17,6 +17,12 @@ export const ChatSessionSchema = defineEntity({
   indexes: [
     { properties: ['account', 'startedAt'], name: 'chat_sessions_account_id_started_at_index' },
     { properties: ['contact', 'startedAt'], name: 'chat_sessions_contact_id_started_at_index' },
+    // Recent sessions are paged newest first by id within an account.
+    { properties: ['account', 'id'], name: 'chat_sessions_account_id_id_index' },
+  ],
+  uniques: [
+    // A contact has at most one open session; messages go into it.
+    { properties: ['contact'], name: 'chat_sessions_one_open_per_contact', where: "status = 'ChatSessionOpened'" },
   ],
 });
 

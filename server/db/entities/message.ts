@@ -26,6 +26,8 @@ export const MessageSchema = defineEntity({
   indexes: [
     { properties: ['contact', 'createdAt'], name: 'messages_contact_id_created_at_index' },
     { properties: ['session', 'createdAt'], name: 'messages_session_id_created_at_index' },
+    // Daily summaries read an account's messages of one day.
+    { properties: ['account', 'createdAt'], name: 'messages_account_id_created_at_index' },
   ],
 });
 

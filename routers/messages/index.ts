@@ -1,0 +1,55 @@
+// Messages: a contact's messages, and the conversation exported as text.
+import { z } from 'zod';
+import { exportChat } from '../../server/messages/export-chat.ts';
+import { listContactMessages } from '../../server/messages/list-contact-messages.ts';
+import { accountProcedure, router } from '../../server/trpc.ts';
+import { MessageOutput } from '../shared-schemas.ts';
+
+const ContactId = z.object({ contactId: z.string() });
+
+export const messagesRouter = router({
+  listForContact: accountProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/contacts/messages/{contactId}', tags: ['Messages'], summary: "A contact's messages, oldest first" },
+      section: 'Messages',
+      access: 'read',
+      errorShapes: { '400': 'message', '401': 'successError', '404': 'successError' },
+    })
+    .input(ContactId)
+    .output(z.object({ success: z.literal(true), data: z.array(MessageOutput) }))
+    .query(async ({ ctx, input }) => ({ success: true as const, data: await listContactMessages(ctx.em, ctx.account.id, input.contactId) })),
+
+  // The spec's 400 "missing contact id": the path without its id would otherwise be a 405.
+  listForContactWithoutId: accountProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/contacts/messages', tags: ['Messages'], summary: 'Always 400: the contact id is missing' },
+      section: 'Messages',
+      access: 'read',
+      errorShapes: { '400': 'message', '401': 'successError', '404': 'successError' },
+    })
+    .input(z.object({}))
+    .output(z.object({ success: z.literal(true), data: z.array(MessageOutput) }))
+    .query(async ({ ctx }) => ({ success: true as const, data: await listContactMessages(ctx.em, ctx.account.id, '') })),
+
+  exportChat: accountProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/contacts/{contactId}/chat-export', tags: ['Messages'], summary: "A contact's whole conversation as text" },
+      section: 'Messages',
+      access: 'read',
+    })
+    .input(ContactId)
+    .output(
+      z.object({
+        success: z.literal(true),
+        data: z.object({
+          contactId: z.string(),
+          contactName: z.string(),
+          phoneNumber: z.string(),
+          email: z.string(),
+          messageCount: z.number().int(),
+          chatExport: z.string(),
+        }),
+      }),
+    )
+    .query(async ({ ctx, input }) => ({ success: true as const, data: await exportChat(ctx.em, ctx.account.id, input.contactId) })),
+});

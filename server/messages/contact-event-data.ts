@@ -1,0 +1,21 @@
+// What events about a conversation say about its contact: the contact block,
+// and the contact's tag ids (webhook subscriptions filter on them).
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ContactTag, type Contact } from '../db/entities/index.ts';
+
+export type ContactEventBlock = { id: string; phone_number: string; email: string | null; first_name: string; last_name: string };
+
+export function contactEventBlock(contact: Contact): ContactEventBlock {
+  return {
+    id: contact.id,
+    phone_number: contact.phoneNumber,
+    email: contact.email ?? null,
+    first_name: contact.firstName,
+    last_name: contact.lastName,
+  };
+}
+
+export async function contactTagIds(em: EntityManager, contactId: string): Promise<string[]> {
+  const rows = await em.find(ContactTag, { contact: contactId }, { orderBy: { createdAt: 'asc', tag: 'asc' }, fields: ['tag'] });
+  return rows.map((row) => row.tag.id);
+}

@@ -1,0 +1,60 @@
+// How a stored message is shown: as a contact Message (content, timestamp,
+// sender, channel), as a ChatMessage inside a session, and in event payloads.
+import type { Message } from '../db/entities/index.ts';
+
+/** The spec knows two directions; API sends are outbound too. */
+export type PublicDirection = 'inbound' | 'outbound';
+
+export function publicDirection(direction: Message['direction']): PublicDirection {
+  return direction === 'inbound' ? 'inbound' : 'outbound';
+}
+
+/** The recorded sender, or who a message of that direction comes from. */
+export function senderOf(message: Pick<Message, 'direction' | 'sender'>): string {
+  return message.sender ?? (message.direction === 'inbound' ? 'contact' : 'agent');
+}
+
+export type ContactMessage = { content: string; timestamp: string; sender: string; channel: string };
+
+export function toContactMessage(message: Message): ContactMessage {
+  return {
+    content: message.body,
+    timestamp: message.createdAt.toISOString(),
+    sender: senderOf(message),
+    channel: message.channel,
+  };
+}
+
+export type ChatMessageRecord = {
+  id: string;
+  body: string;
+  direction: PublicDirection;
+  timestamp: string | null;
+  type: string;
+  channel: string;
+  status: string;
+};
+
+export function toChatMessage(message: Message): ChatMessageRecord {
+  return {
+    id: message.id,
+    body: message.body,
+    direction: publicDirection(message.direction),
+    timestamp: message.createdAt.toISOString(),
+    type: message.type,
+    channel: message.channel,
+    status: message.status,
+  };
+}
+
+/** The `message` block of New Message and Replies events. */
+export function toMessageEventData(message: Message, sessionId: string) {
+  return {
+    ...toChatMessage(message),
+    session_id: sessionId,
+    sender: senderOf(message),
+    media_url: message.mediaUrl ?? null,
+    media_content_type: message.mediaContentType ?? null,
+    external_id: message.externalId ?? null,
+  };
+}

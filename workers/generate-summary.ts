@@ -1,0 +1,20 @@
+// Task `generate-summary` (queued by POST /summaries): summarizes one contact's
+// conversation. A thrown error lets Graphile Worker retry with its backoff.
+import type { Task } from 'graphile-worker';
+import { z } from 'zod';
+import type { Services } from '../server/services.ts';
+import { generateConversationSummary } from '../server/summaries/generate-conversation-summary.ts';
+import { summarizerFor } from '../server/summaries/summarizer.ts';
+
+export { GENERATE_SUMMARY_TASK } from '../server/summaries/request-summary.ts';
+
+const Payload = z.object({ accountId: z.string().min(1), contactId: z.string().min(1) });
+
+export function generateSummaryTask(services: Services): Task {
+  const summarize = summarizerFor(services.config);
+  const log = services.log.child({ task: 'generate-summary' });
+  return async (payload) => {
+    const { accountId, contactId } = Payload.parse(payload);
+    await generateConversationSummary(services.orm.em.fork(), { summarize, log }, accountId, contactId);
+  };
+}
