@@ -15,6 +15,8 @@ export const AccountCreateInput = z.object({
   agency: z.boolean().default(false),
   webhooks: z.boolean().default(true),
   credits: z.number().int('--credits must be a whole number').min(0, '--credits must not be negative').default(1000),
+  /** The identity provider's subject that signs in to this account (ID-token sessions). */
+  oidcSubject: z.string().min(1, '--oidc-subject must not be empty').optional(),
 });
 export type AccountCreateInput = z.input<typeof AccountCreateInput>;
 
@@ -23,10 +25,20 @@ export const AccountUpdateInput = z.object({
   plan: z.enum(PLANS, { error: '--plan must be pro or free' }).optional(),
   webhooks: z.boolean().optional(),
   credits: z.number().int('--credits must be a whole number').min(0, '--credits must not be negative').optional(),
+  oidcSubject: z.string().min(1, '--oidc-subject must not be empty').optional(),
 });
 export type AccountUpdateInput = z.input<typeof AccountUpdateInput>;
 
-export type AccountSummary = { userId: string; email: string; plan: string; agency: boolean; webhooks: boolean; credits: number };
+export type AccountSummary = {
+  userId: string;
+  email: string;
+  plan: string;
+  agency: boolean;
+  webhooks: boolean;
+  credits: number;
+  /** Only present when set. */
+  oidcSubject?: string;
+};
 
 function summarise(account: Account): AccountSummary {
   return {
@@ -36,6 +48,7 @@ function summarise(account: Account): AccountSummary {
     agency: account.isAgency,
     webhooks: account.webhooksEnabled,
     credits: account.credits,
+    ...(account.oidcSubject ? { oidcSubject: account.oidcSubject } : {}),
   };
 }
 
@@ -56,6 +69,7 @@ export async function createAccount(
         webhooksEnabled: input.webhooks,
         credits: input.credits,
         monthlyCredits: Math.max(input.credits, 1),
+        oidcSubject: input.oidcSubject ?? null,
       });
       tx.persist(account);
       await tx.flush();
@@ -63,7 +77,10 @@ export async function createAccount(
       return { ...summarise(account), apiKey };
     });
   } catch (error) {
-    if (error instanceof UniqueConstraintViolationException) throw new ConflictError('An account with that e-mail already exists');
+    if (error instanceof UniqueConstraintViolationException) {
+      if (/oidc_subject/.test(error.message)) throw new ConflictError('Another account already has that OIDC subject');
+      throw new ConflictError('An account with that e-mail already exists');
+    }
     throw error;
   }
 }
@@ -75,6 +92,12 @@ export async function updateAccount(em: EntityManager, rawInput: AccountUpdateIn
   if (input.plan !== undefined) account.plan = input.plan;
   if (input.webhooks !== undefined) account.webhooksEnabled = input.webhooks;
   if (input.credits !== undefined) account.credits = input.credits;
-  await em.flush();
+  if (input.oidcSubject !== undefined) account.oidcSubject = input.oidcSubject;
+  try {
+    await em.flush();
+  } catch (error) {
+    if (error instanceof UniqueConstraintViolationException) throw new ConflictError('Another account already has that OIDC subject');
+    throw error;
+  }
   return summarise(account);
 }

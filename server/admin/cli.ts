@@ -37,6 +37,7 @@ const commands: Record<string, Command> = {
       agency: { type: 'boolean' },
       webhooks: { type: 'string' },
       credits: { type: 'string' },
+      'oidc-subject': { type: 'string' },
     },
     async run(services, flags) {
       if (typeof flags.email !== 'string') throw new UsageError('--email is required');
@@ -47,13 +48,20 @@ const commands: Record<string, Command> = {
         agency: Boolean(flags.agency),
         webhooks: onOff(flags.webhooks, '--webhooks'),
         credits: integer(flags.credits, '--credits'),
+        oidcSubject: flags['oidc-subject'] as string | undefined,
       });
-      const { userId, apiKey, email, plan, agency, webhooks, credits } = created;
-      return { userId, apiKey, email, plan, agency, webhooks, credits };
+      const { userId, apiKey, email, plan, agency, webhooks, credits, oidcSubject } = created;
+      return { userId, apiKey, email, plan, agency, webhooks, credits, ...(oidcSubject ? { oidcSubject } : {}) };
     },
   },
   'account:update': {
-    options: { user: { type: 'string' }, plan: { type: 'string' }, webhooks: { type: 'string' }, credits: { type: 'string' } },
+    options: {
+      user: { type: 'string' },
+      plan: { type: 'string' },
+      webhooks: { type: 'string' },
+      credits: { type: 'string' },
+      'oidc-subject': { type: 'string' },
+    },
     async run(services, flags) {
       if (typeof flags.user !== 'string') throw new UsageError('--user is required');
       return updateAccount(services.orm.em.fork(), {
@@ -61,6 +69,7 @@ const commands: Record<string, Command> = {
         plan: flags.plan as 'pro' | 'free' | undefined,
         webhooks: onOff(flags.webhooks, '--webhooks'),
         credits: integer(flags.credits, '--credits'),
+        oidcSubject: flags['oidc-subject'] as string | undefined,
       });
     },
   },

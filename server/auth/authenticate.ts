@@ -1,16 +1,24 @@
 // Credential resolution for every authenticated request: pick the carrier,
-// resolve the key with one indexed query on its HMAC, apply the plan and the
-// key's scopes, then select the account the request acts on (`userId`).
+// resolve and count the caller with ONE statement (rate-limit/count-requests.ts),
+// apply the plan, the rate limits and the key's scopes, then select the account
+// the request acts on (`userId`).
 import type { IncomingHttpHeaders } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
-import { planHasFeature } from '../accounts/plans.ts';
+import { PLANS, planHasFeature } from '../accounts/plans.ts';
 import { featureDisabledError, ForbiddenError, UnauthorizedError } from '../errors.ts';
+import { resolveKeyAndCount, resolveSessionAndCount, sweepOldWindows, type CallerRow } from '../rate-limit/count-requests.ts';
+import {
+  ACCOUNT_RATE_CEILING,
+  assertWithinBudget,
+  MAIN_KEY_RATE_LIMIT,
+  rateLimitHeaders,
+  SESSION_RATE_LIMIT,
+  type RateLimitState,
+} from '../rate-limit/limits.ts';
 import type { Services } from '../services.ts';
 import { isWellFormedKey, looksLikeJwt } from './key-format.ts';
-import { resolveIdToken } from './id-tokens.ts';
+import { verifyIdToken } from './id-tokens.ts';
 import { assertProcedureAllowed, scopeDenied, type Credential, type ProcedureAccess, type Scopes } from './scopes.ts';
-
-export const MAIN_KEY_RATE_LIMIT = 300;
 
 export type Carrier = { value: string; from: 'query' | 'header' | 'bearer' };
 
@@ -27,55 +35,7 @@ export function pickCarrier(query: URLSearchParams, headers: IncomingHttpHeaders
   return null;
 }
 
-type KeyRow = {
-  id: string;
-  kind: 'main' | 'scoped';
-  account_id: string;
-  key_hash: Buffer;
-  scopes: Scopes | null;
-  /** Timestamps arrive as text from the ORM's pool. */
-  expires_at: string | null;
-  revoked_at: string | null;
-  plan: string;
-};
-
-const RESOLVE_KEY_SQL = `
-  select k.id, k.kind, k.account_id, k.key_hash, k.scopes, k.expires_at, k.revoked_at, a.plan
-  from api_keys k join accounts a on a.id = k.account_id
-  where k.key_hash = $1`;
-
-async function resolveApiKey(services: Services, value: string): Promise<Credential> {
-  if (!isWellFormedKey(value)) throw new UnauthorizedError();
-  const hash = services.secrets.hashApiKey(value);
-  const { rows } = await services.pool.query<KeyRow>({ name: 'resolve-api-key', text: RESOLVE_KEY_SQL, values: [hash] });
-  const row = rows[0];
-  if (!row || !timingSafeEqual(row.key_hash, hash)) throw new UnauthorizedError();
-  if (row.revoked_at || (row.expires_at && Date.parse(row.expires_at) <= Date.now())) {
-    throw new UnauthorizedError();
-  }
-  if (!planHasFeature(row.plan, 'api_access')) throw featureDisabledError('api_access');
-  return {
-    type: row.kind,
-    id: row.id,
-    accountId: row.account_id,
-    scopes: row.kind === 'scoped' ? row.scopes : null,
-    rateLimitPerMin: row.kind === 'scoped' && row.scopes ? row.scopes.rate_limit_per_min : MAIN_KEY_RATE_LIMIT,
-  };
-}
-
-/** Who is calling: a key, or an ID token on the bearer carrier. */
-export async function resolveCredential(
-  services: Services,
-  query: URLSearchParams,
-  headers: IncomingHttpHeaders,
-): Promise<Credential> {
-  const carrier = pickCarrier(query, headers);
-  if (!carrier) throw new UnauthorizedError();
-  if (carrier.from === 'bearer' && looksLikeJwt(carrier.value)) {
-    return resolveIdToken(services, carrier.value);
-  }
-  return resolveApiKey(services, carrier.value);
-}
+const API_ACCESS_PLANS = PLANS.filter((plan) => planHasFeature(plan, 'api_access'));
 
 export type SelectedAccount = {
   /** The account the request acts on. */
@@ -84,52 +44,143 @@ export type SelectedAccount = {
   managed: boolean;
 };
 
+export type Authenticated = {
+  credential: Credential;
+  account: SelectedAccount;
+  /** This request's rate-limit counting (the usage endpoint reports it). */
+  rateLimit: RateLimitState;
+};
+
+export type AuthenticateOptions = {
+  /** False for the usage endpoint, which reads the budget without spending it. */
+  count?: boolean;
+  /** Receives the RateLimit headers as soon as the request is counted (also on refusals). */
+  responseHeaders?: Record<string, string>;
+};
+
+type Resolved = { credential: Credential; rateLimit: RateLimitState; targetAgencyId: string | null };
+
+function rateLimitState(row: CallerRow, credential: Credential, counted: boolean): RateLimitState {
+  const bucketUsed = row.bucket_counted ?? row.bucket_before ?? 0;
+  const accountUsed = row.account_counted ?? row.account_before ?? 0;
+  const refusedBy = !counted ? null : row.bucket_counted === null ? 'credential' : row.account_counted === null ? 'account' : null;
+  return {
+    counted,
+    refusedBy,
+    policy: credential.type === 'main' ? 'main-key' : credential.type === 'scoped' ? 'scoped-key' : 'session',
+    windowStart: row.window_epoch,
+    now: row.now_epoch,
+    credential: { limit: credential.rateLimitPerMin, used: bucketUsed },
+    account: { limit: ACCOUNT_RATE_CEILING, used: accountUsed },
+  };
+}
+
+async function resolveApiKey(services: Services, value: string, userId: string | null, count: boolean): Promise<Resolved> {
+  if (!isWellFormedKey(value)) throw new UnauthorizedError();
+  const hash = services.secrets.hashApiKey(value);
+  const row = await resolveKeyAndCount(services.pool, hash, {
+    count,
+    fixedLimit: MAIN_KEY_RATE_LIMIT,
+    allowedPlans: API_ACCESS_PLANS,
+    userId,
+  });
+  if (!row || !row.key_hash || !timingSafeEqual(row.key_hash, hash)) throw new UnauthorizedError();
+  if (row.revoked || row.expired) throw new UnauthorizedError();
+  if (!row.usable) throw featureDisabledError('api_access');
+  const credential: Credential = {
+    type: row.kind,
+    id: row.key_id!,
+    accountId: row.account_id,
+    scopes: row.kind === 'scoped' ? (row.scopes as Scopes) : null,
+    rateLimitPerMin: row.bucket_limit,
+  };
+  return { credential, rateLimit: rateLimitState(row, credential, count), targetAgencyId: row.target_agency_id };
+}
+
+/**
+ * A first-party session is an owner: full access like the main key, may manage
+ * keys, and is not subject to the plan's api_access (that gates API keys; the
+ * product's own app is not an API integration).
+ */
+async function resolveSession(services: Services, token: string, userId: string | null, count: boolean): Promise<Resolved> {
+  const subject = await verifyIdToken(services, token);
+  const row = await resolveSessionAndCount(services.pool, subject, {
+    count,
+    fixedLimit: SESSION_RATE_LIMIT,
+    allowedPlans: null,
+    userId,
+  });
+  if (!row) throw new UnauthorizedError('Invalid ID token: no account for this subject');
+  const credential: Credential = {
+    type: 'session',
+    id: subject,
+    accountId: row.account_id,
+    scopes: null,
+    rateLimitPerMin: row.bucket_limit,
+  };
+  return { credential, rateLimit: rateLimitState(row, credential, count), targetAgencyId: row.target_agency_id };
+}
+
 /**
  * `userId` selects the caller's own account (the default) or a client account it
- * manages; the agency relation is read on every request, never cached.
+ * manages; `targetAgencyId` is that account's agency as read by this request's
+ * statement, so the relation is never cached.
  */
-export async function selectAccount(
-  services: Services,
+export function selectAccount(
   credential: Credential,
   userId: string | null,
+  targetAgencyId: string | null,
   options: { agencyOnly?: boolean } = {},
-): Promise<SelectedAccount> {
-  if (userId === null || userId === '' || userId === credential.accountId) {
+): SelectedAccount {
+  if (userId === null || userId === credential.accountId) {
     if (userId && options.agencyOnly) throw new ForbiddenError('userId cannot be used on agency-only endpoints');
     return { id: credential.accountId, managed: false };
   }
   if (options.agencyOnly) throw new ForbiddenError('userId cannot be used on agency-only endpoints');
-  const scopes = credential.scopes;
   if (credential.type === 'scoped') {
-    const allowed = scopes?.sub_account_ids ?? [];
+    const allowed = credential.scopes?.sub_account_ids ?? [];
     if (!allowed.includes('*') && !allowed.includes(userId)) {
       throw scopeDenied('This API key is not allowed to act on that account');
     }
   }
-  const { rows } = await services.pool.query<{ agency_id: string | null }>({
-    name: 'select-managed-account',
-    text: 'select agency_id from accounts where id = $1',
-    values: [userId],
-  });
-  if (rows[0]?.agency_id !== credential.accountId) {
+  if (targetAgencyId !== credential.accountId) {
     if (credential.type === 'scoped') throw scopeDenied('This API key is not allowed to act on that account');
     throw new ForbiddenError('You do not have access to that account');
   }
   return { id: userId, managed: true };
 }
 
-export type Authenticated = { credential: Credential; account: SelectedAccount };
+/** Who is calling (key or ID token), counted against its rate limits. */
+export async function resolveCredential(
+  services: Services,
+  request: { query: URLSearchParams; headers: IncomingHttpHeaders },
+  options: AuthenticateOptions = {},
+): Promise<Resolved> {
+  const carrier = pickCarrier(request.query, request.headers);
+  if (!carrier) throw new UnauthorizedError();
+  const userId = request.query.get('userId') || null;
+  const count = options.count ?? true;
+  const resolved =
+    carrier.from === 'bearer' && looksLikeJwt(carrier.value)
+      ? await resolveSession(services, carrier.value, userId, count)
+      : await resolveApiKey(services, carrier.value, userId, count);
+  if (count) sweepOldWindows(services.pool, services.log);
+  if (options.responseHeaders) Object.assign(options.responseHeaders, rateLimitHeaders(resolved.rateLimit));
+  assertWithinBudget(resolved.rateLimit);
+  return resolved;
+}
 
 /** The whole check an authenticated procedure runs before its own code. */
 export async function authenticate(
   services: Services,
   request: { query: URLSearchParams; headers: IncomingHttpHeaders },
   procedure: (ProcedureAccess & { agencyOnly?: boolean }) | undefined,
+  options: AuthenticateOptions = {},
 ): Promise<Authenticated> {
-  const credential = await resolveCredential(services, request.query, request.headers);
+  const { credential, rateLimit, targetAgencyId } = await resolveCredential(services, request, options);
   assertProcedureAllowed(credential, procedure);
-  const account = await selectAccount(services, credential, request.query.get('userId'), {
+  const account = selectAccount(credential, request.query.get('userId') || null, targetAgencyId, {
     agencyOnly: procedure?.agencyOnly,
   });
-  return { credential, account };
+  return { credential, account, rateLimit };
 }

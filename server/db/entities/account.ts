@@ -31,6 +31,8 @@ export const AccountSchema = defineEntity({
     rollOverToNextMonth: p.boolean().default(false),
     lastResetDate: p.datetime().defaultRaw('now()'),
     notifications: p.json<Record<string, unknown>>().nullable(),
+    // The identity provider's `sub` of the person who signs in to this account (ID-token sessions).
+    oidcSubject: p.text().nullable().unique('accounts_oidc_subject_unique'),
     createdAt: p.datetime().defaultRaw('now()'),
     updatedAt: p.datetime().defaultRaw('now()').onUpdate(() => new Date()),
   },

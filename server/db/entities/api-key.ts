@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
+import type { Scopes } from '../../auth/scopes.ts';
 import { Account } from './account.ts';
 
 export const ApiKeySchema = defineEntity({
@@ -12,7 +13,8 @@ export const ApiKeySchema = defineEntity({
     keyCiphertext: p.text().nullable(),
     keyPreview: p.text(),
     label: p.text().nullable(),
-    scopes: p.json<string[]>().nullable(),
+    // Scoped keys only; null on the main key.
+    scopes: p.json<Scopes>().nullable(),
     expiresAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),
     lastUsedAt: p.datetime().nullable(),

@@ -1,0 +1,143 @@
+// The hot path of every authenticated request: ONE statement that resolves the
+// caller (an API key by its HMAC, or an account by its ID-token subject), counts
+// the request in the caller's bucket and the account's bucket of the current
+// 60-second window, touches a scoped key's last_used_at at most once a minute,
+// and reads the agency of the account `userId` selects. Counters live in
+// `rate_counters` (unlogged: losing them in a crash only resets budgets), so all
+// server processes on one database share one budget. See limits.ts for the rules.
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { ACCOUNT_RATE_CEILING, WINDOW_SECONDS } from './limits.ts';
+
+/** The caller as the statement's first CTE describes it. */
+export type CallerRow = {
+  key_id: string | null;
+  kind: 'main' | 'scoped' | 'session';
+  account_id: string;
+  key_hash: Buffer | null;
+  scopes: unknown;
+  revoked: boolean;
+  expired: boolean;
+  plan: string;
+  bucket_limit: number;
+  usable: boolean;
+  now_epoch: number;
+  window_epoch: number;
+  /** This request's count, null when not counted (refused, or counting off). */
+  bucket_counted: number | null;
+  account_counted: number | null;
+  /** Counts before this statement (snapshot), for refused and uncounted requests. */
+  bucket_before: number | null;
+  account_before: number | null;
+  target_agency_id: string | null;
+};
+
+// $1 identifies the caller, $2 whether to count, $3 the fixed limit for main keys
+// and sessions, $4 the plans that may call (null = any), $5 the selected `userId`.
+// The credential bucket is incremented only while below its limit (the WHERE of
+// ON CONFLICT runs on the locked, latest row, so concurrent requests never pass
+// it together); the account bucket only when the credential bucket counted.
+const COUNT_AND_SELECT = `
+, clock as (
+  select now() as now, to_timestamp(floor(extract(epoch from now()) / ${WINDOW_SECONDS}) * ${WINDOW_SECONDS}) as window_start
+), bucket_hit as (
+  insert into rate_counters as c (bucket, window_start, count)
+  select caller.bucket, clock.window_start, 1 from caller, clock where caller.usable and $2::boolean
+  on conflict (bucket, window_start) do update set count = c.count + 1
+    where c.count < (select bucket_limit from caller)
+  returning c.count
+), account_hit as (
+  insert into rate_counters as c (bucket, window_start, count)
+  select 'account:' || caller.account_id, clock.window_start, 1 from caller, clock, bucket_hit
+  on conflict (bucket, window_start) do update set count = c.count + 1
+    where c.count < ${ACCOUNT_RATE_CEILING}
+  returning c.count
+), touched as (
+  update api_keys k set last_used_at = clock.now from caller, clock
+  where k.id = caller.key_id and caller.kind = 'scoped' and caller.usable and $2::boolean
+    and (k.last_used_at is null or k.last_used_at < clock.now - interval '1 minute')
+)
+select caller.key_id, caller.kind, caller.account_id, caller.key_hash, caller.scopes, caller.revoked,
+  caller.expired, caller.plan, caller.bucket_limit, caller.usable,
+  extract(epoch from clock.now)::float8 as now_epoch,
+  extract(epoch from clock.window_start)::float8 as window_epoch,
+  (select count from bucket_hit) as bucket_counted,
+  (select count from account_hit) as account_counted,
+  -- Only read when the bucket did not count this request (CASE skips the subquery otherwise).
+  case when not exists (select from bucket_hit) then
+    (select r.count from rate_counters r where r.bucket = caller.bucket and r.window_start = clock.window_start) end as bucket_before,
+  case when not exists (select from account_hit) then
+    (select r.count from rate_counters r where r.bucket = 'account:' || caller.account_id and r.window_start = clock.window_start) end as account_before,
+  (select a.agency_id from accounts a where a.id = $5::text) as target_agency_id
+from caller, clock`;
+
+const KEY_CALLER = `
+with caller as (
+  select k.id as key_id, k.kind, k.account_id, k.key_hash, k.scopes,
+    k.revoked_at is not null as revoked, coalesce(k.expires_at <= now(), false) as expired, a.plan,
+    'key:' || k.id as bucket,
+    case when k.kind = 'scoped' then (k.scopes->>'rate_limit_per_min')::int else $3::int end as bucket_limit,
+    (k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
+      and ($4::text[] is null or a.plan = any($4::text[]))) as usable
+  from api_keys k join accounts a on a.id = k.account_id
+  where k.key_hash = $1::bytea
+)`;
+
+const SESSION_CALLER = `
+with caller as (
+  select null::text as key_id, 'session'::text as kind, a.id as account_id, null::bytea as key_hash,
+    null::jsonb as scopes, false as revoked, false as expired, a.plan,
+    'session:' || a.id as bucket, $3::int as bucket_limit,
+    ($4::text[] is null or a.plan = any($4::text[])) as usable
+  from accounts a
+  where a.oidc_subject = $1::text
+)`;
+
+export type CountOptions = {
+  count: boolean;
+  fixedLimit: number;
+  /** Plans whose accounts may call this way; null = any plan. */
+  allowedPlans: readonly string[] | null;
+  userId: string | null;
+};
+
+async function run(pool: pg.Pool, name: string, text: string, identity: Buffer | string, options: CountOptions) {
+  const { rows } = await pool.query<CallerRow>({
+    name,
+    text,
+    values: [identity, options.count, options.fixedLimit, options.allowedPlans, options.userId],
+  });
+  return rows[0] ?? null;
+}
+
+const KEY_SQL = KEY_CALLER + COUNT_AND_SELECT;
+const SESSION_SQL = SESSION_CALLER + COUNT_AND_SELECT;
+
+/** The key with this HMAC (null when none), counted when usable. */
+export function resolveKeyAndCount(pool: pg.Pool, keyHash: Buffer, options: CountOptions): Promise<CallerRow | null> {
+  return run(pool, 'resolve-key-and-count', KEY_SQL, keyHash, options);
+}
+
+/** The account whose `oidc_subject` this is (null when none), counted. */
+export function resolveSessionAndCount(pool: pg.Pool, subject: string, options: CountOptions): Promise<CallerRow | null> {
+  return run(pool, 'resolve-session-and-count', SESSION_SQL, subject, options);
+}
+
+const SWEEP_EVERY_MS = 60_000;
+const lastSweep = new WeakMap<pg.Pool, number>();
+
+/**
+ * Deletes windows that ended more than a minute ago. Each process does it at most
+ * once a minute, in the background; several processes doing it is harmless.
+ */
+export function sweepOldWindows(pool: pg.Pool, log: Logger): void {
+  const now = Date.now();
+  if (now - (lastSweep.get(pool) ?? 0) < SWEEP_EVERY_MS) return;
+  lastSweep.set(pool, now);
+  pool
+    .query({
+      name: 'sweep-rate-windows',
+      text: `delete from rate_counters where window_start < now() - interval '${2 * WINDOW_SECONDS} seconds'`,
+    })
+    .catch((error: Error) => log.warn({ err: error }, 'could not delete old rate-limit windows'));
+}

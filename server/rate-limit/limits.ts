@@ -1,0 +1,79 @@
+// Rate-limit budgets and what a request learns about them: the numbers from the
+// specification's Limits table, the state one request's counting produced, the
+// IETF RateLimit headers that report it, and the 429 that refuses it.
+//
+// Semantics (one place, referenced from README):
+// - Fixed 60-second windows aligned to the database clock (`window_start` is the
+//   minute boundary), shared by every server process on the database.
+// - Each request is counted against two buckets: the calling credential's own
+//   budget (main key 300, a scoped key its `rate_limit_per_min`, an ID-token
+//   session 300) and the account-wide ceiling of 1,200 across all of them.
+// - The credential's bucket is checked and incremented first, atomically: a
+//   request it refuses is NOT counted anywhere, so a client hammering at 429 does
+//   not eat the other keys' share of the account ceiling.
+// - A request the account ceiling refuses has already used one unit of its own
+//   key's budget (both increments are one statement; undoing costs a round trip).
+// - Counting happens before authorization, so requests later refused with 403,
+//   404 or 400 still count; requests with an unknown, revoked or expired key or a
+//   plan without api_access are never counted.
+// - GET /api-keys/usage reads the budget without spending it (not counted, never
+//   refused with 429), so a client can always learn when its window resets.
+import { RateLimitedError } from '../errors.ts';
+
+export const WINDOW_SECONDS = 60;
+export const MAIN_KEY_RATE_LIMIT = 300;
+/** ID-token sessions get the main key's budget size, in a bucket of their own. */
+export const SESSION_RATE_LIMIT = MAIN_KEY_RATE_LIMIT;
+export const ACCOUNT_RATE_CEILING = 1200;
+export const SCOPED_KEY_DEFAULT_RATE_LIMIT = 60;
+export const SCOPED_KEY_MAX_RATE_LIMIT = 300;
+
+export type Budget = { limit: number; used: number };
+
+export type RateLimitState = {
+  /** Whether this request was counted (false for the usage endpoint). */
+  counted: boolean;
+  /** Which budget refused the request, if one did. */
+  refusedBy: 'credential' | 'account' | null;
+  /** Policy name of the credential's budget in the RateLimit headers. */
+  policy: 'main-key' | 'scoped-key' | 'session';
+  /** Unix seconds (database clock). */
+  windowStart: number;
+  now: number;
+  credential: Budget;
+  account: Budget;
+};
+
+export function secondsUntilReset(state: RateLimitState): number {
+  return Math.max(1, Math.ceil(state.windowStart + WINDOW_SECONDS - state.now));
+}
+
+export function windowResetsAt(state: RateLimitState): string {
+  return new Date((state.windowStart + WINDOW_SECONDS) * 1000).toISOString();
+}
+
+function remaining(budget: Budget): number {
+  return Math.max(0, budget.limit - budget.used);
+}
+
+/** draft-ietf-httpapi-ratelimit-headers (RateLimit-Policy + RateLimit, structured-field lists). */
+export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
+  const reset = secondsUntilReset(state);
+  return {
+    'RateLimit-Policy': `"${state.policy}";q=${state.credential.limit};w=${WINDOW_SECONDS}, "account";q=${state.account.limit};w=${WINDOW_SECONDS}`,
+    RateLimit: `"${state.policy}";r=${remaining(state.credential)};t=${reset}, "account";r=${remaining(state.account)};t=${reset}`,
+  };
+}
+
+/** Throws the 429 (with Retry-After and the RateLimit headers) when a budget refused the request. */
+export function assertWithinBudget(state: RateLimitState): void {
+  if (!state.refusedBy) return;
+  throw new RateLimitedError({ 'Retry-After': String(secondsUntilReset(state)), ...rateLimitHeaders(state) });
+}
+
+/** The usage endpoint reads the budget without spending it (see the semantics above). */
+const UNCOUNTED_PATHS = new Set(['/api-keys/usage']);
+
+export function countsTowardRateLimit(meta: { openapi?: { path?: string } } | undefined): boolean {
+  return !UNCOUNTED_PATHS.has(meta?.openapi?.path ?? '');
+}
