@@ -1,12 +1,28 @@
 // The application router: every operation of the API, served at /trpc and,
 // through trpc-to-openapi, as the /v1 REST surface.
 import { router } from '../server/trpc.ts';
+import { apiKeysRouter } from './api-keys/index.ts';
+import { chatSessionsRouter } from './chat-sessions/index.ts';
+import { messagesRouter } from './messages/index.ts';
+import { summariesRouter } from './summaries/index.ts';
 import { contactsRouter } from './contacts/index.ts';
 import { listsRouter } from './lists/index.ts';
+import { subAccountsRouter } from './sub-accounts/index.ts';
+import { tasksRouter } from './tasks/index.ts';
+import { tagsRouter } from './tags/index.ts';
+import { usageRouter } from './usage/index.ts';
 
 export const appRouter = router({
+  apiKeys: apiKeysRouter,
+  messages: messagesRouter,
+  chatSessions: chatSessionsRouter,
+  summaries: summariesRouter,
   contacts: contactsRouter,
   lists: listsRouter,
+  subAccounts: subAccountsRouter,
+  tasks: tasksRouter,
+  tags: tagsRouter,
+  usage: usageRouter,
 });
 
 /** For internal TypeScript apps: `createTRPCClient<AppRouter>(...)`. */

@@ -153,13 +153,28 @@ export function trpcCodeFor(status: number): TRPC_ERROR_CODE_KEY {
   return TRPC_CODE_BY_STATUS[status] ?? 'INTERNAL_SERVER_ERROR';
 }
 
-/** Names the first failing field and what was wrong with it. */
-export function describeZodError(error: ZodError): string {
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/**
+ * Names the first failing field and what was wrong with it. With the input at
+ * hand, a type error on an absent field reads "is required" (zod 4 keeps the
+ * input out of its issues).
+ */
+export function describeZodError(error: ZodError, input?: unknown): string {
   const issue = error.issues[0];
   if (!issue) return 'Invalid request';
   const field = issue.path.length ? issue.path.join('.') : 'body';
-  // zod 4 leaves `input` out of issues unless asked, so read the message.
-  if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) return `${field} is required`;
+  if (issue.code === 'invalid_type') {
+    const absent = input === undefined ? /received undefined/.test(issue.message) : valueAt(input, issue.path) === undefined;
+    if (absent) return `${field} is required`;
+  }
   if (issue.message.startsWith(field)) return issue.message;
   return `${field}: ${issue.message}`;
 }

@@ -6,7 +6,9 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticate, type Authenticated } from './auth/authenticate.ts';
 import type { ApiSection, Access } from './auth/scopes.ts';
-import { ApiError, trpcCodeFor, type ErrorShapes } from './errors.ts';
+import { ZodError } from 'zod';
+import { ApiError, describeZodError, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';
+import { countsTowardRateLimit } from './rate-limit/limits.ts';
 import type { Services } from './services.ts';
 
 export type ProcedureMeta = OpenApiMeta<{
@@ -64,11 +66,16 @@ export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
 /** Domain errors become TRPCErrors with the matching code, keeping the ApiError as cause. */
-const errorBoundary = t.middleware(async ({ next }) => {
+const errorBoundary = t.middleware(async ({ next, getRawInput }) => {
   const result = await next();
-  if (!result.ok && result.error.cause instanceof ApiError) {
-    const cause = result.error.cause;
+  if (result.ok) return result;
+  const cause = result.error.cause;
+  if (cause instanceof ApiError) {
     throw new TRPCError({ code: trpcCodeFor(cause.status), message: cause.message, cause });
+  }
+  if (cause instanceof ZodError && result.error.code === 'BAD_REQUEST') {
+    const invalid = new InvalidInputError(describeZodError(cause, await getRawInput().catch(() => undefined)));
+    throw new TRPCError({ code: 'BAD_REQUEST', message: invalid.message, cause: invalid });
   }
   return result;
 });
@@ -77,8 +84,15 @@ export const publicProcedure = t.procedure.use(errorBoundary);
 
 export type AuthedContext = Context & Authenticated & { em: EntityManager };
 
-/** Authenticates, applies the key's scopes to this procedure's meta, and selects the account. */
+/**
+ * Authenticates, counts the request against its rate limits, applies the key's
+ * scopes to this procedure's meta, and selects the account. It is the first
+ * middleware, so authorization is decided before `.input()` parses anything.
+ */
 export const accountProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
-  const auth = await authenticate(ctx.services, ctx.request, meta);
+  const auth = await authenticate(ctx.services, ctx.request, meta, {
+    count: countsTowardRateLimit(meta),
+    responseHeaders: ctx.responseHeaders,
+  });
   return next({ ctx: { ...auth, em: ctx.services.orm.em.fork() } });
 });

@@ -12,6 +12,8 @@ export type Operation = {
   pattern: RegExp;
   meta: ProcedureMeta;
   type: 'query' | 'mutation' | 'subscription';
+  /** The fields of the procedure's object input, to read query strings by. */
+  inputShape: Record<string, unknown> | undefined;
 };
 
 export type OperationTable = {
@@ -24,14 +26,34 @@ export type OperationTable = {
 function toPattern(path: string): RegExp {
   const source = path
     .split('/')
-    .map((segment) => (/^\{\w+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .map((segment) => {
+      const parameter = /^\{(\w+)\}$/.exec(segment);
+      return parameter ? `(?<${parameter[1]}>[^/]+)` : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
     .join('/');
-  return new RegExp(`^${source}/?$`);
+  return new RegExp(`^${source}/?$`, 'i');
+}
+
+/** Path parameters of a matched path, percent-decoded (a malformed escape is kept as sent). */
+export function pathParameters(operation: Operation, pathname: string): Record<string, string> {
+  const groups = operation.pattern.exec(pathname)?.groups ?? {};
+  const decoded: Record<string, string> = {};
+  for (const [name, value] of Object.entries(groups)) {
+    try {
+      decoded[name] = decodeURIComponent(value);
+    } catch {
+      decoded[name] = value;
+    }
+  }
+  return decoded;
 }
 
 export function buildOperationTable(router: AnyRouter): OperationTable {
   const all: Operation[] = [];
-  const procedures = router._def.procedures as Record<string, { _def: { meta?: ProcedureMeta; type: Operation['type'] } }>;
+  const procedures = router._def.procedures as Record<
+    string,
+    { _def: { meta?: ProcedureMeta; type: Operation['type']; inputs: { shape?: Record<string, unknown> }[] } }
+  >;
   for (const [procedurePath, procedure] of Object.entries(procedures)) {
     const meta = procedure._def.meta;
     if (!meta?.openapi) continue;
@@ -42,6 +64,7 @@ export function buildOperationTable(router: AnyRouter): OperationTable {
       pattern: toPattern(meta.openapi.path),
       meta,
       type: procedure._def.type,
+      inputShape: procedure._def.inputs[0]?.shape,
     });
   }
   // Like trpc-to-openapi, the first matching operation in router order wins, so a

@@ -1,51 +1,60 @@
-// The `/v1` REST surface: trpc-to-openapi resolves the procedure and its input;
-// this adapter feeds it from fastify and writes the response, rendering every
-// failure through the one error renderer in the endpoint's declared shape.
-import type { IncomingMessage } from 'node:http';
+// The `/v1` REST surface. Each request is matched to its procedure by the meta's
+// method and path, its input is assembled (JSON body, query string, decoded path
+// parameters), and the procedure is called directly through a tRPC caller; every
+// failure is rendered by the one error renderer in the endpoint's declared shape.
+//
+// trpc-to-openapi generates the OpenAPI document from the same meta, but its
+// request handler is not used: it coerces every boolean and number leaf of the
+// input schemas in place (so `"false"` would parse as `true`, on /trpc too) and
+// builds a WHATWG Request per call.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
-import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
-import { NotFoundError, ApiError, renderError, type ErrorShapes } from '../errors.ts';
+import { ApiError, NotFoundError, renderError, type ErrorShapes } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { createContext, type Context, type RequestInfo } from '../trpc.ts';
-import type { OperationTable } from './operations.ts';
+import { createCallerFactory, createContext, type RequestInfo } from '../trpc.ts';
+import { pathParameters, type Operation, type OperationTable } from './operations.ts';
 
 export const REST_PREFIX = '/v1';
-/** Credentials and account selection travel in the query string of every method. */
+/** Credentials and account selection travel in the query string of every method; they are not input. */
 const NON_INPUT_QUERY = new Set(['apiKey', 'userId']);
 
-type Outcome = {
-  statusCode: number;
-  headers: Record<string, string>;
-  body: string | undefined;
-  error?: unknown;
-  procedurePath?: string;
-  ctx?: Context;
-};
+type ZodLike = { _zod?: { def?: { type?: string; innerType?: ZodLike; shape?: Record<string, ZodLike>; in?: ZodLike } }; shape?: Record<string, ZodLike> };
 
-type AdaptedRequest = IncomingMessage & { body?: unknown; query?: unknown; outcome: Outcome; info: RequestInfo };
+/** The leaf type of a schema under optional/nullable/default wrappers. */
+function leafType(schema: ZodLike | undefined): string | undefined {
+  let current = schema;
+  for (let depth = 0; current && depth < 10; depth += 1) {
+    const def = current._zod?.def;
+    if (!def) return undefined;
+    if ((def.type === 'optional' || def.type === 'nullable' || def.type === 'default' || def.type === 'prefault') && def.innerType) {
+      current = def.innerType;
+      continue;
+    }
+    return def.type;
+  }
+  return undefined;
+}
 
-/** What trpc-to-openapi writes its response into; we render it ourselves. */
-function captureResponse(outcome: Outcome) {
-  return {
-    get statusCode() {
-      return outcome.statusCode;
-    },
-    set statusCode(value: number) {
-      outcome.statusCode = value;
-    },
-    writableEnded: false,
-    setHeader(name: string, value: string) {
-      outcome.headers[name.toLowerCase()] = value;
-    },
-    end(body?: string) {
-      outcome.body = body;
-      this.writableEnded = true;
-    },
-    once() {},
-    on() {},
-    off() {},
-  };
+/**
+ * Query strings carry only text: booleans and numbers declared by the input
+ * schema are converted when the text is exactly one of them, anything else is
+ * left for the schema to refuse with a clear message.
+ */
+function queryInput(operation: Operation, query: URLSearchParams): Record<string, unknown> {
+  const shape = (operation.inputShape ?? {}) as Record<string, ZodLike>;
+  const input: Record<string, unknown> = {};
+  for (const [key, value] of query) {
+    if (NON_INPUT_QUERY.has(key)) continue;
+    const type = leafType(shape[key]);
+    if (type === 'boolean' && (value === 'true' || value === 'false')) input[key] = value === 'true';
+    else if (type === 'number' && /^-?\d+(\.\d+)?$/.test(value)) input[key] = Number(value);
+    else input[key] = value;
+  }
+  return input;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function sendRendered(reply: FastifyReply, error: unknown, shapes: ErrorShapes | undefined, extraHeaders: Record<string, string>, log: Services['log']) {
@@ -69,30 +78,19 @@ export function requestInfo(request: FastifyRequest): RequestInfo {
   };
 }
 
+type ProcedureFn = (input: unknown) => Promise<unknown>;
+
 export function registerRestSurface(
   app: FastifyInstance,
   services: Services,
   router: AnyRouter,
   operations: OperationTable,
 ): void {
-  const handle = createOpenApiNodeHttpHandler({
-    router,
-    createContext: ({ req }: { req: IncomingMessage }) => {
-      const adapted = req as AdaptedRequest;
-      adapted.outcome.ctx = createContext(services, adapted.info);
-      return adapted.outcome.ctx;
-    },
-    onError: ({ error, req, path }: { error: unknown; req: IncomingMessage; path?: string }) => {
-      const outcome = (req as AdaptedRequest).outcome;
-      outcome.error = error;
-      outcome.procedurePath = path;
-    },
-  } as Parameters<typeof createOpenApiNodeHttpHandler>[0]);
+  const createCaller = createCallerFactory(router) as unknown as (ctx: unknown) => Record<string, unknown>;
 
   const restHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const info = requestInfo(request);
-    const fullUrl = request.raw.url ?? '/';
-    const pathname = fullUrl.slice(REST_PREFIX.length).split('?')[0] || '/';
+    const pathname = (request.raw.url ?? '/').slice(REST_PREFIX.length).split('?')[0] || '/';
     const { operation, pathExists } = operations.match(request.method, pathname);
     if (!operation) {
       const error = pathExists
@@ -101,39 +99,35 @@ export function registerRestSurface(
       return sendRendered(reply, error, undefined, {}, services.log);
     }
 
-    const outcome: Outcome = { statusCode: 200, headers: {}, body: undefined };
-    const raw = request.raw as AdaptedRequest;
-    raw.outcome = outcome;
-    raw.info = info;
-    raw.url = fullUrl.slice(REST_PREFIX.length) || '/';
-    if (request.method !== 'GET' && request.method !== 'DELETE') {
-      // Query parameters (other than credentials) are input on every method;
-      // the JSON body wins where both carry the same field.
-      const fromQuery: Record<string, string> = {};
-      for (const [key, value] of info.query) if (!NON_INPUT_QUERY.has(key)) fromQuery[key] = value;
+    let input: unknown;
+    if (operation.method === 'GET' || operation.method === 'DELETE') {
+      input = queryInput(operation, info.query);
+    } else {
+      // Query parameters are input on every method; the JSON body wins where both carry a field.
+      const fromQuery = queryInput(operation, info.query);
       const body = request.body;
-      raw.body = body === undefined || body === null ? fromQuery : isPlainObject(body) ? { ...fromQuery, ...body } : body;
-      raw.headers['content-type'] = 'application/json';
+      input = body === undefined || body === null ? fromQuery : isPlainObject(body) ? { ...fromQuery, ...body } : body;
     }
+    if (isPlainObject(input)) Object.assign(input, pathParameters(operation, pathname));
 
-    await handle(raw, captureResponse(outcome) as never);
-
-    const extraHeaders = outcome.ctx?.responseHeaders ?? {};
-    if (outcome.error !== undefined) {
-      return sendRendered(reply, outcome.error, operation.meta.errorShapes, extraHeaders, services.log);
+    const ctx = createContext(services, info);
+    try {
+      const procedure = operation.procedurePath.split('.').reduce<unknown>(
+        (node, segment) => (node as Record<string, unknown>)[segment],
+        createCaller(ctx),
+      ) as ProcedureFn;
+      const data = await procedure(input);
+      return reply
+        .code(operation.meta.successStatus ?? 200)
+        .headers(ctx.responseHeaders)
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify(data));
+    } catch (error) {
+      return sendRendered(reply, error, operation.meta.errorShapes, ctx.responseHeaders, services.log);
     }
-    return reply
-      .code(operation.meta.successStatus ?? outcome.statusCode)
-      .headers(extraHeaders)
-      .type('application/json; charset=utf-8')
-      .send(outcome.body);
   };
 
   app.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: `${REST_PREFIX}/*`, handler: restHandler });
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Renders failures that happen before a procedure runs (body too large, bad JSON) in the endpoint's shape. */

@@ -124,3 +124,35 @@ test('/trpc also serves procedures over WebSocket (ready for subscriptions)', as
     await wsClient.close();
   }
 });
+
+test('inputs are not coerced: "false" is not a boolean on /v1, nor afterwards on /trpc', async () => {
+  const rest = await service.request('POST', '/contacts', { apiKey: account.apiKey, body: { phoneNumber: '+14155557002', is_bot_active: 'false' } });
+  expect(rest.status).toBe(400);
+  expect(rest.body.error).toMatch(/^is_bot_active/);
+  const client = createTRPCClient<AppRouter>({
+    links: [
+      httpLink({
+        url: `${service.origin}/trpc`,
+        headers: { 'x-api-key': account.apiKey },
+        fetch: (url, init) => undiciFetch(url as string, { ...(init as object), dispatcher: insecureAgent }) as never,
+      }),
+    ],
+  });
+  await expect(
+    client.contacts.create.mutate({ phoneNumber: '+14155557003', is_bot_active: 'false' as unknown as boolean }),
+  ).rejects.toMatchObject({ data: { code: 'BAD_REQUEST' } });
+  // Query strings are text: a declared number or boolean is read from its exact text.
+  const page = await service.request('GET', '/contacts', { apiKey: account.apiKey, query: { limit: '1' } });
+  expect(page.status).toBe(200);
+  const bad = await service.request('GET', '/contacts', { apiKey: account.apiKey, query: { limit: 'ten' } });
+  expect(bad.status).toBe(400);
+});
+
+test('path parameters arrive percent-decoded', async () => {
+  const created = await service.request('POST', '/lists', { apiKey: account.apiKey, body: { name: 'Decode' } });
+  const id: string = created.body.data.id;
+  const encoded = id.replace('_', '%5F');
+  const response = await service.request('GET', `/lists/${encoded}`, { apiKey: account.apiKey });
+  expect(response.status).toBe(200);
+  expect(response.body.data.id).toBe(id);
+});
