@@ -8,7 +8,6 @@ import { authenticate, type Authenticated } from './auth/authenticate.ts';
 import type { ApiSection, Access } from './auth/scopes.ts';
 import { ZodError } from 'zod';
 import { ApiError, describeZodError, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';
-import { countsTowardRateLimit } from './rate-limit/limits.ts';
 import type { Services } from './services.ts';
 
 export type ProcedureMeta = OpenApiMeta<{
@@ -24,6 +23,8 @@ export type ProcedureMeta = OpenApiMeta<{
   requires?: 'owner';
   /** Agency-only endpoints refuse `userId`. */
   agencyOnly?: boolean;
+  /** `uncounted`: reads the rate-limit budget without spending it (the usage endpoint). */
+  rateLimit?: 'uncounted';
 }>;
 
 export type RequestInfo = {
@@ -91,7 +92,7 @@ export type AuthedContext = Context & Authenticated & { em: EntityManager };
  */
 export const accountProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
   const auth = await authenticate(ctx.services, ctx.request, meta, {
-    count: countsTowardRateLimit(meta),
+    count: meta?.rateLimit !== 'uncounted',
     responseHeaders: ctx.responseHeaders,
   });
   return next({ ctx: { ...auth, em: ctx.services.orm.em.fork() } });

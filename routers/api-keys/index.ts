@@ -62,6 +62,7 @@ export const apiKeysRouter = router({
       },
       section: 'API Keys',
       access: 'read',
+      rateLimit: 'uncounted',
     })
     .input(NoInput)
     .output(

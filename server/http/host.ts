@@ -111,6 +111,8 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
     trpcOptions: {
       router,
       createContext: ({ req }: { req: Parameters<typeof requestInfo>[0] }) => createContext(services, requestInfo(req)),
+      // Rate-limit headers set while the procedure ran go out on /trpc too.
+      responseMeta: ({ ctx }: { ctx?: { responseHeaders: Record<string, string> } }) => ({ headers: ctx?.responseHeaders ?? {} }),
       onError: ({ error }: { error: { code: string; cause?: unknown } }) => {
         if (error.code === 'INTERNAL_SERVER_ERROR' && !(error.cause instanceof ApiError)) {
           services.log.error({ err: error.cause ?? error }, 'tRPC request failed');

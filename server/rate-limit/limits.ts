@@ -71,9 +71,3 @@ export function assertWithinBudget(state: RateLimitState): void {
   throw new RateLimitedError({ 'Retry-After': String(secondsUntilReset(state)), ...rateLimitHeaders(state) });
 }
 
-/** The usage endpoint reads the budget without spending it (see the semantics above). */
-const UNCOUNTED_PATHS = new Set(['/api-keys/usage']);
-
-export function countsTowardRateLimit(meta: { openapi?: { path?: string } } | undefined): boolean {
-  return !UNCOUNTED_PATHS.has(meta?.openapi?.path ?? '');
-}

@@ -156,3 +156,13 @@ test('path parameters arrive percent-decoded', async () => {
   expect(response.status).toBe(200);
   expect(response.body.data.id).toBe(id);
 });
+
+test('/trpc responses carry the rate-limit headers like /v1', async () => {
+  const response = await undiciFetch(`${service.origin}/trpc/lists.list?input=${encodeURIComponent('{}')}`, {
+    headers: { 'x-api-key': account.apiKey },
+    dispatcher: insecureAgent,
+  });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('ratelimit-policy')).toMatch(/"account";q=1200;w=60/);
+  expect(response.headers.get('ratelimit')).toMatch(/r=\d+/);
+});
