@@ -117,6 +117,8 @@ export function buildOpenApiDocument(
       responses[String(status)] = errorResponse(status, shapeList);
     }
     entry.responses = responses;
+    // The tag is the section scoped keys name, so the document says what each key may call.
+    entry.tags = [operation.meta.section];
     if (operation.meta.openapi?.protect !== false) {
       const parameters = (entry.parameters ?? []) as Json[];
       if (!parameters.some((parameter) => parameter.name === 'userId')) parameters.push(USER_ID_PARAMETER);
