@@ -2,10 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runMigrations } from 'graphile-worker';
-import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../server/db/embedded.ts';
 import { migrate, openOrm } from '../server/db/orm.ts';
+import { adminQuery } from './helpers/admin-query.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -57,14 +57,4 @@ function databaseUrl(url: string, database: string): string {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
   return parsed.toString();
-}
-
-async function adminQuery(adminUrl: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
 }

@@ -12,6 +12,19 @@ import { insecureAgent, startTestService, type TestService } from '../helpers/se
 let service: TestService;
 let account: { userId: string; apiKey: string };
 
+/** An internal app's tRPC client over HTTP (accepting the self-signed certificate). */
+function httpClient(apiKey: string) {
+  return createTRPCClient<AppRouter>({
+    links: [
+      httpLink({
+        url: `${service.origin}/trpc`,
+        headers: { 'x-api-key': apiKey },
+        fetch: (url, init) => undiciFetch(url as string, { ...(init as object), dispatcher: insecureAgent }) as never,
+      }),
+    ],
+  });
+}
+
 beforeAll(async () => {
   service = await startTestService();
   account = await service.createAccount();
@@ -75,15 +88,7 @@ test('GET /health answers text/plain', async () => {
 });
 
 test('an internal app calls procedures through @trpc/client over HTTP', async () => {
-  const client = createTRPCClient<AppRouter>({
-    links: [
-      httpLink({
-        url: `${service.origin}/trpc`,
-        headers: { 'x-api-key': account.apiKey },
-        fetch: (url, init) => undiciFetch(url as string, { ...(init as object), dispatcher: insecureAgent }) as never,
-      }),
-    ],
-  });
+  const client = httpClient(account.apiKey);
   const created = await client.contacts.create.mutate({ phoneNumber: '+14155557001', firstName: 'Trpc' });
   expect(created).toEqual({ success: true, data: expect.objectContaining({ contactId: expect.stringMatching(/^ct_/) }) });
   const found = await client.contacts.find.query({ phoneNumber: '+14155557001' });
@@ -95,15 +100,7 @@ test('an internal app calls procedures through @trpc/client over HTTP', async ()
 });
 
 test('/trpc refuses a wrong key with UNAUTHORIZED', async () => {
-  const client = createTRPCClient<AppRouter>({
-    links: [
-      httpLink({
-        url: `${service.origin}/trpc`,
-        headers: { 'x-api-key': 'mk_wrong' },
-        fetch: (url, init) => undiciFetch(url as string, { ...(init as object), dispatcher: insecureAgent }) as never,
-      }),
-    ],
-  });
+  const client = httpClient('mk_wrong');
   await expect(client.lists.list.query({})).rejects.toMatchObject({ data: { code: 'UNAUTHORIZED', httpStatus: 401 } });
 });
 
@@ -129,15 +126,7 @@ test('inputs are not coerced: "false" is not a boolean on /v1, nor afterwards on
   const rest = await service.request('POST', '/contacts', { apiKey: account.apiKey, body: { phoneNumber: '+14155557002', is_bot_active: 'false' } });
   expect(rest.status).toBe(400);
   expect(rest.body.error).toMatch(/^is_bot_active/);
-  const client = createTRPCClient<AppRouter>({
-    links: [
-      httpLink({
-        url: `${service.origin}/trpc`,
-        headers: { 'x-api-key': account.apiKey },
-        fetch: (url, init) => undiciFetch(url as string, { ...(init as object), dispatcher: insecureAgent }) as never,
-      }),
-    ],
-  });
+  const client = httpClient(account.apiKey);
   await expect(
     client.contacts.create.mutate({ phoneNumber: '+14155557003', is_bot_active: 'false' as unknown as boolean }),
   ).rejects.toMatchObject({ data: { code: 'BAD_REQUEST' } });

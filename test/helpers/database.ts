@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { inject } from 'vitest';
+import { adminQuery } from './admin-query.ts';
 
 export interface TestDatabase {
   /** URL of a fresh database with all migrations (ours and Graphile Worker's) applied. */
@@ -22,14 +22,4 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     // `with (force)` ends connections a test forgot to close.
     drop: () => (dropping ??= adminQuery(adminUrl, `drop database if exists "${name}" with (force)`)),
   };
-}
-
-async function adminQuery(adminUrl: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
 }
