@@ -23,6 +23,11 @@ export type ProcedureMeta = OpenApiMeta<{
   requires?: 'owner';
   /** Agency-only endpoints refuse `userId`. */
   agencyOnly?: boolean;
+  /**
+   * Body fields the specification sends in the query string of this POST/PUT
+   * (any body method accepts query fields; these are also documented as such).
+   */
+  queryFields?: string[];
   /** `uncounted`: reads the rate-limit budget without spending it (the usage endpoint). */
   rateLimit?: 'uncounted';
 }>;

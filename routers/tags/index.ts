@@ -18,6 +18,7 @@ export const tagsRouter = router({
       section: 'Tags',
       access: 'write',
       successStatus: 201,
+      queryFields: ['tag', 'phoneNumber', 'email'],
       // The envelope (the default), listed so the OpenAPI document shows these statuses.
       errorShapes: { '402': 'envelope', '404': 'envelope' },
     })

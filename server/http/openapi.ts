@@ -119,6 +119,16 @@ export function buildOpenApiDocument(
     entry.responses = responses;
     // The tag is the section scoped keys name, so the document says what each key may call.
     entry.tags = [operation.meta.section];
+    const queryFields = operation.meta.queryFields ?? [];
+    if (queryFields.length) {
+      const body = (entry.requestBody as { content?: Record<string, { schema?: { properties?: Record<string, Json> } }> } | undefined)
+        ?.content?.['application/json']?.schema?.properties ?? {};
+      const parameters = (entry.parameters ?? []) as Json[];
+      for (const name of queryFields) {
+        parameters.push({ name, in: 'query', required: false, description: 'May be sent in the query string or the JSON body.', schema: body[name] ?? { type: 'string' } });
+      }
+      entry.parameters = parameters;
+    }
     if (operation.meta.openapi?.protect !== false) {
       const parameters = (entry.parameters ?? []) as Json[];
       if (!parameters.some((parameter) => parameter.name === 'userId')) parameters.push(USER_ID_PARAMETER);

@@ -155,3 +155,9 @@ test('/trpc responses carry the rate-limit headers like /v1', async () => {
   expect(response.headers.get('ratelimit-policy')).toMatch(/"account";q=1200;w=60/);
   expect(response.headers.get('ratelimit')).toMatch(/r=\d+/);
 });
+
+test("POST /tags documents its query-string fields, as the specification sends them", async () => {
+  const document = (await service.request('GET', '/openapi.json')).body;
+  const names = document.paths['/tags'].post.parameters.filter((parameter: { in: string }) => parameter.in === 'query').map((parameter: { name: string }) => parameter.name);
+  expect(names).toEqual(expect.arrayContaining(['tag', 'phoneNumber', 'email']));
+});
