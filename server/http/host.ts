@@ -58,6 +58,16 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
 
   const operations = buildOperationTable(router);
 
+  // Access log: path without the query string, so credentials (`apiKey`) never reach the log.
+  const accessLog = services.log.child({ component: 'http' });
+  app.addHook('onResponse', async (request, reply) => {
+    if (!accessLog.isLevelEnabled('info')) return;
+    accessLog.info(
+      { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
+      'request',
+    );
+  });
+
   // Without TLS on our port, a trusted proxy terminates it and must say so.
   if (!tls) {
     app.addHook('onRequest', async (request, reply) => {
