@@ -19,18 +19,6 @@ export const messagesRouter = router({
     .output(z.object({ success: z.literal(true), data: z.array(MessageOutput) }))
     .query(async ({ ctx, input }) => ({ success: true as const, data: await listContactMessages(ctx.em, ctx.account.id, input.contactId) })),
 
-  // The spec's 400 "missing contact id": the path without its id would otherwise be a 405.
-  listForContactWithoutId: accountProcedure
-    .meta({
-      openapi: { method: 'GET', path: '/contacts/messages', tags: ['Messages'], summary: 'Always 400: the contact id is missing' },
-      section: 'Messages',
-      access: 'read',
-      errorShapes: { '400': 'message', '401': 'successError', '404': 'successError' },
-    })
-    .input(z.object({}))
-    .output(z.object({ success: z.literal(true), data: z.array(MessageOutput) }))
-    .query(async ({ ctx }) => ({ success: true as const, data: await listContactMessages(ctx.em, ctx.account.id, '') })),
-
   exportChat: accountProcedure
     .meta({
       openapi: { method: 'GET', path: '/contacts/{contactId}/chat-export', tags: ['Messages'], summary: "A contact's whole conversation as text" },

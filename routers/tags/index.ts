@@ -53,17 +53,4 @@ export const tagsRouter = router({
     .input(z.object({ contactId: z.string() }))
     .output(z.array(TagOutput))
     .query(async ({ ctx, input }) => listContactTags(ctx.em, ctx.account.id, input.contactId)),
-
-  // The spec's "400 missing contact id": without this, `/contacts/tags/` would
-  // match `PUT /contacts/{contactId}` and answer 405.
-  ofContactWithoutId: accountProcedure
-    .meta({
-      openapi: { method: 'GET', path: '/contacts/tags', tags: ['Tags'], summary: 'GET /contacts/tags/{contactId} without a contact id: always 400' },
-      section: 'Tags',
-      access: 'read',
-      errorShapes: { '400': 'message', '401': 'successError', '404': 'successError' },
-    })
-    .input(z.object({}))
-    .output(z.array(TagOutput))
-    .query(async ({ ctx }) => listContactTags(ctx.em, ctx.account.id, '')),
 });

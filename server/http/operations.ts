@@ -10,6 +10,8 @@ export type Operation = {
   method: string;
   path: string;
   pattern: RegExp;
+  /** The same, with the trailing path parameter allowed empty or absent. */
+  loosePattern: RegExp | null;
   meta: ProcedureMeta;
   type: 'query' | 'mutation' | 'subscription';
   /** The fields of the procedure's object input, to read query strings by. */
@@ -23,22 +25,34 @@ export type OperationTable = {
   match(method: string, pathname: string): { operation?: Operation; pathExists: boolean };
 };
 
-function toPattern(path: string): RegExp {
-  const source = path
-    .split('/')
-    .map((segment) => {
-      const parameter = /^\{(\w+)\}$/.exec(segment);
-      return parameter ? `(?<${parameter[1]}>[^/]+)` : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    })
-    .join('/');
+function segmentPattern(segment: string, optional: boolean): string {
+  const parameter = /^\{(\w+)\}$/.exec(segment);
+  if (!parameter) return '/' + segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return optional ? `(?:/(?<${parameter[1]}>[^/]*))?` : `/(?<${parameter[1]}>[^/]+)`;
+}
+
+/**
+ * `loose` lets a trailing parameter be empty or missing (`/contacts/tags/`), so the
+ * procedure's own validation answers "missing contact id" in the endpoint's shape.
+ */
+function toPattern(path: string, loose: boolean): RegExp | null {
+  const segments = path.split('/').filter(Boolean);
+  const last = segments[segments.length - 1] ?? '';
+  if (loose && !/^\{\w+\}$/.test(last)) return null;
+  const source = segments.map((segment, index) => segmentPattern(segment, loose && index === segments.length - 1)).join('');
   return new RegExp(`^${source}/?$`, 'i');
 }
 
 /** Path parameters of a matched path, percent-decoded (a malformed escape is kept as sent). */
 export function pathParameters(operation: Operation, pathname: string): Record<string, string> {
-  const groups = operation.pattern.exec(pathname)?.groups ?? {};
+  const groups = (operation.pattern.exec(pathname) ?? operation.loosePattern?.exec(pathname))?.groups ?? {};
   const decoded: Record<string, string> = {};
   for (const [name, value] of Object.entries(groups)) {
+    // A trailing parameter left out reads as empty, like `/contacts/tags/`.
+    if (value === undefined) {
+      decoded[name] = '';
+      continue;
+    }
     try {
       decoded[name] = decodeURIComponent(value);
     } catch {
@@ -61,7 +75,8 @@ export function buildOperationTable(router: AnyRouter): OperationTable {
       procedurePath,
       method: meta.openapi.method,
       path: meta.openapi.path,
-      pattern: toPattern(meta.openapi.path),
+      pattern: toPattern(meta.openapi.path, false)!,
+      loosePattern: toPattern(meta.openapi.path, true),
       meta,
       type: procedure._def.type,
       inputShape: procedure._def.inputs[0]?.shape,
@@ -70,16 +85,19 @@ export function buildOperationTable(router: AnyRouter): OperationTable {
   // Like trpc-to-openapi, the first matching operation in router order wins, so a
   // static path (`/api-keys/current`) is declared before its parameter twin.
   const byProcedure = new Map(all.map((operation) => [operation.procedurePath, operation]));
+  const byMethod = new Map<string, Operation[]>();
+  for (const operation of all) byMethod.set(operation.method, [...(byMethod.get(operation.method) ?? []), operation]);
   return {
     all,
     byProcedure,
     match(method, pathname) {
-      let pathExists = false;
-      for (const operation of all) {
-        if (!operation.pattern.test(pathname)) continue;
-        if (operation.method === method) return { operation, pathExists: true };
-        pathExists = true;
-      }
+      // Complete paths first, in router order; then paths missing their trailing parameter.
+      const sameMethod = byMethod.get(method) ?? [];
+      const operation =
+        sameMethod.find((candidate) => candidate.pattern.test(pathname)) ??
+        sameMethod.find((candidate) => candidate.loosePattern?.test(pathname));
+      if (operation) return { operation, pathExists: true };
+      const pathExists = all.some((candidate) => candidate.pattern.test(pathname));
       return { pathExists };
     },
   };

@@ -165,3 +165,19 @@ describe('TLS=off behind a trusted proxy', () => {
     }
   });
 });
+
+describe('a path missing its trailing parameter', () => {
+  test('reaches the endpoint, which answers its own "missing id" error (not 404 or 405)', async () => {
+    for (const pathname of ['/contacts/tags/', '/contacts/tags']) {
+      const response = await service.request('GET', pathname, { apiKey: account.apiKey });
+      expect(response.status, pathname).toBe(400);
+      expect(response.body, pathname).toEqual({ success: false, message: expect.stringMatching(/contactId/) });
+    }
+  });
+
+  test('a complete path still wins over a shorter one', async () => {
+    const response = await service.request('GET', '/lists', { apiKey: account.apiKey });
+    expect(response.status).toBe(200);
+    expect(Array.isArray(response.body.lists)).toBe(true);
+  });
+});
