@@ -22,6 +22,8 @@ export type Secrets = {
   /** A short MAC for tamper-proof opaque tokens such as cursors. */
   sign(text: string): string;
   verify(text: string, signature: string): boolean;
+  /** A value that identifies the master secret without revealing it. */
+  fingerprint(): string;
 };
 
 const SECRET_FILE = 'secret.key';
@@ -56,6 +58,7 @@ export function createSecrets(master: Buffer): Secrets {
   const lookupKey = derive(master, 'api-key-lookup');
   const sealKey = derive(master, 'at-rest-encryption');
   const signKey = derive(master, 'token-signature');
+  const fingerprintKey = derive(master, 'fingerprint');
 
   const sign = (text: string) =>
     createHmac('sha256', signKey).update(text).digest().subarray(0, 16).toString('base64url');
@@ -82,6 +85,7 @@ export function createSecrets(master: Buffer): Secrets {
       ]).toString('utf8');
     },
     sign,
+    fingerprint: () => createHmac('sha256', fingerprintKey).update('secret-key-check').digest('hex'),
     verify(text, signature) {
       const expected = Buffer.from(sign(text));
       const given = Buffer.from(signature);

@@ -9,6 +9,7 @@ import { startEmbeddedPostgres } from './db/embedded.ts';
 import { migrate, openOrm, pgPool } from './db/orm.ts';
 import { attachUpgrades, buildHttpHost, type HostOptions, type UpgradeHandler } from './http/host.ts';
 import { loadTlsMaterial } from './http/tls.ts';
+import { assertSameSecretAsDatabase, SecretMismatchError } from './secret-check.ts';
 import { createSecrets, loadMasterSecret } from './secrets.ts';
 import type { Services } from './services.ts';
 import { startWorker, type WorkerDefinition } from './worker.ts';
@@ -51,6 +52,12 @@ export async function createServices(config: Config, log: Logger, databaseUrl: s
     throw error;
   }
   const secrets = createSecrets(await loadMasterSecret(config.SECRET_KEY, config.DATA_DIR));
+  try {
+    await assertSameSecretAsDatabase(orm.em.fork(), secrets);
+  } catch (error) {
+    await orm.close();
+    throw error;
+  }
   return { config, databaseUrl, orm, pool: pgPool(orm), secrets, log };
 }
 
@@ -61,6 +68,7 @@ export async function startService(config: Config, log: Logger, definition: Serv
     services = await createServices(config, log, database.url);
   } catch (error) {
     await database.stop();
+    if (error instanceof SecretMismatchError) throw new StartError(error.message, { cause: error });
     throw new StartError(`database unreachable or not migratable: ${(error as Error).message}`, { cause: error });
   }
 

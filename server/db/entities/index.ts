@@ -8,6 +8,7 @@ import { EventSchema } from './event.ts';
 import { ListSchema } from './list.ts';
 import { MessageSchema } from './message.ts';
 import { RateCounterSchema } from './rate-counter.ts';
+import { SettingSchema } from './setting.ts';
 import { SummarySchema } from './summary.ts';
 import { TagSchema } from './tag.ts';
 import { TaskSchema } from './task.ts';
@@ -23,6 +24,7 @@ export { Event, EventSchema } from './event.ts';
 export { List, ListSchema } from './list.ts';
 export { Message, MessageSchema } from './message.ts';
 export { RateCounter, RateCounterSchema } from './rate-counter.ts';
+export { Setting, SettingSchema } from './setting.ts';
 export { Summary, SummarySchema } from './summary.ts';
 export { Tag, TagSchema } from './tag.ts';
 export { Task, TaskSchema } from './task.ts';
@@ -41,4 +43,5 @@ export const entities = [
   SummarySchema,
   TaskSchema,
   EventSchema,
+  SettingSchema,
 ];
