@@ -1,17 +1,17 @@
 // POST /contacts/{contactId}/chat-sessions/close: ends the contact's open
 // session and announces it (Chat Concluded) in the same transaction.
-import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
-import { ChatSession, Contact } from '../db/entities/index.ts';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ChatSession } from '../db/entities/index.ts';
 import { NotFoundError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { contactEventBlock, contactTagIds } from '../messages/contact-event-data.ts';
 import { toChatSession, type ChatSessionRecord } from './session-record.ts';
+import { lockContact } from '../contacts/find-contact.ts';
 
 export async function closeChatSession(em: EntityManager, accountId: string, contactId: string): Promise<ChatSessionRecord> {
   return em.transactional(async (tx) => {
     // Locked like recordMessage does, so a message cannot slip into the session while it closes.
-    const contact = await tx.findOne(Contact, { id: contactId, account: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    if (!contact) throw new NotFoundError('Contact not found');
+    const contact = await lockContact(tx, accountId, contactId);
     const session = await tx.findOne(ChatSession, { account: accountId, contact: contact.id, status: 'ChatSessionOpened' });
     if (!session) throw new NotFoundError('No open chat session for this contact');
     session.status = 'ChatSessionClosed';

@@ -1,5 +1,5 @@
 // Contact lookups scoped to the account acted on.
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { Contact } from '../db/entities/index.ts';
 import { MissingParametersError, NotFoundError } from '../errors.ts';
 import { PLACEHOLDER_EMAIL } from './contact-record.ts';
@@ -35,6 +35,16 @@ export async function findContactByIdentifier(
 /** A contact of the account, or 404 (another account's contact is not found). */
 export async function requireContact(em: EntityManager, accountId: string, contactId: string): Promise<Contact> {
   const contact = await em.findOne(Contact, { id: contactId, account: accountId });
+  if (!contact) throw new NotFoundError('Contact not found');
+  return contact;
+}
+
+/**
+ * The same, locked for the rest of the caller's transaction, so changes to one
+ * contact (flags, its open chat session) are made one at a time.
+ */
+export async function lockContact(tx: EntityManager, accountId: string, contactId: string): Promise<Contact> {
+  const contact = await tx.findOne(Contact, { id: contactId, account: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
   if (!contact) throw new NotFoundError('Contact not found');
   return contact;
 }

@@ -1,10 +1,11 @@
 // PUT /contacts/{contactId}: the five updatable fields; flips of the bot and
 // do-not-disturb flags are announced as events in the same transaction.
-import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Contact } from '../db/entities/index.ts';
-import { InvalidInputError, NotFoundError } from '../errors.ts';
+import { InvalidInputError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
+import { lockContact } from './find-contact.ts';
 
 export const ContactUpdateInput = z.object({
   firstName: z.string().min(1, 'firstName must not be empty').optional(),
@@ -24,8 +25,7 @@ export async function updateContact(
   const fields = Object.entries(input).filter(([, value]) => value !== undefined);
   if (fields.length === 0) throw new InvalidInputError('No fields to update', { reason: 'no_fields' });
   await em.transactional(async (tx) => {
-    const contact = await tx.findOne(Contact, { id: contactId, account: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    if (!contact) throw new NotFoundError('Contact not found');
+    const contact = await lockContact(tx, accountId, contactId);
     const wasBotActive = contact.isBotActive;
     const wasDoNotDisturb = contact.doNotDisturb;
     if (input.firstName !== undefined) contact.firstName = input.firstName;

@@ -1,13 +1,13 @@
 // The one way a message is written (API reads, chat widget, template sends):
 // it lands in the contact's open chat session, opening one when none is open,
 // and its events are written in the same transaction.
-import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
-import { ChatSession, Contact, Message } from '../db/entities/index.ts';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ChatSession, Message } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
-import { NotFoundError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { contactEventBlock } from './contact-event-data.ts';
 import { toMessageEventData } from './message-record.ts';
+import { lockContact } from '../contacts/find-contact.ts';
 
 export type RecordMessageInput = {
   contactId: string;
@@ -33,8 +33,7 @@ export type RecordedMessage = { messageId: string; sessionId: string; sessionOpe
 export async function recordMessage(em: EntityManager, accountId: string, input: RecordMessageInput): Promise<RecordedMessage> {
   return em.transactional(async (tx) => {
     // The contact's row lock serialises its messages, so two at once cannot both open a session.
-    const contact = await tx.findOne(Contact, { id: input.contactId, account: accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
-    if (!contact) throw new NotFoundError('Contact not found');
+    const contact = await lockContact(tx, accountId, input.contactId);
     const now = new Date();
 
     let session = await tx.findOne(ChatSession, { contact: contact.id, status: 'ChatSessionOpened' });
