@@ -14,7 +14,7 @@ import { WebSocketServer } from 'ws';
 import { ApiError, InvalidInputError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { createContext } from '../trpc.ts';
-import { createOnePortServer, HTTPS_REQUIRED_BODY } from './one-port.ts';
+import { createOnePortServer, HTTPS_REQUIRED } from './one-port.ts';
 import { buildOpenApiDocument, type PlainRoute } from './openapi.ts';
 import { buildOperationTable } from './operations.ts';
 import { registerRestSurface, renderHostError, requestInfo, REST_PREFIX } from './rest.ts';
@@ -72,7 +72,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
   if (!tls) {
     app.addHook('onRequest', async (request, reply) => {
       if (request.protocol !== 'https') {
-        return reply.code(403).type('application/json; charset=utf-8').send(HTTPS_REQUIRED_BODY);
+        return reply.code(HTTPS_REQUIRED.status).type(HTTPS_REQUIRED.contentType).send(HTTPS_REQUIRED.body);
       }
     });
   }

@@ -4,16 +4,18 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
+import { ForbiddenError, renderError } from '../errors.ts';
 
 const TLS_HANDSHAKE = 0x16;
 const FIRST_BYTE_TIMEOUT_MS = 10_000;
-export const HTTPS_REQUIRED_BODY = JSON.stringify({ success: false, error: 'HTTPS is required', error_code: 403 });
+/** The contract's answer to plain HTTP, rendered like every other failure. */
+export const HTTPS_REQUIRED = renderError(new ForbiddenError('HTTPS is required'));
 
 function answerPlainHttp(socket: Socket): void {
-  const body = Buffer.from(HTTPS_REQUIRED_BODY);
+  const body = Buffer.from(HTTPS_REQUIRED.body);
   socket.end(
-    'HTTP/1.1 403 Forbidden\r\n' +
-      'Content-Type: application/json; charset=utf-8\r\n' +
+    `HTTP/1.1 ${HTTPS_REQUIRED.status} Forbidden\r\n` +
+      `Content-Type: ${HTTPS_REQUIRED.contentType}\r\n` +
       `Content-Length: ${body.length}\r\n` +
       'Connection: close\r\n\r\n' +
       body.toString(),
