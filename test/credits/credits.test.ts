@@ -2,9 +2,7 @@
 // the low-balance crossing, GET /usage-limits and the agency's
 // PUT /sub-accounts/{id}/usage-limits, with the events each change writes.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { mintKeyValue, maskKey } from '../../server/auth/key-format.ts';
 import { LOW_CREDIT_THRESHOLD, spendCredits } from '../../server/credits/spend-credits.ts';
-import { newId } from '../../server/db/ids.ts';
 import { PaymentRequiredError } from '../../server/errors.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -55,14 +53,6 @@ async function agencyWithClient(clientCredits = 100): Promise<{ agency: { userId
   return { agency, clientId: client.userId };
 }
 
-async function scopedKey(accountId: string, scopes: { read_only: boolean; tags: string[] }): Promise<string> {
-  const value = mintKeyValue('scoped');
-  await service.services.pool.query(
-    `insert into api_keys (id, account_id, kind, key_hash, key_preview, scopes) values ($1, $2, 'scoped', $3, $4, $5)`,
-    [newId('key'), accountId, service.services.secrets.hashApiKey(value), maskKey(value), JSON.stringify({ ...scopes, sub_account_ids: [], rate_limit_per_min: 60 })],
-  );
-  return value;
-}
 
 describe('spendCredits', () => {
   test('concurrent spends never take the balance below zero: final balance = start − successes, the rest are refused', async () => {
@@ -186,9 +176,9 @@ describe('GET /usage-limits', () => {
 
   test('scoped keys: section Usage', async () => {
     const { userId } = await service.createAccount();
-    const usageReader = await scopedKey(userId, { read_only: true, tags: ['Usage'] });
+    const usageReader = await service.createScopedKey(userId, { read_only: true, tags: ['Usage'] });
     expect((await service.request('GET', '/usage-limits', { apiKey: usageReader })).status).toBe(200);
-    const tagsOnly = await scopedKey(userId, { read_only: false, tags: ['Tags'] });
+    const tagsOnly = await service.createScopedKey(userId, { read_only: false, tags: ['Tags'] });
     const denied = await service.request('GET', '/usage-limits', { apiKey: tagsOnly });
     expect(denied.status).toBe(403);
     expect(denied.body).toMatchObject({ error_code: 'key_scope_denied' });
@@ -289,10 +279,10 @@ describe('PUT /sub-accounts/{id}/usage-limits', () => {
 
   test('scoped keys: section Sub Accounts, write', async () => {
     const { agency, clientId } = await agencyWithClient();
-    const readOnly = await scopedKey(agency.userId, { read_only: true, tags: ['Sub Accounts'] });
+    const readOnly = await service.createScopedKey(agency.userId, { read_only: true, tags: ['Sub Accounts'] });
     const refused = await service.request('PUT', `/sub-accounts/${clientId}/usage-limits`, { apiKey: readOnly, body: { credits: 5 } });
     expect(refused.body).toMatchObject({ success: false, error_code: 'key_read_only' });
-    const usageOnly = await scopedKey(agency.userId, { read_only: false, tags: ['Usage'] });
+    const usageOnly = await service.createScopedKey(agency.userId, { read_only: false, tags: ['Usage'] });
     const denied = await service.request('PUT', `/sub-accounts/${clientId}/usage-limits`, { apiKey: usageOnly, body: { credits: 5 } });
     expect(denied.body).toMatchObject({ success: false, error_code: 'key_scope_denied' });
   });

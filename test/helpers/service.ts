@@ -7,6 +7,7 @@ import { Agent, fetch } from 'undici';
 import { appRouter } from '../../routers/index.ts';
 import { workerDefinition } from '../../workers/index.ts';
 import { createAccount } from '../../server/accounts/accounts.ts';
+import { createScopedKey, type ScopedKeyCreateInput } from '../../server/api-keys/scoped-keys.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger } from '../../server/log.ts';
 import { startService, type ServiceDefinition } from '../../server/service.ts';
@@ -44,6 +45,8 @@ export type TestService = {
   databaseUrl: string;
   request(method: string, pathname: string, options?: RequestOptions): Promise<ApiResponse>;
   createAccount(options?: { email?: string; plan?: 'pro' | 'free'; agency?: boolean; credits?: number; webhooks?: boolean }): Promise<{ userId: string; apiKey: string }>;
+  /** A scoped key of the account, made by the same code as POST /api-keys; returns the key value. */
+  createScopedKey(accountId: string, scopes: NonNullable<ScopedKeyCreateInput['scopes']>): Promise<string>;
   stop(): Promise<void>;
 };
 
@@ -118,6 +121,10 @@ export async function startTestService(options: {
         webhooks: accountOptions.webhooks,
       });
       return { userId: created.userId, apiKey: created.apiKey };
+    },
+    async createScopedKey(accountId, scopes) {
+      const created = await createScopedKey(running.services.orm.em.fork(), running.services.secrets, accountId, { scopes });
+      return created.apiKey;
     },
     async stop() {
       await running.stop();

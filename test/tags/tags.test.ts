@@ -2,8 +2,6 @@
 // assignment), GET /tags, GET /tags/{name}, GET /contacts/tags/{contactId},
 // scoped-key sections, account isolation and the events written with each change.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { mintKeyValue, maskKey } from '../../server/auth/key-format.ts';
-import { newId } from '../../server/db/ids.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
@@ -43,15 +41,6 @@ async function creditsOf(accountId: string): Promise<number> {
   return rows[0]!.credits;
 }
 
-/** A scoped key row, as the key endpoints would create it. */
-async function scopedKey(accountId: string, scopes: { read_only: boolean; tags: string[] }): Promise<string> {
-  const value = mintKeyValue('scoped');
-  await service.services.pool.query(
-    `insert into api_keys (id, account_id, kind, key_hash, key_preview, scopes) values ($1, $2, 'scoped', $3, $4, $5)`,
-    [newId('key'), accountId, service.services.secrets.hashApiKey(value), maskKey(value), JSON.stringify({ ...scopes, sub_account_ids: [], rate_limit_per_min: 60 })],
-  );
-  return value;
-}
 
 describe('POST /tags', () => {
   test('when the tag does not exist it is created: 201 {success, data: Tag} from query parameters', async () => {
@@ -273,7 +262,7 @@ describe('scoped keys: section Tags', () => {
   test('a read-only key may list tags but POST /tags is 403 key_read_only', async () => {
     const { apiKey, userId } = await service.createAccount();
     const contact = await createContact(apiKey);
-    const readOnly = await scopedKey(userId, { read_only: true, tags: ['Tags'] });
+    const readOnly = await service.createScopedKey(userId, { read_only: true, tags: ['Tags'] });
     expect((await service.request('GET', '/tags', { apiKey: readOnly })).status).toBe(200);
     const write = await service.request('POST', '/tags', { apiKey: readOnly, query: { tag: 'X', phoneNumber: contact.phoneNumber } });
     expect(write.status).toBe(403);
@@ -283,7 +272,7 @@ describe('scoped keys: section Tags', () => {
   test('a key scoped to another section gets 403 key_scope_denied on the tag endpoints', async () => {
     const { apiKey, userId } = await service.createAccount();
     const contact = await createContact(apiKey);
-    const contactsOnly = await scopedKey(userId, { read_only: false, tags: ['Contacts'] });
+    const contactsOnly = await service.createScopedKey(userId, { read_only: false, tags: ['Contacts'] });
     for (const [method, path] of [['GET', '/tags'], ['GET', '/tags/X'], ['GET', `/contacts/tags/${contact.id}`]] as const) {
       const response = await service.request(method, path, { apiKey: contactsOnly });
       expect(response.status, path).toBe(403);
