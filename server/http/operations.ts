@@ -20,7 +20,6 @@ export type Operation = {
 
 export type OperationTable = {
   all: Operation[];
-  byProcedure: Map<string, Operation>;
   /** The operation for a request, or whether the path exists under another method. */
   match(method: string, pathname: string): { operation?: Operation; pathExists: boolean };
 };
@@ -84,12 +83,10 @@ export function buildOperationTable(router: AnyRouter): OperationTable {
   }
   // Like trpc-to-openapi, the first matching operation in router order wins, so a
   // static path (`/api-keys/current`) is declared before its parameter twin.
-  const byProcedure = new Map(all.map((operation) => [operation.procedurePath, operation]));
   const byMethod = new Map<string, Operation[]>();
   for (const operation of all) byMethod.set(operation.method, [...(byMethod.get(operation.method) ?? []), operation]);
   return {
     all,
-    byProcedure,
     match(method, pathname) {
       // Complete paths first, in router order; then paths missing their trailing parameter.
       const sameMethod = byMethod.get(method) ?? [];

@@ -71,11 +71,19 @@ export async function startTestService(options: {
     ...options.env,
   });
   const log = createLogger(config.LOG_LEVEL);
-  const running = await startService(config, log, {
-    router: appRouter,
-    worker: workerDefinition,
-    ...options.definition,
-  });
+  let running: Awaited<ReturnType<typeof startService>>;
+  try {
+    running = await startService(config, log, {
+      router: appRouter,
+      worker: workerDefinition,
+      ...options.definition,
+    });
+  } catch (error) {
+    // A refused start (the point of some tests) leaves nothing behind either.
+    await database?.drop();
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   const baseUrl = running.baseUrl!;
   const origin = new URL(baseUrl).origin;
 
