@@ -5,7 +5,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticate, type Authenticated } from './auth/authenticate.ts';
-import type { ApiSection, Access } from './auth/scopes.ts';
+import type { ApiSection, Access, TargetAccount } from './auth/scopes.ts';
 import { ZodError } from 'zod';
 import { ApiError, describeZodError, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';
 import type { Services } from './services.ts';
@@ -23,6 +23,12 @@ export type ProcedureMeta = OpenApiMeta<{
   requires?: 'owner';
   /** Agency-only endpoints refuse `userId`. */
   agencyOnly?: boolean;
+  /**
+   * Another account the operation touches besides the `userId` one: a raw input
+   * field holding a client's id, or `'everyClient'` (creating or listing clients).
+   * A scoped key is held to its `sub_account_ids` for it (403 key_scope_denied).
+   */
+  targetAccount?: TargetAccount;
   /**
    * Body fields the specification sends in the query string of this POST/PUT
    * (any body method accepts query fields; these are also documented as such).
@@ -92,13 +98,15 @@ export type AuthedContext = Context & Authenticated & { em: EntityManager };
 
 /**
  * Authenticates, counts the request against its rate limits, applies the key's
- * scopes to this procedure's meta, and selects the account. It is the first
+ * scopes to this procedure's meta, and selects the account (and checks any
+ * target account the meta names in the raw input). It is the first
  * middleware, so authorization is decided before `.input()` parses anything.
  */
-export const accountProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
+export const accountProcedure = publicProcedure.use(async ({ ctx, meta, next, getRawInput }) => {
   const auth = await authenticate(ctx.services, ctx.request, meta, {
     count: meta?.rateLimit !== 'uncounted',
     responseHeaders: ctx.responseHeaders,
+    readInput: getRawInput,
   });
   return next({ ctx: { ...auth, em: ctx.services.orm.em.fork() } });
 });

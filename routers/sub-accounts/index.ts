@@ -41,28 +41,32 @@ const SubAccountRecordOutput = z.object({
 const SubAccountId = z.object({ id: z.string() });
 const SubAccountData = z.object({ success: z.literal(true), data: SubAccountRecordOutput });
 const meta = { section: 'Sub Accounts', agencyOnly: true } as const;
+// The client named in the path is held to a scoped key's sub_account_ids like `userId`;
+// creating or listing clients needs `["*"]` (server/auth/scopes.ts says why).
+const oneClient = { ...meta, targetAccount: { inputField: 'id' } } as const;
+const everyClient = { ...meta, targetAccount: 'everyClient' } as const;
 
 export const subAccountsRouter = router({
   create: accountProcedure
-    .meta({ openapi: { method: 'POST', path: '/sub-accounts', tags: ['Sub Accounts'], summary: 'Create a client sub-account (agencies only)' }, ...meta, access: 'write', successStatus: 201 })
+    .meta({ openapi: { method: 'POST', path: '/sub-accounts', tags: ['Sub Accounts'], summary: 'Create a client sub-account (agencies only)' }, ...everyClient, access: 'write', successStatus: 201 })
     .input(SubAccountCreateInput)
     .output(SubAccountData)
     .mutation(async ({ ctx, input }) => ({ success: true as const, data: await createSubAccount(ctx.em, ctx.account.id, input) })),
 
   list: accountProcedure
-    .meta({ openapi: { method: 'GET', path: '/sub-accounts', tags: ['Sub Accounts'], summary: "Page through the agency's client sub-accounts" }, ...meta, access: 'read' })
+    .meta({ openapi: { method: 'GET', path: '/sub-accounts', tags: ['Sub Accounts'], summary: "Page through the agency's client sub-accounts" }, ...everyClient, access: 'read' })
     .input(PageInput)
     .output(z.object({ success: z.literal(true), sub_accounts: z.array(SubAccountRecordOutput), next_cursor: z.string().nullable() }))
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await listSubAccounts(ctx.em, ctx.services.secrets, ctx.account.id, input)) })),
 
   get: accountProcedure
-    .meta({ openapi: { method: 'GET', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Get a client sub-account' }, ...meta, access: 'read' })
+    .meta({ openapi: { method: 'GET', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Get a client sub-account' }, ...oneClient, access: 'read' })
     .input(SubAccountId)
     .output(SubAccountData)
     .query(async ({ ctx, input }) => ({ success: true as const, data: await getSubAccount(ctx.em, ctx.account.id, input.id) })),
 
   update: accountProcedure
-    .meta({ openapi: { method: 'PUT', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Change a client sub-account' }, ...meta, access: 'write' })
+    .meta({ openapi: { method: 'PUT', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Change a client sub-account' }, ...oneClient, access: 'write' })
     .input(SubAccountUpdateInput.extend(SubAccountId.shape))
     .output(SubAccountData)
     .mutation(async ({ ctx, input }) => {
@@ -71,7 +75,7 @@ export const subAccountsRouter = router({
     }),
 
   delete: accountProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Delete a client sub-account and everything in it' }, ...meta, access: 'write' })
+    .meta({ openapi: { method: 'DELETE', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Delete a client sub-account and everything in it' }, ...oneClient, access: 'write' })
     .input(SubAccountId)
     .output(SuccessOnly)
     .mutation(async ({ ctx, input }) => {

@@ -36,6 +36,7 @@ export const usageRouter = router({
       section: 'Sub Accounts',
       access: 'write',
       agencyOnly: true,
+      targetAccount: { inputField: 'id' },
       errorShapes: { '404': 'envelope' },
     })
     .input(UsageLimitsUpdateInput.extend({ id: z.string() }))

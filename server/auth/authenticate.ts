@@ -1,7 +1,7 @@
 // Credential resolution for every authenticated request: pick the carrier,
 // resolve and count the caller with ONE statement (rate-limit/count-requests.ts),
 // apply the plan, the rate limits and the key's scopes, then select the account
-// the request acts on (`userId`).
+// the request acts on (`userId`) and check any other account its input names.
 import type { IncomingHttpHeaders } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import { PLANS, planHasFeature } from '../accounts/plans.ts';
@@ -18,7 +18,16 @@ import {
 import type { Services } from '../services.ts';
 import { isWellFormedKey, looksLikeJwt } from './key-format.ts';
 import { verifyIdToken } from './id-tokens.ts';
-import { assertProcedureAllowed, scopeDenied, type Credential, type ProcedureAccess, type Scopes } from './scopes.ts';
+import {
+  assertAccountInScope,
+  assertEveryClientInScope,
+  assertProcedureAllowed,
+  scopeDenied,
+  type Credential,
+  type ProcedureAccess,
+  type Scopes,
+  type TargetAccount,
+} from './scopes.ts';
 
 export type Carrier = { value: string; from: 'query' | 'header' | 'bearer' };
 
@@ -56,6 +65,8 @@ export type AuthenticateOptions = {
   count?: boolean;
   /** Receives the RateLimit headers as soon as the request is counted (also on refusals). */
   responseHeaders?: Record<string, string>;
+  /** The procedure's unparsed input, read only when its meta names a target account field. */
+  readInput?: () => Promise<unknown>;
 };
 
 type Resolved = { credential: Credential; rateLimit: RateLimitState; targetAgencyId: string | null };
@@ -137,12 +148,7 @@ export function selectAccount(
     return { id: credential.accountId, managed: false };
   }
   if (options.agencyOnly) throw new ForbiddenError('userId cannot be used on agency-only endpoints');
-  if (credential.type === 'scoped') {
-    const allowed = credential.scopes?.sub_account_ids ?? [];
-    if (!allowed.includes('*') && !allowed.includes(userId)) {
-      throw scopeDenied('This API key is not allowed to act on that account');
-    }
-  }
+  assertAccountInScope(credential, userId);
   if (targetAgencyId !== credential.accountId) {
     if (credential.type === 'scoped') throw scopeDenied('This API key is not allowed to act on that account');
     throw new ForbiddenError('You do not have access to that account');
@@ -170,11 +176,31 @@ export async function resolveCredential(
   return resolved;
 }
 
+/**
+ * A client account named in the input (not by `userId`) passes the same
+ * sub_account_ids rule, before the input is parsed or the domain runs.
+ */
+async function assertTargetAccountAllowed(
+  credential: Credential,
+  target: TargetAccount | undefined,
+  readInput: (() => Promise<unknown>) | undefined,
+): Promise<void> {
+  if (!target || credential.type !== 'scoped') return;
+  if (target === 'everyClient') return assertEveryClientInScope(credential);
+  // Default-deny: a target that cannot be read is not allowed.
+  if (!readInput) throw scopeDenied('This API key is not allowed to act on that account');
+  const input = await readInput();
+  const value = input !== null && typeof input === 'object' ? (input as Record<string, unknown>)[target.inputField] : undefined;
+  // Absent: nothing names another account (and the input parser refuses a missing id).
+  if (value === undefined || value === null) return;
+  assertAccountInScope(credential, String(value));
+}
+
 /** The whole check an authenticated procedure runs before its own code. */
 export async function authenticate(
   services: Services,
   request: { query: URLSearchParams; headers: IncomingHttpHeaders },
-  procedure: (ProcedureAccess & { agencyOnly?: boolean }) | undefined,
+  procedure: (ProcedureAccess & { agencyOnly?: boolean; targetAccount?: TargetAccount }) | undefined,
   options: AuthenticateOptions = {},
 ): Promise<Authenticated> {
   const { credential, rateLimit, targetAgencyId } = await resolveCredential(services, request, options);
@@ -182,5 +208,6 @@ export async function authenticate(
   const account = selectAccount(credential, request.query.get('userId') || null, targetAgencyId, {
     agencyOnly: procedure?.agencyOnly,
   });
+  await assertTargetAccountAllowed(credential, procedure?.targetAccount, options.readInput);
   return { credential, account, rateLimit };
 }

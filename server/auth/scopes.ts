@@ -53,8 +53,44 @@ export type ProcedureAccess = {
   requires?: 'owner';
 };
 
+/**
+ * A client account an operation touches besides the one `userId` selects:
+ * `{ inputField }` names the raw input field holding its id (`/sub-accounts/{id}`);
+ * `'everyClient'` is an operation over all of the caller's clients, present and
+ * future (creating or listing them).
+ */
+export type TargetAccount = { inputField: string } | 'everyClient';
+
 export function scopeDenied(message: string): ForbiddenError {
   return new ForbiddenError(message, { code: 'key_scope_denied' });
+}
+
+/**
+ * A scoped key acts on its own account, and on another only when
+ * `sub_account_ids` lists it or is `["*"]`. That the account really is a client
+ * of the caller is a separate check (selectAccount for `userId`, the domain's
+ * 404 for an id in the input).
+ */
+export function assertAccountInScope(credential: Credential, accountId: string): void {
+  if (credential.type !== 'scoped' || accountId === credential.accountId) return;
+  const allowed = credential.scopes?.sub_account_ids ?? [];
+  if (!allowed.includes('*') && !allowed.includes(accountId)) {
+    throw scopeDenied('This API key is not allowed to act on that account');
+  }
+}
+
+/**
+ * Creating or listing client accounts reaches beyond any fixed list of ids (a
+ * new client cannot be listed in advance), so only `["*"]` covers it. Listing is
+ * refused rather than filtered to the listed ids: filtering would put a scope
+ * decision inside the domain query; such a key still reads each of its clients
+ * by id.
+ */
+export function assertEveryClientInScope(credential: Credential): void {
+  if (credential.type !== 'scoped') return;
+  if (!(credential.scopes?.sub_account_ids ?? []).includes('*')) {
+    throw scopeDenied('This API key is not allowed to act on every client account; that needs sub_account_ids ["*"]');
+  }
 }
 
 /** Throws unless the credential may call a procedure with this access. */
