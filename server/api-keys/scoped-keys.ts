@@ -4,11 +4,11 @@
 // is shown once at creation and never stored retrievably; it never changes.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { ApiKey } from '../db/entities/index.ts';
+import { Account, ApiKey } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
 import { maskKey, mintKeyValue } from '../auth/key-format.ts';
 import { API_SECTIONS, type ApiSection, type Scopes } from '../auth/scopes.ts';
-import { InvalidInputError, NotFoundError } from '../errors.ts';
+import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { SCOPED_KEY_DEFAULT_RATE_LIMIT, SCOPED_KEY_MAX_RATE_LIMIT } from '../rate-limit/limits.ts';
 import type { Secrets } from '../secrets.ts';
 
@@ -91,6 +91,24 @@ export function scopesFrom(input: z.infer<typeof ScopesInput> | undefined): Scop
   };
 }
 
+/**
+ * Every id in sub_account_ids must be a client account of the key's owner (400
+ * naming the first that is not), so a key never carries a grant its owner could
+ * not give. `["*"]` is accepted from any account: it means "the accounts this
+ * account manages", which for a non-agency is none, so it grants nothing there;
+ * the relation is still checked on every request.
+ */
+async function assertOwnClients(em: EntityManager, accountId: string, scopes: Scopes): Promise<void> {
+  const ids = scopes.sub_account_ids.filter((id) => id !== '*');
+  if (ids.length === 0) return;
+  const clients = await em.find(Account, { id: { $in: ids }, agency: accountId }, { fields: ['id'] });
+  const found = new Set(clients.map((client) => client.id));
+  const stranger = ids.find((id) => !found.has(id));
+  if (stranger !== undefined) {
+    throw new InvalidInputError(`scopes.sub_account_ids: "${stranger}" is not a client account you manage`);
+  }
+}
+
 function expiryFrom(value: string | null | undefined): Date | null {
   if (value === undefined || value === null) return null;
   const expiresAt = new Date(value);
@@ -120,6 +138,7 @@ export async function createScopedKey(
 ): Promise<{ apiKey: string; key: ScopedKeyRecord }> {
   const scopes = scopesFrom(input.scopes);
   const expiresAt = expiryFrom(input.expires_at);
+  await assertOwnClients(em, accountId, scopes);
   const value = mintKeyValue('scoped');
   const key = em.create(ApiKey, {
     id: newId('key'),
@@ -153,7 +172,10 @@ async function requireScopedKey(em: EntityManager, accountId: string, id: string
   return key;
 }
 
-/** Changes label, scopes (replaced whole, rule 4) or expiry; the key value never changes (rule 5). */
+/**
+ * Changes label, scopes (replaced whole, rule 4) or expiry; the key value never
+ * changes (rule 5). A revoked key cannot be changed (409).
+ */
 export async function updateScopedKey(
   em: EntityManager,
   accountId: string,
@@ -166,6 +188,9 @@ export async function updateScopedKey(
   const scopes = input.scopes === undefined ? undefined : scopesFrom(input.scopes);
   const expiresAt = input.expires_at === undefined ? undefined : expiryFrom(input.expires_at);
   const key = await requireScopedKey(em, accountId, id);
+  // A revoked key stays as it was revoked: its permissions are part of the record.
+  if (key.revokedAt) throw new ConflictError('This API key is revoked and cannot be changed');
+  if (scopes !== undefined) await assertOwnClients(em, accountId, scopes);
   if (input.label !== undefined) key.label = input.label;
   if (scopes !== undefined) key.scopes = scopes;
   if (expiresAt !== undefined) key.expiresAt = expiresAt;

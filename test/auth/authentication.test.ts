@@ -175,11 +175,15 @@ describe('rule 4: a scoped key is checked on each request', () => {
     expect(released.body.error_code).toBe('key_scope_denied');
   });
 
-  test('a listed id that the agency does not manage is refused', async () => {
+  test('a listed id that the agency no longer manages is refused (ownership is checked on every request)', async () => {
     const agency = await service.createAccount({ agency: true });
-    const stranger = await service.createAccount();
-    const { api_key } = await scopedKey(agency.apiKey, { scopes: { tags: ['Lists'], sub_account_ids: [stranger.userId] } });
-    const response = await service.request('GET', '/lists', { apiKey: api_key, query: { userId: stranger.userId } });
+    const client = await service.createAccount();
+    await manage(agency.userId, client.userId);
+    // Only a client can be listed when the key is made (POST /api-keys checks it).
+    const { api_key } = await scopedKey(agency.apiKey, { scopes: { tags: ['Lists'], sub_account_ids: [client.userId] } });
+    expect((await service.request('GET', '/lists', { apiKey: api_key, query: { userId: client.userId } })).status).toBe(200);
+    await manage(null, client.userId);
+    const response = await service.request('GET', '/lists', { apiKey: api_key, query: { userId: client.userId } });
     expect(response.status).toBe(403);
     expect(response.body.error_code).toBe('key_scope_denied');
   });
