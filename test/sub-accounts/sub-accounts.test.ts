@@ -406,3 +406,98 @@ describe('GET /sub-accounts (pagination)', () => {
     }
   });
 });
+
+describe("scoped keys: a client named in the path is held to the key's sub_account_ids", () => {
+  const scopeDeniedBody = { success: false, error: 'This API key is not allowed to act on that account', error_code: 'key_scope_denied' };
+  const everyClientDeniedBody = {
+    success: false,
+    error: 'This API key is not allowed to act on every client account; that needs sub_account_ids ["*"]',
+    error_code: 'key_scope_denied',
+  };
+  const writable = { tags: ['Sub Accounts'], read_only: false } as const;
+
+  test('a key limited to [SC1] cannot delete SC2 (403 key_scope_denied, SC2 and its data still there); it can act on SC1', async () => {
+    const agency = await service.createAccount({ agency: true });
+    const sc1 = await newClient(agency.apiKey);
+    const sc2 = await newClient(agency.apiKey);
+    await service.request('POST', '/lists', { apiKey: agency.apiKey, query: { userId: sc2.id }, body: { name: 'Leads' } });
+    const key = await service.createScopedKey(agency.userId, { ...writable, sub_account_ids: [sc1.id] });
+
+    const refused = await service.request('DELETE', `/sub-accounts/${sc2.id}`, { apiKey: key });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual(scopeDeniedBody);
+    expect(await rowCount('accounts', sc2.id)).toBe(1);
+    expect(await rowCount('lists', sc2.id)).toBe(1);
+    for (const [method, path, body] of [
+      ['GET', `/sub-accounts/${sc2.id}`, undefined],
+      ['PUT', `/sub-accounts/${sc2.id}`, { first_name: 'Taken' }],
+      ['PUT', `/sub-accounts/${sc2.id}/usage-limits`, { credits: 999999 }],
+    ] as const) {
+      const response = await service.request(method, path, { apiKey: key, body });
+      expect({ call: `${method} ${path}`, status: response.status, body: response.body }).toEqual({ call: `${method} ${path}`, status: 403, body: scopeDeniedBody });
+    }
+    expect((await service.request('GET', `/sub-accounts/${sc2.id}`, { apiKey: agency.apiKey })).body.data).toEqual(sc2);
+
+    // The listed client stays within reach, down to deleting it.
+    expect((await service.request('GET', `/sub-accounts/${sc1.id}`, { apiKey: key })).body.data).toEqual(sc1);
+    expect((await service.request('PUT', `/sub-accounts/${sc1.id}/usage-limits`, { apiKey: key, body: { credits: 150 } })).body.data.credits).toBe(150);
+    expect((await service.request('DELETE', `/sub-accounts/${sc1.id}`, { apiKey: key })).status).toBe(200);
+    expect(await rowCount('accounts', sc1.id)).toBe(0);
+  });
+
+  test('a key limited to [] cannot create, list, read or edit sub-accounts, nor set their credits; nothing changes', async () => {
+    const agency = await service.createAccount({ agency: true });
+    const sc1 = await newClient(agency.apiKey);
+    const key = await service.createScopedKey(agency.userId, { ...writable, sub_account_ids: [] });
+    const newEmail = uniqueEmail('refused');
+    const oneClient: [string, string, unknown][] = [
+      ['GET', `/sub-accounts/${sc1.id}`, undefined],
+      ['PUT', `/sub-accounts/${sc1.id}`, { first_name: 'Taken' }],
+      ['PUT', `/sub-accounts/${sc1.id}/usage-limits`, { credits: 999999 }],
+      ['DELETE', `/sub-accounts/${sc1.id}`, undefined],
+    ];
+    for (const [method, path, body] of oneClient) {
+      const response = await service.request(method, path, { apiKey: key, body });
+      expect({ call: `${method} ${path}`, status: response.status, body: response.body }).toEqual({ call: `${method} ${path}`, status: 403, body: scopeDeniedBody });
+    }
+    const everyClient: [string, string, unknown][] = [
+      ['POST', '/sub-accounts', { email: newEmail, first_name: 'A', last_name: 'B', usage_limits: { monthly_credits: 1 } }],
+      ['GET', '/sub-accounts', undefined],
+    ];
+    for (const [method, path, body] of everyClient) {
+      const response = await service.request(method, path, { apiKey: key, body });
+      expect({ call: `${method} ${path}`, status: response.status, body: response.body }).toEqual({ call: `${method} ${path}`, status: 403, body: everyClientDeniedBody });
+    }
+    expect((await service.request('GET', `/sub-accounts/${sc1.id}`, { apiKey: agency.apiKey })).body.data).toEqual(sc1);
+    const { rows } = await service.services.pool.query('select count(*)::int as count from accounts where email = $1', [newEmail]);
+    expect(rows[0].count).toBe(0);
+  });
+
+  test('a key limited to [SC1] still cannot create or list sub-accounts: that needs ["*"]', async () => {
+    const agency = await service.createAccount({ agency: true });
+    const sc1 = await newClient(agency.apiKey);
+    const key = await service.createScopedKey(agency.userId, { ...writable, sub_account_ids: [sc1.id] });
+    const listed = await service.request('GET', '/sub-accounts', { apiKey: key });
+    expect(listed.status).toBe(403);
+    expect(listed.body).toEqual(everyClientDeniedBody);
+  });
+
+  test('a key with ["*"] creates, lists, reads, edits and recharges any client of the agency', async () => {
+    const agency = await service.createAccount({ agency: true });
+    const key = await service.createScopedKey(agency.userId, { ...writable, sub_account_ids: ['*'] });
+    const created = await newClient(key);
+    expect((await service.request('GET', '/sub-accounts', { apiKey: key })).body.sub_accounts).toEqual([created]);
+    expect((await service.request('PUT', `/sub-accounts/${created.id}`, { apiKey: key, body: { first_name: 'Renamed' } })).body.data.first_name).toBe('Renamed');
+    expect((await service.request('PUT', `/sub-accounts/${created.id}/usage-limits`, { apiKey: key, body: { credits: 500 } })).body.data.credits).toBe(500);
+  });
+
+  test("a key with [\"*\"] naming another agency's client in the path gets 404, as the main key does", async () => {
+    const agency = await service.createAccount({ agency: true });
+    const otherAgency = await service.createAccount({ agency: true });
+    const foreign = await newClient(otherAgency.apiKey);
+    const key = await service.createScopedKey(agency.userId, { ...writable, sub_account_ids: ['*'] });
+    const response = await service.request('DELETE', `/sub-accounts/${foreign.id}`, { apiKey: key });
+    expect(response.status).toBe(404);
+    expect(await rowCount('accounts', foreign.id)).toBe(1);
+  });
+});
