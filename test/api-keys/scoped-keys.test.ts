@@ -309,3 +309,88 @@ describe('key management needs the main key or an owner session', () => {
     expect(listed).toMatchObject({ id: created.key.id, label: '', revoked: false });
   });
 });
+
+describe('scopes.sub_account_ids names only accounts the caller manages', () => {
+  let clientCounter = 0;
+  async function newClient(agencyKey: string): Promise<string> {
+    clientCounter += 1;
+    const response = await service.request('POST', '/sub-accounts', {
+      apiKey: agencyKey,
+      body: { email: `scoped-client${clientCounter}-${process.pid}-${Date.now()}@example.com`, first_name: 'C', last_name: 'L', usage_limits: { monthly_credits: 10 } },
+    });
+    expect(response.status, response.text).toBe(201);
+    return response.body.data.id;
+  }
+  const notManaged = (id: string) => ({ success: false, error: `scopes.sub_account_ids: "${id}" is not a client account you manage`, error_code: 400 });
+
+  test("an agency may list its own clients, or [\"*\"]; another agency's client, an unrelated account or an unknown id is 400 naming it", async () => {
+    const agency = await service.createAccount({ agency: true });
+    const otherAgency = await service.createAccount({ agency: true });
+    const own = await newClient(agency.apiKey);
+    const foreign = await newClient(otherAgency.apiKey);
+    const unrelated = await service.createAccount();
+
+    const listed = await createKey(agency.apiKey, { scopes: { sub_account_ids: [own] } });
+    expect(listed.key.scopes).toMatchObject({ sub_account_ids: [own] });
+    expect((await createKey(agency.apiKey, { scopes: { sub_account_ids: ['*'] } })).key.scopes).toMatchObject({ sub_account_ids: ['*'] });
+
+    for (const stranger of [foreign, unrelated.userId, otherAgency.userId, agency.userId, 'usr_unknown']) {
+      const response = await service.request('POST', '/api-keys', { apiKey: agency.apiKey, body: { scopes: { sub_account_ids: [own, stranger] } } });
+      expect({ stranger, status: response.status, body: response.body }).toEqual({ stranger, status: 400, body: notManaged(stranger) });
+    }
+    // Nothing but the two accepted keys was made.
+    expect((await service.request('GET', '/api-keys', { apiKey: agency.apiKey })).body.api_keys).toHaveLength(2);
+  });
+
+  test('a non-agency account manages no one: any concrete id is 400; ["*"] grants nothing and is accepted', async () => {
+    const plain = await service.createAccount();
+    const agency = await service.createAccount({ agency: true });
+    const someoneElsesClient = await newClient(agency.apiKey);
+    for (const id of [someoneElsesClient, agency.userId]) {
+      const response = await service.request('POST', '/api-keys', { apiKey: plain.apiKey, body: { scopes: { sub_account_ids: [id] } } });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual(notManaged(id));
+    }
+    const star = await createKey(plain.apiKey, { scopes: { tags: ['Lists'], sub_account_ids: ['*'] } });
+    const reach = await service.request('GET', '/lists', { apiKey: star.api_key, query: { userId: someoneElsesClient } });
+    expect(reach.status).toBe(403);
+    expect(reach.body.error_code).toBe('key_scope_denied');
+  });
+
+  test('PATCH applies the same rule, and a refused update leaves the scopes as they were', async () => {
+    const agency = await service.createAccount({ agency: true });
+    const otherAgency = await service.createAccount({ agency: true });
+    const own = await newClient(agency.apiKey);
+    const foreign = await newClient(otherAgency.apiKey);
+    const created = await createKey(agency.apiKey, { scopes: { tags: ['Lists'], sub_account_ids: [own] } });
+    const path = `/api-keys/${created.key.id}`;
+
+    const refused = await service.request('PATCH', path, { apiKey: agency.apiKey, body: { scopes: { tags: ['Lists'], sub_account_ids: [foreign] } } });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual(notManaged(foreign));
+    const [unchanged] = (await service.request('GET', '/api-keys', { apiKey: agency.apiKey })).body.api_keys;
+    expect(unchanged.scopes.sub_account_ids).toEqual([own]);
+
+    const widened = await service.request('PATCH', path, { apiKey: agency.apiKey, body: { scopes: { tags: ['Lists'], sub_account_ids: ['*'] } } });
+    expect(widened.status).toBe(200);
+    expect(widened.body.key.scopes.sub_account_ids).toEqual(['*']);
+  });
+});
+
+describe('PATCH /api-keys/{id} on a revoked key', () => {
+  test('a revoked key cannot be edited: 409 saying it is revoked, and label, scopes and expiry stay as they were', async () => {
+    const { apiKey } = await service.createAccount();
+    const created = await createKey(apiKey, { label: 'old', scopes: { tags: ['Lists'] } });
+    expect((await service.request('DELETE', `/api-keys/${created.key.id}`, { apiKey })).status).toBe(200);
+    const [before] = (await service.request('GET', '/api-keys', { apiKey })).body.api_keys;
+
+    for (const body of [{ scopes: { tags: [], read_only: false } }, { label: 'new' }, { expires_at: inOneDay() }]) {
+      const response = await service.request('PATCH', `/api-keys/${created.key.id}`, { apiKey, body });
+      expect(response.status).toBe(409);
+      expect(response.body).toEqual({ success: false, error: 'This API key is revoked and cannot be changed', error_code: 409 });
+    }
+    const [after] = (await service.request('GET', '/api-keys', { apiKey })).body.api_keys;
+    expect(after).toEqual(before);
+    expect((await service.request('GET', '/lists', { apiKey: created.api_key })).status).toBe(401);
+  });
+});
