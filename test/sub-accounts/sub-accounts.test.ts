@@ -414,7 +414,7 @@ describe("scoped keys: a client named in the path is held to the key's sub_accou
     error: 'This API key is not allowed to act on every client account; that needs sub_account_ids ["*"]',
     error_code: 'key_scope_denied',
   };
-  const writable = { tags: ['Sub Accounts'], read_only: false } as const;
+  const writable = { tags: ['Sub Accounts'], read_only: false };
 
   test('a key limited to [SC1] cannot delete SC2 (403 key_scope_denied, SC2 and its data still there); it can act on SC1', async () => {
     const agency = await service.createAccount({ agency: true });
