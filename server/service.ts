@@ -5,9 +5,11 @@ import type { AnyRouter } from '@trpc/server';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import { DataDirLockedError, lockDataDir } from './data-dir-lock.ts';
 import { startEmbeddedPostgres } from './db/embedded.ts';
 import { migrate, openOrm, pgPool } from './db/orm.ts';
 import { attachUpgrades, buildHttpHost, type HostOptions, type UpgradeHandler } from './http/host.ts';
+import { READY_ROUTE, registerReadiness } from './http/readiness.ts';
 import { loadTlsMaterial } from './http/tls.ts';
 import { assertSameSecretAsDatabase, SecretMismatchError } from './secret-check.ts';
 import { createSecrets, loadMasterSecret } from './secrets.ts';
@@ -36,10 +38,21 @@ export class StartError extends Error {
   override name = 'StartError';
 }
 
-export async function openDatabase(config: Config, log: Logger) {
+/**
+ * The database: DATABASE_URL, or the embedded cluster under DATA_DIR. The service adopts a
+ * cluster left running on DATA_DIR (it holds the lock, so no other service uses it); the
+ * admin CLI borrows a running one and leaves it to its owner.
+ */
+export async function openDatabase(config: Config, log: Logger, use: 'service' | 'command' = 'command') {
   if (config.DATABASE_URL) return { url: config.DATABASE_URL, stop: async () => {} };
   await mkdir(config.DATA_DIR, { recursive: true });
-  return startEmbeddedPostgres({ dataDir: config.DATA_DIR, log: (line) => log.debug({ component: 'postgres' }, line) });
+  const postgresLog = log.child({ component: 'postgres' });
+  return startEmbeddedPostgres({
+    dataDir: config.DATA_DIR,
+    log: (line) => postgresLog.debug(line),
+    notice: (line) => postgresLog.info(line),
+    adoptRunning: use === 'service',
+  });
 }
 
 /** Builds the shared services on an open database (used by the service and the admin CLI). */
@@ -62,12 +75,29 @@ export async function createServices(config: Config, log: Logger, databaseUrl: s
 }
 
 export async function startService(config: Config, log: Logger, definition: ServiceDefinition): Promise<RunningService> {
-  const database = await openDatabase(config, log);
+  // Also with DATABASE_URL: DATA_DIR still holds the generated certificate and secret key,
+  // which two processes generating them at once would each write differently. Processes
+  // scaled out (ROLE=api, ROLE=worker) each get their own DATA_DIR and a shared SECRET_KEY.
+  let lock;
+  try {
+    lock = await lockDataDir(config.DATA_DIR);
+  } catch (error) {
+    if (error instanceof DataDirLockedError) throw new StartError(error.message, { cause: error });
+    throw error;
+  }
+  let database: Awaited<ReturnType<typeof openDatabase>>;
+  try {
+    database = await openDatabase(config, log, 'service');
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
   let services: Services;
   try {
     services = await createServices(config, log, database.url);
   } catch (error) {
     await database.stop();
+    await lock.release();
     if (error instanceof SecretMismatchError) throw new StartError(error.message, { cause: error });
     throw new StartError(`database unreachable or not migratable: ${(error as Error).message}`, { cause: error });
   }
@@ -87,6 +117,7 @@ export async function startService(config: Config, log: Logger, definition: Serv
     if (worker) await worker.stop();
     await services.orm.close();
     await database.stop();
+    await lock.release();
   };
 
   try {
@@ -96,15 +127,28 @@ export async function startService(config: Config, log: Logger, definition: Serv
         services,
         router: definition.router,
         tls,
-        plugins: definition.plugins,
-        plainRoutes: definition.plainRoutes,
+        plugins: [
+          (host) =>
+            registerReadiness(host, {
+              databaseUrl: services.databaseUrl,
+              workerRunning: config.ROLE === 'api' ? null : () => worker?.running() ?? false,
+            }),
+          ...(definition.plugins ?? []),
+        ],
+        plainRoutes: [READY_ROUTE, ...(definition.plainRoutes ?? [])],
       });
       await app.ready();
       const extra = definition.upgrades?.(services, app) ?? [];
       const trpcSockets = attachUpgrades(app, services, definition.router, extra.map((item) => item.handler));
       upgradeClosers = [...extra.map((item) => () => item.close()), () => trpcSockets.close()];
       try {
-        await app.listen({ port: config.PORT, host: config.HOST });
+        // fastify names the scheme from its own https option, which the one-port server factory
+        // does not set; clients speak TLS to this port (or to the proxy in front of it).
+        await app.listen({
+          port: config.PORT,
+          host: config.HOST,
+          listenTextResolver: (address) => `Server listening at ${address.replace(/^http:/, 'https:')}`,
+        });
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'EADDRINUSE') throw new StartError(`port ${config.PORT} is already in use on ${config.HOST}`);

@@ -14,7 +14,7 @@ export type WorkerDefinition = {
  * The worker gets its own small pool: the ORM's pool parses timestamps as text,
  * which Graphile Worker's cron bookkeeping does not expect.
  */
-export async function startWorker(services: Services, definition: WorkerDefinition): Promise<{ runner: Runner; stop(): Promise<void> }> {
+export async function startWorker(services: Services, definition: WorkerDefinition): Promise<{ runner: Runner; running(): boolean; stop(): Promise<void> }> {
   const pool = new pg.Pool({ connectionString: services.databaseUrl, max: 6 });
   const log = services.log.child({ component: 'worker' });
   pool.on('error', (error) => log.error({ err: error }, 'idle worker database connection failed'));
@@ -33,8 +33,18 @@ export async function startWorker(services: Services, definition: WorkerDefiniti
     noHandleSignals: true,
     logger,
   });
+  // The runner's promise settles when it stops, whether asked to or because it failed.
+  let running = true;
+  runner.promise.then(
+    () => (running = false),
+    (error: unknown) => {
+      running = false;
+      log.error({ err: error }, 'worker stopped');
+    },
+  );
   return {
     runner,
+    running: () => running,
     async stop() {
       await runner.stop();
       await pool.end();

