@@ -8,6 +8,7 @@ import { authenticate, type Authenticated } from './auth/authenticate.ts';
 import type { ApiSection, Access, TargetAccount } from './auth/scopes.ts';
 import { ZodError } from 'zod';
 import { ApiError, describeZodError, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';
+import { checkRequestInput } from './input-rules.ts';
 import type { Services } from './services.ts';
 
 export type ProcedureMeta = OpenApiMeta<{
@@ -92,7 +93,23 @@ const errorBoundary = t.middleware(async ({ next, getRawInput }) => {
   return result;
 });
 
-export const publicProcedure = t.procedure.use(errorBoundary);
+/**
+ * One input rule for every procedure (server/input-rules.ts), before
+ * authentication: authentication sends `userId` and the key to SQL.
+ */
+const inputRules = t.middleware(async ({ ctx, getRawInput, next }) => {
+  const rawInput = await getRawInput().catch((error: unknown) => {
+    // tRPC parses /trpc bodies itself; say what /v1 says about broken JSON.
+    if (error instanceof TRPCError && error.cause instanceof SyntaxError) {
+      throw new InvalidInputError('Request body is not valid JSON', { reason: 'malformed_json' });
+    }
+    throw error;
+  });
+  checkRequestInput(rawInput, ctx.request.query);
+  return next();
+});
+
+export const publicProcedure = t.procedure.use(errorBoundary).use(inputRules);
 
 export type AuthedContext = Context & Authenticated & { em: EntityManager };
 

@@ -5,6 +5,7 @@ import { Account } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
 import { issueMainKey } from '../api-keys/main-key.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
+import { columnInteger } from '../input-rules.ts';
 import type { Secrets } from '../secrets.ts';
 import { PLANS } from './plans.ts';
 
@@ -14,7 +15,7 @@ export const AccountCreateInput = z.object({
   plan: z.enum(PLANS, { error: '--plan must be pro or free' }).default('pro'),
   agency: z.boolean().default(false),
   webhooks: z.boolean().default(true),
-  credits: z.number().int('--credits must be a whole number').min(0, '--credits must not be negative').default(1000),
+  credits: columnInteger('--credits').min(0, '--credits must not be negative').default(1000),
   /** The identity provider's subject that signs in to this account (ID-token sessions). */
   oidcSubject: z.string().min(1, '--oidc-subject must not be empty').optional(),
 });
@@ -24,7 +25,7 @@ export const AccountUpdateInput = z.object({
   userId: z.string().min(1, '--user is required'),
   plan: z.enum(PLANS, { error: '--plan must be pro or free' }).optional(),
   webhooks: z.boolean().optional(),
-  credits: z.number().int('--credits must be a whole number').min(0, '--credits must not be negative').optional(),
+  credits: columnInteger('--credits').min(0, '--credits must not be negative').optional(),
   oidcSubject: z.string().min(1, '--oidc-subject must not be empty').optional(),
 });
 export type AccountUpdateInput = z.input<typeof AccountUpdateInput>;

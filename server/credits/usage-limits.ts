@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { Account } from '../db/entities/index.ts';
 import { ForbiddenError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
+import { columnInteger } from '../input-rules.ts';
 
 export type UsageLimits = {
   monthly_credits: number;
@@ -32,8 +33,8 @@ export async function getUsageLimits(em: EntityManager, accountId: string): Prom
 }
 
 export const UsageLimitsUpdateInput = z.object({
-  monthly_credits: z.number().int('monthly_credits must be a whole number').min(1, 'monthly_credits must be at least 1').optional(),
-  credits: z.number().int('credits must be a whole number').min(0, 'credits must not be negative').optional(),
+  monthly_credits: columnInteger('monthly_credits').min(1, 'monthly_credits must be at least 1').optional(),
+  credits: columnInteger('credits').min(0, 'credits must not be negative').optional(),
   roll_over_to_next_month: z.boolean().optional(),
 });
 export type UsageLimitsUpdateInput = z.infer<typeof UsageLimitsUpdateInput>;

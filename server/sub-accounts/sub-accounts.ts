@@ -8,6 +8,7 @@ import { updateSubAccountUsageLimits } from '../credits/usage-limits.ts';
 import { Account } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../errors.ts';
+import { columnInteger } from '../input-rules.ts';
 import { readPage, writePage, type PageInput } from '../pagination.ts';
 import type { Secrets } from '../secrets.ts';
 
@@ -18,7 +19,7 @@ const Email = z.email('must be a valid e-mail address');
 const Name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const Role = z.literal(SUB_ACCOUNT_ROLE, { error: `must be ${SUB_ACCOUNT_ROLE}` });
 const OptionalText = z.string().max(2000, 'must be at most 2000 characters').nullable().optional();
-const WholeCount = z.number().int('must be a whole number').min(0, 'must not be negative');
+const WholeCount = columnInteger().min(0, 'must not be negative');
 
 const profileFields = {
   business_name: OptionalText,
@@ -46,7 +47,7 @@ const PROFILE_PROPERTIES = {
   language: 'language',
 } as const satisfies Record<ProfileField, keyof Account>;
 
-const MonthlyCredits = z.number().int('must be a whole number').min(1, 'must be at least 1');
+const MonthlyCredits = columnInteger().min(1, 'must be at least 1');
 
 export const SubAccountCreateInput = z.object({
   email: Email,

@@ -1,0 +1,78 @@
+// Rules every request's input obeys before anything reads it, whatever the
+// procedure: no NUL characters (PostgreSQL text cannot store them and refuses
+// the whole query), and JSON nested at most MAX_INPUT_DEPTH levels (serialisers
+// and validators recurse, so deeper input would overflow the stack). Integers
+// that land in PostgreSQL `integer` columns are bounded by their schemas
+// (`columnInteger`), so the OpenAPI document states the bound as well.
+import { z } from 'zod';
+import { InvalidInputError } from './errors.ts';
+
+/** How deep objects and arrays may nest in an input; the input itself is level 1. */
+export const MAX_INPUT_DEPTH = 32;
+
+/** The range of a PostgreSQL `integer` column. */
+export const INT32_MIN = -2_147_483_648;
+export const INT32_MAX = 2_147_483_647;
+
+const NUL = '\u0000';
+
+function nulInText(field: string): InvalidInputError {
+  return new InvalidInputError(`${field} must not contain a NUL character (\\u0000)`, { reason: 'nul_character' });
+}
+
+function fieldName(path: readonly (string | number)[]): string {
+  return path.length ? path.join('.') : 'body';
+}
+
+/**
+ * Refuses NUL characters in every query-string name and value (credentials and
+ * `userId` included: authentication sends them to SQL) and, in the input, in
+ * every string and object key, and nesting deeper than MAX_INPUT_DEPTH. The
+ * walk keeps its own stack, so a 5,000-deep input is refused, not a crash.
+ */
+export function checkRequestInput(input: unknown, query?: URLSearchParams): void {
+  if (query) {
+    for (const [name, value] of query) {
+      if (name.includes(NUL) || value.includes(NUL)) throw nulInText(name.includes(NUL) ? 'A query parameter name' : name);
+    }
+  }
+  const pending: { value: unknown; path: (string | number)[] }[] = [{ value: input, path: [] }];
+  while (pending.length) {
+    const { value, path } = pending.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes(NUL)) throw nulInText(fieldName(path));
+      continue;
+    }
+    if (typeof value !== 'object' || value === null) continue;
+    // `path` holds one key per enclosing container, so this value is level path.length + 1.
+    if (path.length + 1 > MAX_INPUT_DEPTH) {
+      throw new InvalidInputError(`${fieldName(path.slice(0, 1))} nests objects or arrays deeper than ${MAX_INPUT_DEPTH} levels`, {
+        reason: 'too_deep',
+      });
+    }
+    if (Array.isArray(value)) {
+      for (let index = value.length - 1; index >= 0; index -= 1) pending.push({ value: value[index], path: [...path, index] });
+      continue;
+    }
+    for (const [key, member] of Object.entries(value)) {
+      if (key.includes(NUL)) throw nulInText(`A field name in ${fieldName(path)}`);
+      pending.push({ value: member, path: [...path, key] });
+    }
+  }
+}
+
+/**
+ * An integer input stored in a PostgreSQL `integer` column: zod's int32, whose
+ * bounds also appear in the OpenAPI document. `field` prefixes the messages
+ * when the schema's other messages name the field themselves.
+ */
+export function columnInteger(field?: string) {
+  const subject = field ? `${field} ` : '';
+  return z.int32({
+    error: (issue) => {
+      if (issue.code === 'too_big') return `${subject}must be at most ${INT32_MAX}`;
+      if (issue.code === 'too_small') return `${subject}must be at least ${INT32_MIN}`;
+      return `${subject}must be a whole number`;
+    },
+  });
+}
