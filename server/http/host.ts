@@ -14,6 +14,7 @@ import { WebSocketServer } from 'ws';
 import { ApiError, InvalidInputError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { createContext } from '../trpc.ts';
+import { createClientErrorHandler, unservedMethodError } from './client-errors.ts';
 import { createOnePortServer, HTTPS_REQUIRED } from './one-port.ts';
 import { buildOpenApiDocument, type PlainRoute } from './openapi.ts';
 import { buildOperationTable } from './operations.ts';
@@ -42,11 +43,40 @@ function hostErrorToApiError(error: FastifyError): ApiError {
   return new ApiError(500, 'Internal server error', { reason: 'internal', cause: error });
 }
 
+/** Failures fastify meets while routing, before any hook (its `frameworkErrors`). */
+function frameworkErrorToApiError(error: FastifyError): ApiError {
+  if (error.code === 'FST_ERR_BAD_URL') {
+    return new InvalidInputError('The URL path is not validly percent-encoded', { reason: 'malformed_url' });
+  }
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return new ApiError(414, 'A path parameter of the URL is too long', { reason: 'uri_too_long' });
+  return hostErrorToApiError(error);
+}
+
+/** The methods the host routes itself; any other method is refused before the body is read. */
+const ROUTED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
 export async function buildHttpHost(options: HostOptions): Promise<FastifyInstance> {
   const { services, router, tls } = options;
   const { config } = services;
   const serverFactory: FastifyServerFactory = (handler) => createOnePortServer(tls!, handler) as unknown as HttpServer;
-  const app = Fastify({
+  const operations = buildOperationTable(router);
+  let app: FastifyInstance;
+
+  /** The methods a path answers to; none when the path does not exist (404 rather than 405). */
+  const allowedMethods = (pathname: string): string[] => {
+    if (pathname.startsWith(REST_PREFIX + '/')) {
+      const operationPath = pathname.slice(REST_PREFIX.length);
+      const methods = new Set(operations.all.filter((operation) => operation.pattern.test(operationPath)).map((operation) => operation.method));
+      // Plain routes under /v1 (health, the OpenAPI document) beside the procedures' wildcard.
+      for (const method of ROUTED_METHODS) {
+        const route = app.findRoute({ method, url: pathname });
+        if (route && route.params['*'] === undefined) methods.add(method);
+      }
+      return [...methods];
+    }
+    return ROUTED_METHODS.filter((method) => app.findRoute({ method, url: pathname }) !== null);
+  };
+  app = Fastify({
     loggerInstance: services.log,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
@@ -54,9 +84,11 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     ...(tls ? { serverFactory } : {}),
+    // What fastify and Node would answer on their own goes through the error renderer too.
+    frameworkErrors: (error, request, reply) =>
+      renderHostError(frameworkErrorToApiError(error), request, reply, operations, services),
+    clientErrorHandler: createClientErrorHandler(allowedMethods),
   }) as unknown as FastifyInstance;
-
-  const operations = buildOperationTable(router);
 
   // Access log: path without the query string, so credentials (`apiKey`) never reach the log.
   const accessLog = services.log.child({ component: 'http' });
@@ -77,11 +109,22 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
     });
   }
 
+  // A method nothing is routed for (TRACE, QUERY, ...) is 405 on an existing path and 404
+  // elsewhere, decided before fastify reads a body it would otherwise try to parse.
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.is404 || (ROUTED_METHODS as readonly string[]).includes(request.method)) return;
+    const pathname = request.url.split('?')[0];
+    return renderHostError(unservedMethodError(request.method, pathname, allowedMethods(pathname)), request, reply, operations, services);
+  });
+
   // The API speaks JSON whatever the declared content type; an empty body is no body.
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     const text = String(body);
     if (text.trim() === '') return done(null, undefined);
+    // tRPC parses its own bodies; given a parsed object, its adapter would stringify it
+    // again, recursively, so deeply nested input would overflow the stack before any rule ran.
+    if (request.url.startsWith('/trpc/')) return done(null, text);
     try {
       done(null, JSON.parse(text));
     } catch {

@@ -5,24 +5,12 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import { ForbiddenError, renderError } from '../errors.ts';
+import { writeRawResponse } from './client-errors.ts';
 
 const TLS_HANDSHAKE = 0x16;
 const FIRST_BYTE_TIMEOUT_MS = 10_000;
 /** The contract's answer to plain HTTP, rendered like every other failure. */
 export const HTTPS_REQUIRED = renderError(new ForbiddenError('HTTPS is required'));
-
-function answerPlainHttp(socket: Socket): void {
-  const body = Buffer.from(HTTPS_REQUIRED.body);
-  socket.end(
-    `HTTP/1.1 ${HTTPS_REQUIRED.status} Forbidden\r\n` +
-      `Content-Type: ${HTTPS_REQUIRED.contentType}\r\n` +
-      `Content-Length: ${body.length}\r\n` +
-      'Connection: close\r\n\r\n' +
-      body.toString(),
-  );
-  // Drain whatever the client still sends so the close is orderly, not a reset.
-  socket.on('data', () => {});
-}
 
 /** An HTTPS server that also answers plain HTTP on the same port. */
 export function createOnePortServer(
@@ -44,7 +32,7 @@ export function createOnePortServer(
         for (const listener of tlsListeners) listener.call(server, socket);
       } else {
         socket.read();
-        answerPlainHttp(socket);
+        writeRawResponse(socket, HTTPS_REQUIRED);
       }
     });
   });

@@ -9,9 +9,10 @@
 // builds a WHATWG Request per call.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
-import { ApiError, NotFoundError, renderError, type ErrorShapes } from '../errors.ts';
+import { ApiError, renderError, type ErrorShapes } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { createCallerFactory, createContext, type RequestInfo } from '../trpc.ts';
+import { unservedMethodError } from './client-errors.ts';
 import { pathParameters, type Operation, type OperationTable } from './operations.ts';
 
 export const REST_PREFIX = '/v1';
@@ -91,12 +92,10 @@ export function registerRestSurface(
   const restHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const info = requestInfo(request);
     const pathname = (request.raw.url ?? '/').slice(REST_PREFIX.length).split('?')[0] || '/';
-    const { operation, pathExists } = operations.match(request.method, pathname);
+    const { operation } = operations.match(request.method, pathname);
     if (!operation) {
-      const error = pathExists
-        ? new ApiError(405, `Method ${request.method} is not allowed on this path`)
-        : new NotFoundError(`No endpoint ${request.method} ${REST_PREFIX}${pathname}`, { reason: 'no_route' });
-      return sendRendered(reply, error, undefined, {}, services.log);
+      const allowed = operations.all.filter((candidate) => candidate.pattern.test(pathname)).map((candidate) => candidate.method);
+      return sendRendered(reply, unservedMethodError(request.method, REST_PREFIX + pathname, allowed), undefined, {}, services.log);
     }
 
     let input: unknown;
