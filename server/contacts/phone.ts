@@ -2,14 +2,27 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { InvalidInputError } from '../errors.ts';
 
+/** `+` or the `00` international prefix, then digits with the usual separators. */
+const INTERNATIONAL_FORMAT = /^(?:\+|00)[\d\s().-]+$/;
+
+function invalidPhone(why: string): InvalidInputError {
+  return new InvalidInputError(`Invalid phone number: ${why}`, { reason: 'invalid_phone' });
+}
+
+/**
+ * The spec requires the country code ("Must include a valid country code"), so a
+ * number without `+` or `00` is refused rather than guessed. An extension cannot
+ * be stored in E.164, so it is refused rather than silently dropped.
+ */
 export function normalisePhoneNumber(input: string): string {
   const trimmed = input.trim();
-  const withPlus = trimmed.startsWith('+') ? trimmed : trimmed.startsWith('00') ? `+${trimmed.slice(2)}` : `+${trimmed}`;
-  const parsed = parsePhoneNumberFromString(withPlus);
-  if (!parsed || !parsed.isValid()) {
-    throw new InvalidInputError('Invalid phone number: it must be a valid number with its country code, such as +14155552671', {
-      reason: 'invalid_phone',
-    });
+  if (!trimmed.startsWith('+') && !trimmed.startsWith('00')) {
+    throw invalidPhone('it must start with its country code (+ or 00), such as +14155552671');
+  }
+  const parsed = parsePhoneNumberFromString(trimmed.startsWith('+') ? trimmed : `+${trimmed.slice(2)}`);
+  if (parsed?.ext) throw invalidPhone('extensions are not accepted; send the number without one');
+  if (!INTERNATIONAL_FORMAT.test(trimmed) || !parsed || !parsed.isValid()) {
+    throw invalidPhone('it must be a valid number with its country code, such as +14155552671');
   }
   return parsed.number;
 }

@@ -182,7 +182,7 @@ describe('GET /contacts (lookup)', () => {
   });
 
   test('invalid phone number: 400 {error}', async () => {
-    const response = await service.request('GET', '/contacts', { apiKey: a.apiKey, query: { phoneNumber: '12' } });
+    const response = await service.request('GET', '/contacts', { apiKey: a.apiKey, query: { phoneNumber: '+12' } });
     expect(response.status).toBe(400);
     expect(response.body).toEqual({ error: expect.stringMatching(/phone number/i) });
   });

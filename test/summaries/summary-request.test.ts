@@ -67,7 +67,7 @@ describe('POST /summaries', () => {
       [{ phoneNumber: ' ', email: '' }, 'Missing required parameters: phoneNumber or email'],
       [{ phoneNumber, email: 'both@example.com' }, 'Send exactly one of phoneNumber or email, not both'],
       [{ email: 'not-an-address' }, 'email must be a valid e-mail address'],
-      [{ phoneNumber: '12' }, 'Invalid phone number: it must be a valid number with its country code, such as +14155552671'],
+      [{ phoneNumber: '+12' }, 'Invalid phone number: it must be a valid number with its country code, such as +14155552671'],
     ];
     for (const [body, message] of cases) {
       const response = await service.request('POST', '/summaries', { apiKey, body });

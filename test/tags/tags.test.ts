@@ -75,10 +75,10 @@ describe('POST /tags', () => {
     expect((await service.request('GET', `/contacts/tags/${second.id}`, { apiKey })).body).toEqual([created.body.data]);
   });
 
-  test('phoneNumber is matched after normalising it to E.164 (spaces, no plus sign)', async () => {
+  test('phoneNumber is matched after normalising it to E.164 (spaces and dashes)', async () => {
     const { apiKey } = await service.createAccount();
     const contact = await createContact(apiKey, { phoneNumber: '+14155552671' });
-    const response = await service.request('POST', '/tags', { apiKey, query: { tag: 'Normalised', phoneNumber: '1 415 555 2671' } });
+    const response = await service.request('POST', '/tags', { apiKey, query: { tag: 'Normalised', phoneNumber: '+1 415-555 2671' } });
     expect(response.status).toBe(201);
     expect((await service.request('GET', `/contacts/tags/${contact.id}`, { apiKey })).body).toHaveLength(1);
   });
@@ -120,7 +120,7 @@ describe('POST /tags', () => {
 
   test('400 invalid phone number', async () => {
     const { apiKey } = await service.createAccount();
-    const response = await service.request('POST', '/tags', { apiKey, query: { tag: 'X', phoneNumber: '12' } });
+    const response = await service.request('POST', '/tags', { apiKey, query: { tag: 'X', phoneNumber: '+12' } });
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ success: false, error_code: 400 });
     expect(response.body.error).toMatch(/phone number/i);
