@@ -119,6 +119,78 @@ describe('unknown paths and methods', () => {
   });
 });
 
+/** Sends raw bytes over TLS (for requests fetch cannot send) and parses the one response. */
+function tlsExchange(port: number, payload: string): Promise<{ statusLine: string; headers: Record<string, string>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ port, host: '127.0.0.1', servername: 'localhost', rejectUnauthorized: false }, () => socket.write(payload));
+    let received = '';
+    const done = () => {
+      const [head, ...rest] = received.split('\r\n\r\n');
+      const [statusLine, ...lines] = head.split('\r\n');
+      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      resolve({ statusLine, headers, body: rest.join('\r\n\r\n') });
+    };
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    socket.on('end', done);
+    // The server may answer and close while a large request is still being written.
+    socket.on('error', (error) => (received ? done() : reject(error)));
+  });
+}
+
+describe('answers Node and fastify would otherwise give in their own shapes', () => {
+  test('a malformed percent-encoding in the path is 400 in the endpoint\'s shape (envelope by default)', async () => {
+    const tag = await tlsExchange(service.port, `GET /v1/tags/%FF?apiKey=${account.apiKey} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+    expect(tag.statusLine).toBe('HTTP/1.1 400 Bad Request');
+    expect(tag.headers['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(tag.body)).toEqual({ success: false, error: 'The URL path is not validly percent-encoded', error_code: 400 });
+    // GET /contacts/tags/{contactId} answers its 400s as {success:false, message}.
+    const contactTags = await tlsExchange(service.port, `GET /v1/contacts/tags/%E0%A4%A?apiKey=${account.apiKey} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+    expect(contactTags.statusLine).toBe('HTTP/1.1 400 Bad Request');
+    expect(JSON.parse(contactTags.body)).toEqual({ success: false, message: 'The URL path is not validly percent-encoded' });
+  });
+
+  test('a request head over the size limit (an over-long query) is 431 with the error envelope', async () => {
+    const answer = await tlsExchange(service.port, `GET /v1/tags?apiKey=${account.apiKey}&q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+    expect(answer.statusLine).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+    expect(answer.headers['content-type']).toMatch(/^application\/json/);
+    expect(answer.headers.connection).toBe('close');
+    expect(JSON.parse(answer.body)).toEqual({ success: false, error: expect.stringMatching(/larger than 16384 bytes/), error_code: 431 });
+  });
+
+  test('a request Node cannot parse (a NUL byte in a header) is 400 with the error envelope', async () => {
+    const answer = await tlsExchange(service.port, `GET /v1/tags?apiKey=${account.apiKey} HTTP/1.1\r\nHost: localhost\r\nX-Note: a\u0000b\r\n\r\n`);
+    expect(answer.statusLine).toBe('HTTP/1.1 400 Bad Request');
+    expect(JSON.parse(answer.body)).toEqual({ success: false, error: 'Malformed HTTP request', error_code: 400 });
+  });
+
+  test.each([
+    ['TRACE', ''],
+    ['QUERY', ''],
+    ['QUERY', 'Content-Type: application/json\r\nContent-Length: 2\r\n'],
+    ['PROPFIND', ''],
+    ['BREW', ''],
+  ])('%s on an existing path is 405 with the error envelope and Allow (%s)', async (method, extraHeaders) => {
+    const body = extraHeaders ? '{}' : '';
+    const answer = await tlsExchange(service.port, `${method} /v1/contacts?apiKey=${account.apiKey} HTTP/1.1\r\nHost: localhost\r\n${extraHeaders}Connection: close\r\n\r\n${body}`);
+    expect(answer.statusLine).toBe('HTTP/1.1 405 Method Not Allowed');
+    expect(answer.headers['content-type']).toMatch(/^application\/json/);
+    expect(answer.headers.allow?.split(', ').sort()).toEqual(['GET', 'POST']);
+    expect(JSON.parse(answer.body)).toEqual({ success: false, error: `Method ${method} is not allowed on this path`, error_code: 405 });
+  });
+
+  test('an unknown method outside /v1 procedures is 405 on a plain route too (/v1/health)', async () => {
+    const answer = await tlsExchange(service.port, 'TRACE /v1/health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+    expect(answer.statusLine).toBe('HTTP/1.1 405 Method Not Allowed');
+    expect(answer.headers.allow).toBe('GET');
+  });
+
+  test.each(['TRACE', 'QUERY', 'BREW'])('%s on a /v1 path that does not exist stays 404 with the error envelope', async (method) => {
+    const answer = await tlsExchange(service.port, `${method} /v1/no-such-thing HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+    expect(answer.statusLine).toBe('HTTP/1.1 404 Not Found');
+    expect(JSON.parse(answer.body)).toEqual({ success: false, error: `No endpoint ${method} /v1/no-such-thing`, error_code: 404 });
+  });
+});
+
 describe('TLS material', () => {
   test('a self-signed certificate is generated once into DATA_DIR and reused', async () => {
     const dataDir = service.services.config.DATA_DIR;
