@@ -4,7 +4,7 @@ import { appRouter } from '../routers/index.ts';
 import { workerDefinition } from '../workers/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './log.ts';
-import { startService, StartError } from './service.ts';
+import { startService, StartError, type RunningService } from './service.ts';
 
 async function main() {
   let config;
@@ -18,7 +18,37 @@ async function main() {
     throw error;
   }
   const log = createLogger(config.LOG_LEVEL);
-  let running;
+
+  // Signals are taken before anything starts: one arriving during start-up (or right after
+  // the start line) would otherwise kill the process and leave the database running.
+  let running: RunningService | undefined;
+  let stopSignal: string | undefined;
+  const requestStop = (signal: string) => {
+    if (stopSignal) return;
+    stopSignal = signal;
+    if (running) void shutdown(running, signal);
+  };
+  process.on('SIGINT', () => requestStop('SIGINT'));
+  process.on('SIGTERM', () => requestStop('SIGTERM'));
+  // A lost terminal must not take the database down uncleanly.
+  process.on('SIGHUP', () => {});
+
+  const shutdown = async (service: RunningService, signal: string) => {
+    log.info({ signal }, 'shutting down');
+    const forced = setTimeout(() => {
+      log.error('shutdown took too long; exiting');
+      process.exit(1);
+    }, 30_000);
+    forced.unref();
+    try {
+      await service.stop();
+      process.exit(0);
+    } catch (error) {
+      log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+
   try {
     running = await startService(config, log, { router: appRouter, worker: workerDefinition });
   } catch (error) {
@@ -28,35 +58,13 @@ async function main() {
     process.exit(1);
   }
 
+  if (stopSignal) return shutdown(running, stopSignal);
   const role = config.ROLE === 'all' ? 'API and worker' : config.ROLE === 'api' ? 'API' : 'worker';
   if (running.baseUrl) {
     process.stdout.write(`Messaging API (${role}) listening on ${running.baseUrl}\n`);
   } else {
     process.stdout.write(`Messaging API worker running\n`);
   }
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    const forced = setTimeout(() => {
-      log.error('shutdown took too long; exiting');
-      process.exit(1);
-    }, 30_000);
-    forced.unref();
-    try {
-      await running.stop();
-      process.exit(0);
-    } catch (error) {
-      log.error({ err: error }, 'shutdown failed');
-      process.exit(1);
-    }
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  // A lost terminal must not take the database down uncleanly.
-  process.on('SIGHUP', () => {});
 }
 
 await main();

@@ -19,6 +19,15 @@ export async function startWorker(services: Services, definition: WorkerDefiniti
   const log = services.log.child({ component: 'worker' });
   pool.on('error', (error) => log.error({ err: error }, 'idle worker database connection failed'));
   pool.on('connect', (client) => client.on('error', (error) => log.error({ err: error }, 'worker database connection failed')));
+  // pool.end() resolves before its connections have closed; the database stops right after
+  // the worker, and would otherwise end those connections itself, each an error.
+  let connections = 0;
+  const allClosed: (() => void)[] = [];
+  pool.on('connect', () => (connections += 1));
+  pool.on('remove', () => {
+    connections -= 1;
+    if (connections === 0) for (const resolve of allClosed.splice(0)) resolve();
+  });
   const logger = new WorkerLogger((scope) => (level, message, meta) => {
     const method = level === 'warning' ? 'warn' : level === 'error' ? 'error' : level === 'debug' ? 'debug' : 'info';
     log[method]({ ...scope, ...meta }, message);
@@ -47,7 +56,9 @@ export async function startWorker(services: Services, definition: WorkerDefiniti
     running: () => running,
     async stop() {
       await runner.stop();
+      const closed = connections === 0 ? Promise.resolve() : new Promise<void>((resolve) => allClosed.push(resolve));
       await pool.end();
+      await closed;
     },
   };
 }
