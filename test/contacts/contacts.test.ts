@@ -64,6 +64,41 @@ describe('POST /contacts', () => {
     expect(response.body).toEqual({ success: false, error: expect.stringMatching(/phone number/i), error_code: 400 });
   });
 
+  test('"Must include a valid country code": a number without + or 00 is 400 naming the reason, and nothing is created', async () => {
+    for (const phoneNumber of ['14155550406', '4155550406', ' 1 415 555 0406']) {
+      const response = await service.request('POST', '/contacts', { apiKey: a.apiKey, body: { phoneNumber } });
+      expect(response.status, phoneNumber).toBe(400);
+      expect(response.body, phoneNumber).toEqual({
+        success: false,
+        error: 'Invalid phone number: it must start with its country code (+ or 00), such as +14155552671',
+        error_code: 400,
+      });
+    }
+    const lookup = await service.request('GET', '/contacts', { apiKey: a.apiKey, query: { phoneNumber: '+14155550406' } });
+    expect(lookup.status).toBe(404);
+  });
+
+  test('the 00 international prefix is a country code: 0014155550407 is stored as +14155550407', async () => {
+    const response = await service.request('POST', '/contacts', { apiKey: a.apiKey, body: { phoneNumber: '0014155550407' } });
+    expect(response.status).toBe(200);
+    const found = await service.request('GET', '/contacts', { apiKey: a.apiKey, query: { phoneNumber: '+14155550407' } });
+    expect(found.body).toEqual({ success: true, contactId: response.body.data.contactId });
+  });
+
+  test('an extension is refused (400 naming the reason), not silently dropped', async () => {
+    for (const phoneNumber of ['+1-415-555-0404 ext 2', '+1 415 555 0404 x2', '+14155550404;ext=2']) {
+      const response = await service.request('POST', '/contacts', { apiKey: a.apiKey, body: { phoneNumber } });
+      expect(response.status, phoneNumber).toBe(400);
+      expect(response.body, phoneNumber).toEqual({
+        success: false,
+        error: 'Invalid phone number: extensions are not accepted; send the number without one',
+        error_code: 400,
+      });
+    }
+    const lookup = await service.request('GET', '/contacts', { apiKey: a.apiKey, query: { phoneNumber: '+14155550404' } });
+    expect(lookup.status).toBe(404);
+  });
+
   test('a missing phoneNumber is 400 naming the field', async () => {
     const response = await service.request('POST', '/contacts', { apiKey: a.apiKey, body: { firstName: 'Ada' } });
     expect(response.status).toBe(400);
@@ -185,6 +220,14 @@ describe('GET /contacts (lookup)', () => {
     const response = await service.request('GET', '/contacts', { apiKey: a.apiKey, query: { phoneNumber: '+12' } });
     expect(response.status).toBe(400);
     expect(response.body).toEqual({ error: expect.stringMatching(/phone number/i) });
+  });
+
+  test('a lookup without a country code or with an extension is 400 {error}, not a guess', async () => {
+    for (const [phoneNumber, why] of [['14155552671', /country code/], ['+1 415 555 2671 ext 9', /extensions/]] as const) {
+      const response = await service.request('GET', '/contacts', { apiKey: a.apiKey, query: { phoneNumber } });
+      expect(response.status, phoneNumber).toBe(400);
+      expect(response.body, phoneNumber).toEqual({ error: expect.stringMatching(why) });
+    }
   });
 
   test('unknown contact: 404 {success:false, message}', async () => {
