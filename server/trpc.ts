@@ -25,6 +25,12 @@ export type ProcedureMeta = OpenApiMeta<{
   /** Agency-only endpoints refuse `userId`. */
   agencyOnly?: boolean;
   /**
+   * JSON Schema keywords for the request body that the domain enforces beyond each
+   * field's schema (`minProperties: 1` for updates, exactly one identifier), so the
+   * OpenAPI document states them.
+   */
+  bodyConstraints?: Record<string, unknown>;
+  /**
    * Another account the operation touches besides the `userId` one: a raw input
    * field holding a client's id, or `'everyClient'` (creating or listing clients).
    * A scoped key is held to its `sub_account_ids` for it (403 key_scope_denied).

@@ -15,6 +15,7 @@ import {
 } from '../../server/api-keys/scoped-keys.ts';
 import { describeUsage } from '../../server/rate-limit/usage.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
+import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 
 const NoInput = z.object({});
 const KeyId = z.object({ id: z.string().min(1) });
@@ -99,6 +100,7 @@ export const apiKeysRouter = router({
       openapi: { method: 'DELETE', path: '/api-keys/current', tags: ['API Keys'], summary: 'Revoke the main key (no replacement, no undo)' },
       ...owner,
       access: 'write',
+      errorShapes: { '404': 'envelope' },
     })
     .input(NoInput)
     .output(z.object({ success: z.literal(true), revoked: z.literal(true), message: z.string() }))
@@ -149,6 +151,8 @@ export const apiKeysRouter = router({
       openapi: { method: 'PATCH', path: '/api-keys/{id}', tags: ['API Keys'], summary: "Change a scoped key's label, scopes (replaced whole) or expiry" },
       ...owner,
       access: 'write',
+      errorShapes: { '404': 'envelope', '409': 'envelope' },
+      bodyConstraints: AT_LEAST_ONE_FIELD,
     })
     .input(ScopedKeyUpdateInput.extend(KeyId.shape))
     .output(z.object({ success: z.literal(true), key: ScopedKeyOutput }))
@@ -162,6 +166,7 @@ export const apiKeysRouter = router({
       openapi: { method: 'DELETE', path: '/api-keys/{id}', tags: ['API Keys'], summary: 'Revoke a scoped key (idempotent)' },
       ...owner,
       access: 'write',
+      errorShapes: { '404': 'envelope' },
     })
     .input(KeyId)
     .output(z.object({ success: z.literal(true), revoked: z.literal(true), id: z.string(), message: z.string() }))

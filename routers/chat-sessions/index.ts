@@ -51,6 +51,7 @@ export const chatSessionsRouter = router({
       openapi: { method: 'GET', path: '/contacts/{contactId}/chat-sessions', tags: ['Chat Sessions'], summary: "A contact's chat sessions, newest first" },
       section: 'Chat Sessions',
       access: 'read',
+      errorShapes: { '404': 'envelope' },
     })
     .input(ContactId.extend({ includeMessages: IncludeMessages }))
     .output(z.object({ success: z.literal(true), data: z.array(ChatSessionOutput) }))
@@ -64,6 +65,7 @@ export const chatSessionsRouter = router({
       openapi: { method: 'POST', path: '/contacts/{contactId}/chat-sessions/close', tags: ['Chat Sessions'], summary: "Close the contact's open chat session" },
       section: 'Chat Sessions',
       access: 'write',
+      errorShapes: { '404': 'envelope' },
     })
     .input(ContactId)
     .output(z.object({ success: z.literal(true), data: ChatSessionOutput }))

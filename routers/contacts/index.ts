@@ -8,6 +8,7 @@ import { updateContact, ContactUpdateInput } from '../../server/contacts/update-
 import { PageInput } from '../../server/pagination.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 import { ContactRecordOutput } from '../shared-schemas.ts';
+import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 
 const MembershipInput = z.object({ contactId: z.string().optional(), listId: z.string().optional() });
 const membershipShapes = { '400': 'text', '401': 'text', '403': 'text', '404': 'message', '500': 'message' } as const;
@@ -18,7 +19,7 @@ export const contactsRouter = router({
       openapi: { method: 'POST', path: '/contacts', tags: ['Contacts'], summary: 'Create a contact, optionally on lists' },
       section: 'Contacts',
       access: 'write',
-      errorShapes: { '401': 'successError' },
+      errorShapes: { '404': 'envelope', '409': 'envelope', '401': 'successError' },
     })
     .input(ContactCreateInput)
     .output(z.object({ success: z.literal(true), data: z.object({ message: z.string(), contactId: z.string(), listsAdded: z.array(z.string()) }) }))
@@ -66,6 +67,7 @@ export const contactsRouter = router({
       section: 'Contacts',
       access: 'write',
       errorShapes: { '400': 'message', '401': 'text', '404': 'message', '500': 'envelope' },
+      bodyConstraints: AT_LEAST_ONE_FIELD,
     })
     .input(ContactUpdateInput.extend({ contactId: z.string() }))
     .output(z.object({ success: z.literal(true), message: z.string() }))

@@ -4,6 +4,7 @@ import { createList, deleteList, getList, listListContacts, listLists, ListCreat
 import { PageInput } from '../../server/pagination.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 import { ContactRecordOutput, ListRecordOutput, SuccessOnly } from '../shared-schemas.ts';
+import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 
 const ListId = z.object({ listId: z.string() });
 const ListData = z.object({ success: z.literal(true), data: ListRecordOutput });
@@ -22,13 +23,13 @@ export const listsRouter = router({
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await listLists(ctx.em, ctx.services.secrets, ctx.account.id, input)) })),
 
   get: accountProcedure
-    .meta({ openapi: { method: 'GET', path: '/lists/{listId}', tags: ['Lists'], summary: 'Get a list' }, section: 'Lists', access: 'read' })
+    .meta({ openapi: { method: 'GET', path: '/lists/{listId}', tags: ['Lists'], summary: 'Get a list' }, section: 'Lists', access: 'read', errorShapes: { '404': 'envelope' } })
     .input(ListId)
     .output(ListData)
     .query(async ({ ctx, input }) => ({ success: true as const, data: await getList(ctx.em, ctx.account.id, input.listId) })),
 
   update: accountProcedure
-    .meta({ openapi: { method: 'PUT', path: '/lists/{listId}', tags: ['Lists'], summary: 'Rename or describe a list' }, section: 'Lists', access: 'write' })
+    .meta({ openapi: { method: 'PUT', path: '/lists/{listId}', tags: ['Lists'], summary: 'Rename or describe a list' }, section: 'Lists', access: 'write', bodyConstraints: AT_LEAST_ONE_FIELD, errorShapes: { '404': 'envelope' } })
     .input(ListUpdateInput.extend(ListId.shape))
     .output(ListData)
     .mutation(async ({ ctx, input }) => {
@@ -37,7 +38,7 @@ export const listsRouter = router({
     }),
 
   delete: accountProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/lists/{listId}', tags: ['Lists'], summary: 'Delete a list (its contacts stay)' }, section: 'Lists', access: 'write' })
+    .meta({ openapi: { method: 'DELETE', path: '/lists/{listId}', tags: ['Lists'], summary: 'Delete a list (its contacts stay)' }, section: 'Lists', access: 'write', errorShapes: { '404': 'envelope' } })
     .input(ListId)
     .output(SuccessOnly)
     .mutation(async ({ ctx, input }) => {
@@ -46,7 +47,7 @@ export const listsRouter = router({
     }),
 
   contacts: accountProcedure
-    .meta({ openapi: { method: 'GET', path: '/lists/{listId}/contacts', tags: ['Lists'], summary: "Page through a list's contacts" }, section: 'Lists', access: 'read' })
+    .meta({ openapi: { method: 'GET', path: '/lists/{listId}/contacts', tags: ['Lists'], summary: "Page through a list's contacts" }, section: 'Lists', access: 'read', errorShapes: { '404': 'envelope' } })
     .input(PageInput.extend(ListId.shape))
     .output(z.object({ success: z.literal(true), contacts: z.array(ContactRecordOutput), next_cursor: z.string().nullable() }))
     .query(async ({ ctx, input }) => {

@@ -24,6 +24,7 @@ export const messagesRouter = router({
       openapi: { method: 'GET', path: '/contacts/{contactId}/chat-export', tags: ['Messages'], summary: "A contact's whole conversation as text" },
       section: 'Messages',
       access: 'read',
+      errorShapes: { '404': 'envelope' },
     })
     .input(ContactId)
     .output(

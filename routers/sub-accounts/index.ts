@@ -14,6 +14,7 @@ import {
 } from '../../server/sub-accounts/sub-accounts.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 import { SuccessOnly } from '../shared-schemas.ts';
+import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 
 const SubAccountRecordOutput = z.object({
   id: z.string(),
@@ -48,7 +49,7 @@ const everyClient = { ...meta, targetAccount: 'everyClient' } as const;
 
 export const subAccountsRouter = router({
   create: accountProcedure
-    .meta({ openapi: { method: 'POST', path: '/sub-accounts', tags: ['Sub Accounts'], summary: 'Create a client sub-account (agencies only)' }, ...everyClient, access: 'write', successStatus: 201 })
+    .meta({ openapi: { method: 'POST', path: '/sub-accounts', tags: ['Sub Accounts'], summary: 'Create a client sub-account (agencies only)' }, ...everyClient, access: 'write', successStatus: 201, errorShapes: { '409': 'envelope' } })
     .input(SubAccountCreateInput)
     .output(SubAccountData)
     .mutation(async ({ ctx, input }) => ({ success: true as const, data: await createSubAccount(ctx.em, ctx.account.id, input) })),
@@ -60,13 +61,13 @@ export const subAccountsRouter = router({
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await listSubAccounts(ctx.em, ctx.services.secrets, ctx.account.id, input)) })),
 
   get: accountProcedure
-    .meta({ openapi: { method: 'GET', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Get a client sub-account' }, ...oneClient, access: 'read' })
+    .meta({ openapi: { method: 'GET', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Get a client sub-account' }, ...oneClient, access: 'read', errorShapes: { '404': 'envelope' } })
     .input(SubAccountId)
     .output(SubAccountData)
     .query(async ({ ctx, input }) => ({ success: true as const, data: await getSubAccount(ctx.em, ctx.account.id, input.id) })),
 
   update: accountProcedure
-    .meta({ openapi: { method: 'PUT', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Change a client sub-account' }, ...oneClient, access: 'write' })
+    .meta({ openapi: { method: 'PUT', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Change a client sub-account' }, ...oneClient, access: 'write', bodyConstraints: AT_LEAST_ONE_FIELD, errorShapes: { '404': 'envelope', '409': 'envelope' } })
     .input(SubAccountUpdateInput.extend(SubAccountId.shape))
     .output(SubAccountData)
     .mutation(async ({ ctx, input }) => {
@@ -75,7 +76,7 @@ export const subAccountsRouter = router({
     }),
 
   delete: accountProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Delete a client sub-account and everything in it' }, ...oneClient, access: 'write' })
+    .meta({ openapi: { method: 'DELETE', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Delete a client sub-account and everything in it' }, ...oneClient, access: 'write', errorShapes: { '404': 'envelope' } })
     .input(SubAccountId)
     .output(SuccessOnly)
     .mutation(async ({ ctx, input }) => {

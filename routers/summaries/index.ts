@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { listContactSummaries } from '../../server/summaries/list-contact-summaries.ts';
 import { requestSummary, SummaryRequestInput } from '../../server/summaries/request-summary.ts';
+import { exactlyOneOf } from '../../server/http/openapi.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 
 export const summariesRouter = router({
@@ -12,6 +13,7 @@ export const summariesRouter = router({
       section: 'Summaries',
       access: 'write',
       errorShapes: { '400': 'text', '401': 'text', '404': 'text', '500': 'error' },
+      bodyConstraints: exactlyOneOf('phoneNumber', 'email'),
     })
     .input(SummaryRequestInput)
     .output(z.object({ success: z.literal(true), message: z.string() }))
@@ -22,6 +24,7 @@ export const summariesRouter = router({
       openapi: { method: 'GET', path: '/contacts/{contactId}/summaries', tags: ['Summaries'], summary: "A contact's conversation summaries, newest first" },
       section: 'Summaries',
       access: 'read',
+      errorShapes: { '404': 'envelope' },
     })
     .input(z.object({ contactId: z.string() }))
     .output(

@@ -4,6 +4,7 @@ import { PageInput } from '../../server/pagination.ts';
 import { createTask, deleteTask, getTask, listTasks, TaskCreateInput, TaskUpdateInput, updateTask } from '../../server/tasks/tasks.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 import { SuccessOnly } from '../shared-schemas.ts';
+import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 
 const TaskRecordOutput = z.object({
   id: z.string(),
@@ -19,7 +20,7 @@ const TaskData = z.object({ success: z.literal(true), data: TaskRecordOutput });
 
 export const tasksRouter = router({
   create: accountProcedure
-    .meta({ openapi: { method: 'POST', path: '/tasks', tags: ['Tasks'], summary: 'Create a task' }, section: 'Tasks', access: 'write', successStatus: 201 })
+    .meta({ openapi: { method: 'POST', path: '/tasks', tags: ['Tasks'], summary: 'Create a task' }, section: 'Tasks', access: 'write', successStatus: 201, errorShapes: { '404': 'envelope' } })
     .input(TaskCreateInput)
     .output(TaskData)
     .mutation(async ({ ctx, input }) => ({ success: true as const, data: await createTask(ctx.em, ctx.account.id, input) })),
@@ -31,13 +32,13 @@ export const tasksRouter = router({
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await listTasks(ctx.em, ctx.services.secrets, ctx.account.id, input)) })),
 
   get: accountProcedure
-    .meta({ openapi: { method: 'GET', path: '/tasks/{id}', tags: ['Tasks'], summary: 'Get a task' }, section: 'Tasks', access: 'read' })
+    .meta({ openapi: { method: 'GET', path: '/tasks/{id}', tags: ['Tasks'], summary: 'Get a task' }, section: 'Tasks', access: 'read', errorShapes: { '404': 'envelope' } })
     .input(TaskId)
     .output(TaskData)
     .query(async ({ ctx, input }) => ({ success: true as const, data: await getTask(ctx.em, ctx.account.id, input.id) })),
 
   update: accountProcedure
-    .meta({ openapi: { method: 'PUT', path: '/tasks/{id}', tags: ['Tasks'], summary: 'Change a task (completing it announces Task Completed)' }, section: 'Tasks', access: 'write' })
+    .meta({ openapi: { method: 'PUT', path: '/tasks/{id}', tags: ['Tasks'], summary: 'Change a task (completing it announces Task Completed)' }, section: 'Tasks', access: 'write', bodyConstraints: AT_LEAST_ONE_FIELD, errorShapes: { '404': 'envelope' } })
     .input(TaskUpdateInput.extend(TaskId.shape))
     .output(TaskData)
     .mutation(async ({ ctx, input }) => {
@@ -46,7 +47,7 @@ export const tasksRouter = router({
     }),
 
   delete: accountProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/tasks/{id}', tags: ['Tasks'], summary: 'Delete a task' }, section: 'Tasks', access: 'write' })
+    .meta({ openapi: { method: 'DELETE', path: '/tasks/{id}', tags: ['Tasks'], summary: 'Delete a task' }, section: 'Tasks', access: 'write', errorShapes: { '404': 'envelope' } })
     .input(TaskId)
     .output(SuccessOnly)
     .mutation(async ({ ctx, input }) => {

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { getUsageLimits, updateSubAccountUsageLimits, UsageLimitsUpdateInput } from '../../server/credits/usage-limits.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
+import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 
 const UsageLimitsOutput = z.object({
   monthly_credits: z.number().int(),
@@ -38,6 +39,7 @@ export const usageRouter = router({
       agencyOnly: true,
       targetAccount: { inputField: 'id' },
       errorShapes: { '404': 'envelope' },
+      bodyConstraints: AT_LEAST_ONE_FIELD,
     })
     .input(UsageLimitsUpdateInput.extend({ id: z.string() }))
     .output(UsageLimitsData)

@@ -1,6 +1,8 @@
 // The OpenAPI document for `/v1`: generated from the procedures, then corrected
-// from their meta so it tells the truth about success statuses, error bodies,
-// account selection and the plain (non-JSON) routes beside the procedures.
+// from their meta so it tells the truth about success statuses, every error an
+// operation can answer (with its body and headers), credentials, account
+// selection, the constraints the service enforces beyond the zod shapes, and
+// the plain (non-JSON) routes beside the procedures.
 import type { AnyRouter } from '@trpc/server';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import type { ErrorShape } from '../errors.ts';
@@ -9,31 +11,39 @@ import { REST_PREFIX } from './rest.ts';
 
 type Json = Record<string, unknown>;
 
+// Closed objects, so a body matches exactly the shapes it is (validators combine them with anyOf).
 const ERROR_SCHEMAS: Record<ErrorShape, Json> = {
   envelope: {
     type: 'object',
     required: ['success', 'error', 'error_code'],
+    additionalProperties: false,
     properties: {
       success: { type: 'boolean', const: false },
       error: { type: 'string' },
-      error_code: { oneOf: [{ type: 'integer' }, { type: 'string' }] },
+      error_code: {
+        description: 'The HTTP status, or a named code (`key_read_only`, `key_scope_denied`, `invalid_scopes`).',
+        oneOf: [{ type: 'integer' }, { type: 'string' }],
+      },
     },
   },
   successError: {
     type: 'object',
     required: ['success', 'error'],
+    additionalProperties: false,
     properties: { success: { type: 'boolean', const: false }, error: { type: 'string' } },
   },
   message: {
     type: 'object',
     required: ['success', 'message'],
+    additionalProperties: false,
     properties: { success: { type: 'boolean', const: false }, message: { type: 'string' } },
   },
   text: { type: 'string' },
-  error: { type: 'object', required: ['error'], properties: { error: { type: 'string' } } },
+  error: { type: 'object', required: ['error'], additionalProperties: false, properties: { error: { type: 'string' } } },
   errorDetails: {
     type: 'object',
     required: ['error'],
+    additionalProperties: false,
     properties: { error: { type: 'string' }, details: {} },
   },
 };
@@ -45,19 +55,32 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Forbidden: plan lacks API access, or outside the key scopes',
   404: 'Not found',
   405: 'Method not allowed',
-  409: 'Already exists',
+  409: 'Already exists, or conflicts with the current state',
   413: 'Request body too large',
   429: 'Rate limit exceeded',
   500: 'Server error',
+  503: 'Not ready',
 };
 
-function errorResponse(status: number, shapes: ErrorShape[]): Json {
+/** The IETF RateLimit headers every counted request answers with (rate-limit/limits.ts). */
+const RATE_LIMIT_HEADERS: Json = {
+  RateLimit: {
+    description: 'Remaining requests and seconds until the window resets, per budget (draft-ietf-httpapi-ratelimit-headers).',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Policy': { description: 'The budgets that count this request: quota and window per policy.', schema: { type: 'string' } },
+};
+const RETRY_AFTER_HEADER: Json = {
+  'Retry-After': { description: 'Seconds until the rate-limit window resets.', required: true, schema: { type: 'integer', minimum: 1 } },
+};
+
+function errorResponse(status: number, shapes: ErrorShape[], headers?: Json): Json {
   const unique = [...new Set(shapes)];
   const content: Json = {};
   const json = unique.filter((shape) => shape !== 'text').map((shape) => ERROR_SCHEMAS[shape]);
-  if (json.length) content['application/json'] = { schema: json.length === 1 ? json[0] : { oneOf: json } };
+  if (json.length) content['application/json'] = { schema: json.length === 1 ? json[0] : { anyOf: json } };
   if (unique.includes('text')) content['text/plain'] = { schema: { type: 'string' } };
-  return { description: STATUS_TEXT[status] ?? 'Error', content };
+  return { description: STATUS_TEXT[status] ?? 'Error', ...(headers ? { headers } : {}), content };
 }
 
 export const SECURITY_SCHEMES = {
@@ -65,6 +88,15 @@ export const SECURITY_SCHEMES = {
   apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'API key in the X-API-Key header.' },
   bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, or an identity-provider ID token for first-party sessions.' },
 } as const;
+
+/** Also a plain parameter, so generated clients can send `?apiKey=` as the specification does. */
+const API_KEY_PARAMETER = {
+  name: 'apiKey',
+  in: 'query',
+  required: false,
+  description: 'The API key (main or scoped). Alternatives: the X-API-Key header or a bearer token; the query parameter wins when several are sent.',
+  schema: { type: 'string' },
+};
 
 const USER_ID_PARAMETER = {
   name: 'userId',
@@ -74,7 +106,35 @@ const USER_ID_PARAMETER = {
   schema: { type: 'string' },
 };
 
-export type PlainRoute = { method: 'get' | 'post'; path: string; summary: string; contentType: string; tags?: string[]; parameters?: Json[] };
+/** Cursors are `<base64url payload>.<base64url signature>`; only a `next_cursor` received from the same listing is accepted. */
+const CURSOR_SCHEMA = {
+  type: 'string',
+  pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$',
+  description: 'Opaque: pass back a `next_cursor` from the previous page of the same listing, unchanged. Anything else is 400.',
+};
+
+/** Statuses every authenticated operation can answer, whatever its own rules. */
+const AUTHENTICATED_STATUSES = [400, 401, 403, 429, 500];
+const PUBLIC_STATUSES = [400, 500];
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+export type PlainRoute = {
+  method: 'get' | 'post';
+  path: string;
+  summary: string;
+  contentType: string;
+  tags?: string[];
+  parameters?: Json[];
+  /** Responses other than the 200 of `contentType` (a readiness 503, say). */
+  responses?: Record<string, Json>;
+};
+
+type OperationObject = Json & { parameters?: Json[]; responses?: Record<string, Json>; requestBody?: { content?: Record<string, { schema?: Json }> } };
+
+function sectionsOf(operations: OperationTable): string {
+  const sections = [...new Set(operations.all.map((operation) => operation.meta.section))].sort();
+  return sections.join(', ');
+}
 
 export function buildOpenApiDocument(
   router: AnyRouter,
@@ -86,25 +146,29 @@ export function buildOpenApiDocument(
     title: 'Messaging Automation Service API',
     version: '1.0.0',
     baseUrl,
-    description: 'Contacts, lists, tags, conversations and summaries, chat widget, templates, API keys and webhooks.',
+    // Says only what this document contains: its sections are the operations' tags.
+    description: `Messaging automation over HTTPS. Sections: ${sectionsOf(operations)}. Every failure has the status and body listed under its operation.`,
     securitySchemes: SECURITY_SCHEMES as never,
-  }) as OpenAPIObject & { paths: Record<string, Record<string, Json>> };
+  }) as OpenAPIObject & { paths: Record<string, Record<string, OperationObject>> };
 
   for (const operation of operations.all) {
-    const pathItem = document.paths[operation.path];
-    const entry = pathItem?.[operation.method.toLowerCase()] as Json | undefined;
+    const entry = document.paths[operation.path]?.[operation.method.toLowerCase()];
     if (!entry) continue;
-    const responses = (entry.responses ?? {}) as Record<string, Json>;
+    const { meta } = operation;
+    const isPublic = meta.openapi?.protect === false;
+    const responses = entry.responses ?? {};
     const success = responses['200'];
-    for (const key of Object.keys(responses)) if (key !== '200') delete responses[key];
-    if (operation.meta.successStatus && success) {
-      delete responses['200'];
-      responses[String(operation.meta.successStatus)] = success;
+    for (const key of Object.keys(responses)) delete responses[key];
+    if (success) {
+      if (!isPublic) success.headers = RATE_LIMIT_HEADERS;
+      responses[String(meta.successStatus ?? 200)] = success;
     }
-    const shapes = operation.meta.errorShapes ?? {};
+
+    const shapes = meta.errorShapes ?? {};
     const byStatus = new Map<number, ErrorShape[]>();
-    const base = operation.meta.openapi?.protect === false ? [400, 500] : [400, 401, 403, 429, 500];
+    const base = [...(isPublic ? PUBLIC_STATUSES : AUTHENTICATED_STATUSES), ...(BODY_METHODS.has(operation.method) ? [413] : [])];
     for (const status of base) byStatus.set(status, []);
+    // errorShapes lists every status the operation answers besides the base ones (in the envelope when so declared).
     for (const [key, shape] of Object.entries(shapes)) {
       if (key === 'default' || !shape) continue;
       const status = Number(key.split(':')[0]);
@@ -112,28 +176,38 @@ export function buildOpenApiDocument(
     }
     for (const [status, found] of [...byStatus].sort(([a], [b]) => a - b)) {
       const shapeList = found.length ? found : [shapes.default ?? 'envelope'];
-      // Plan, scope and rate-limit refusals always use the envelope.
-      if (status === 403 || status === 429) shapeList.push('envelope');
-      responses[String(status)] = errorResponse(status, shapeList);
+      // Plan, scope, rate-limit and body-size refusals always use the envelope (errors.ts).
+      if (status === 403 || status === 429 || status === 413) shapeList.push('envelope');
+      const headers = status === 429 ? { ...RETRY_AFTER_HEADER, ...RATE_LIMIT_HEADERS } : undefined;
+      responses[String(status)] = errorResponse(status, shapeList, headers);
     }
     entry.responses = responses;
     // The tag is the section scoped keys name, so the document says what each key may call.
-    entry.tags = [operation.meta.section];
-    const queryFields = operation.meta.queryFields ?? [];
-    if (queryFields.length) {
-      const body = (entry.requestBody as { content?: Record<string, { schema?: { properties?: Record<string, Json> } }> } | undefined)
-        ?.content?.['application/json']?.schema?.properties ?? {};
-      const parameters = (entry.parameters ?? []) as Json[];
-      for (const name of queryFields) {
-        parameters.push({ name, in: 'query', required: false, description: 'May be sent in the query string or the JSON body.', schema: body[name] ?? { type: 'string' } });
-      }
-      entry.parameters = parameters;
+    entry.tags = [meta.section];
+
+    const parameters = entry.parameters ?? [];
+    const bodySchema = entry.requestBody?.content?.['application/json']?.schema as (Json & { properties?: Record<string, Json> }) | undefined;
+    for (const name of meta.queryFields ?? []) {
+      parameters.push({
+        name,
+        in: 'query',
+        required: false,
+        description: 'May be sent in the query string or the JSON body.',
+        schema: bodySchema?.properties?.[name] ?? { type: 'string' },
+      });
     }
-    if (operation.meta.openapi?.protect !== false) {
-      const parameters = (entry.parameters ?? []) as Json[];
-      if (!parameters.some((parameter) => parameter.name === 'userId')) parameters.push(USER_ID_PARAMETER);
-      entry.parameters = parameters;
+    for (const parameter of parameters) {
+      if (parameter.name === 'cursor' && parameter.in === 'query') parameter.schema = CURSOR_SCHEMA;
     }
+    if (!isPublic) {
+      parameters.push(API_KEY_PARAMETER);
+      // Agency-only endpoints refuse `userId`.
+      if (!meta.agencyOnly && !parameters.some((parameter) => parameter.name === 'userId')) parameters.push(USER_ID_PARAMETER);
+    }
+    entry.parameters = parameters;
+
+    // Rules the domain enforces beyond each field's own schema (at least one field, exactly one identifier).
+    if (meta.bodyConstraints && bodySchema) Object.assign(bodySchema, meta.bodyConstraints);
   }
 
   for (const route of plainRoutes) {
@@ -144,8 +218,16 @@ export function buildOpenApiDocument(
       tags: route.tags ?? ['System'],
       parameters: (route.parameters ?? []) as never,
       security: [],
-      responses: { '200': { description: 'OK', content: { [route.contentType]: { schema: { type: 'string' } } } } },
+      responses: { '200': { description: 'OK', content: { [route.contentType]: { schema: { type: 'string' } } } }, ...route.responses },
     };
   }
   return document;
+}
+
+/** `bodyConstraints` of an update: an empty body is 400 "No fields to update". */
+export const AT_LEAST_ONE_FIELD = { minProperties: 1 } as const;
+
+/** `bodyConstraints` of a body that names its subject by exactly one of these (non-blank) fields. */
+export function exactlyOneOf(...fields: string[]): Record<string, unknown> {
+  return { oneOf: fields.map((field) => ({ required: [field], properties: { [field]: { type: 'string', minLength: 1 } } })) };
 }

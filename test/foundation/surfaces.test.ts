@@ -45,7 +45,7 @@ test('/v1/openapi.json is a valid OpenAPI document', async () => {
 test('the document lists every /v1 operation with its parameters and auth', async () => {
   const document = (await service.request('GET', '/openapi.json')).body;
   expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['apiKeyHeader', 'apiKeyQuery', 'bearerAuth']);
-  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: { openapi?: { method: string; path: string; protect?: boolean } } } }>;
+  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: { openapi?: { method: string; path: string; protect?: boolean }; agencyOnly?: boolean } } }>;
   let checked = 0;
   for (const procedure of Object.values(procedures)) {
     const openapi = procedure._def.meta?.openapi;
@@ -54,7 +54,11 @@ test('the document lists every /v1 operation with its parameters and auth', asyn
     expect(operation, `${openapi!.method} ${openapi!.path}`).toBeDefined();
     if (openapi!.protect !== false) {
       expect(operation.security.length).toBeGreaterThan(0);
-      expect(operation.parameters.map((parameter: { name: string }) => parameter.name)).toContain('userId');
+      // Agency-only endpoints refuse userId, so only the others offer it.
+      const names = operation.parameters.map((parameter: { name: string }) => parameter.name);
+      expect(names).toContain('apiKey');
+      if (procedure._def.meta?.agencyOnly) expect(names).not.toContain('userId');
+      else expect(names).toContain('userId');
       expect(Object.keys(operation.responses)).toContain('401');
     }
     for (const match of openapi!.path.matchAll(/\{(\w+)\}/g)) {

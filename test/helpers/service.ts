@@ -13,6 +13,7 @@ import { createLogger } from '../../server/log.ts';
 import { startService, type ServiceDefinition } from '../../server/service.ts';
 import type { Services } from '../../server/services.ts';
 import { createTestDatabase } from './database.ts';
+import { createConformanceChecker, type ConformanceChecker } from './openapi-conformance.ts';
 
 export const TEST_SECRET_KEY = 'test-secret-key-that-is-at-least-32-bytes-long';
 
@@ -35,6 +36,8 @@ export type RequestOptions = {
   rawBody?: string;
   headers?: Record<string, string>;
   apiKey?: string;
+  /** Skip the check against the OpenAPI document (for answers no operation owns, such as a wrong method). */
+  unchecked?: boolean;
 };
 
 export type TestService = {
@@ -87,6 +90,13 @@ export async function startTestService(options: {
   const baseUrl = running.baseUrl!;
   const origin = new URL(baseUrl).origin;
 
+  // Every /v1 answer a test sees is checked against the document the service serves.
+  let checker: Promise<ConformanceChecker> | undefined;
+  const conformance = () =>
+    (checker ??= fetch(`${origin}/v1/openapi.json`, { dispatcher: insecureAgent })
+      .then((response) => response.json())
+      .then((document) => createConformanceChecker(document as Record<string, unknown>)));
+
   async function request(method: string, pathname: string, requestOptions: RequestOptions = {}): Promise<ApiResponse> {
     const url = new URL(pathname.startsWith('/v1') || pathname.startsWith('/trpc') ? origin + pathname : baseUrl + pathname);
     const query = { ...requestOptions.query };
@@ -108,6 +118,9 @@ export async function startTestService(options: {
       } catch {
         parsed = undefined;
       }
+    }
+    if (!requestOptions.unchecked) {
+      (await conformance()).check({ method, pathname: url.pathname, status: response.status, contentType, text, headers: response.headers as unknown as Headers });
     }
     return { status: response.status, headers: response.headers as unknown as Headers, contentType, text, body: parsed };
   }
