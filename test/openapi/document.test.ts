@@ -1,0 +1,54 @@
+// openapi.json in the repository is the served document, byte for byte, so every
+// change to the API shows in review. `npm run openapi` rewrites it.
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+const committedPath = path.resolve(import.meta.dirname, '../../openapi.json');
+
+let service: TestService;
+let served: string;
+beforeAll(async () => {
+  service = await startTestService();
+  served = `${JSON.stringify((await service.request('GET', '/openapi.json')).body, null, 2)}\n`;
+  if (process.env.UPDATE_OPENAPI === '1') await writeFile(committedPath, served);
+});
+afterAll(async () => {
+  await service?.stop();
+});
+
+test('the committed openapi.json is exactly the document the service serves (run `npm run openapi` after an API change)', async () => {
+  const committed = await readFile(committedPath, 'utf8').catch(() => '');
+  expect(committed, 'openapi.json is out of date: run `npm run openapi` and commit it').toBe(served);
+});
+
+test('every authenticated operation takes apiKey as a query parameter, lists 401, 403 and 429 with Retry-After, and 413 when it has a body', () => {
+  const document = JSON.parse(served);
+  for (const [pathName, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (Array.isArray(operation.security) && operation.security.length === 0) continue;
+      const where = `${method.toUpperCase()} ${pathName}`;
+      expect(operation.parameters.map((parameter: { name: string; in: string }) => `${parameter.in}:${parameter.name}`), where).toContain('query:apiKey');
+      expect(Object.keys(operation.responses), where).toEqual(expect.arrayContaining(['400', '401', '403', '429', '500']));
+      expect(operation.responses['429'].headers['Retry-After'].required, where).toBe(true);
+      if (['post', 'put', 'patch'].includes(method)) expect(Object.keys(operation.responses), where).toContain('413');
+    }
+  }
+});
+
+test('the document states the rules the service enforces beyond field types: updates need a field, summaries take exactly one identifier, cursors are opaque', () => {
+  const document = JSON.parse(served);
+  const body = (pathName: string, method: string) => document.paths[pathName][method].requestBody.content['application/json'].schema;
+  for (const [pathName, method] of [['/contacts/{contactId}', 'put'], ['/api-keys/{id}', 'patch'], ['/lists/{listId}', 'put'], ['/tasks/{id}', 'put'], ['/sub-accounts/{id}', 'put'], ['/sub-accounts/{id}/usage-limits', 'put']]) {
+    expect(body(pathName, method).minProperties, `${method} ${pathName}`).toBe(1);
+  }
+  expect(body('/summaries', 'post').oneOf.map((branch: { required: string[] }) => branch.required)).toEqual([['phoneNumber'], ['email']]);
+  const cursor = document.paths['/contacts'].get.parameters.find((parameter: { name: string }) => parameter.name === 'cursor');
+  expect(cursor.schema.pattern).toBeDefined();
+  // Agency-only endpoints refuse userId, so they do not offer it.
+  expect(document.paths['/sub-accounts'].get.parameters.map((parameter: { name: string }) => parameter.name)).not.toContain('userId');
+  // The description names only sections the document contains.
+  const sections = new Set(Object.values(document.paths as Record<string, Record<string, { tags?: string[] }>>).flatMap((item) => Object.values(item).flatMap((operation) => operation.tags ?? [])));
+  for (const named of /Sections: ([^.]+)\./.exec(document.info.description)![1].split(', ')) expect(sections).toContain(named);
+});
