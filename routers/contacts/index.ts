@@ -9,6 +9,7 @@ import { PageInput } from '../../server/pagination.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 import { ContactRecordOutput } from '../shared-schemas.ts';
 import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
+import { PhoneNumberText } from '../../server/contacts/phone.ts';
 
 const MembershipInput = z.object({ contactId: z.string().optional(), listId: z.string().optional() });
 const membershipShapes = { '400': 'text', '401': 'text', '403': 'text', '404': 'message', '500': 'message' } as const;
@@ -45,7 +46,7 @@ export const contactsRouter = router({
         '500': 'message',
       },
     })
-    .input(PageInput.extend({ phoneNumber: z.string().optional(), email: z.string().optional() }))
+    .input(PageInput.extend({ phoneNumber: PhoneNumberText.optional(), email: z.string().optional() }))
     .output(
       z.union([
         z.object({ success: z.literal(true), contactId: z.string() }),

@@ -7,12 +7,12 @@ import { newId } from '../db/ids.ts';
 import { ConflictError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { requireListsForContacts } from '../lists/list-access.ts';
-import { normalisePhoneNumber } from './phone.ts';
+import { normalisePhoneNumber, PhoneNumberText } from './phone.ts';
 
 const nullableString = z.string().nullable().optional();
 
 export const ContactCreateInput = z.object({
-  phoneNumber: z.string({ error: 'phoneNumber is required' }).min(1, 'phoneNumber is required'),
+  phoneNumber: PhoneNumberText.min(1, 'phoneNumber is required'),
   firstName: z.string().optional(),
   lastName: z.string().optional(),
   email: z.email('email must be a valid e-mail address').optional(),

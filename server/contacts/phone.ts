@@ -1,9 +1,19 @@
 // Phone numbers are stored in E.164; input must carry its country code.
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { z } from 'zod';
 import { InvalidInputError } from '../errors.ts';
 
 /** `+` or the `00` international prefix, then digits with the usual separators. */
 const INTERNATIONAL_FORMAT = /^(?:\+|00)[\d\s().-]+$/;
+
+/**
+ * A phone number field of an input. The format is checked by normalisePhoneNumber
+ * (its 400 has the endpoint's own shape); the metadata puts the rule in the OpenAPI document.
+ */
+export const PhoneNumberText = z.string().meta({
+  pattern: INTERNATIONAL_FORMAT.source,
+  description: 'With its country code: + or 00, then the number (no extension), such as +14155552671.',
+});
 
 function invalidPhone(why: string): InvalidInputError {
   return new InvalidInputError(`Invalid phone number: ${why}`, { reason: 'invalid_phone' });

@@ -5,9 +5,10 @@ import { z } from 'zod';
 import { findContactByIdentifier } from '../contacts/find-contact.ts';
 import { InvalidInputError, MissingParametersError } from '../errors.ts';
 import { enqueueJob } from '../jobs.ts';
+import { PhoneNumberText } from '../contacts/phone.ts';
 
 export const SummaryRequestInput = z.object({
-  phoneNumber: z.string().optional(),
+  phoneNumber: PhoneNumberText.optional(),
   email: z.string().optional(),
 });
 

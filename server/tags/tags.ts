@@ -8,6 +8,7 @@ import { newId } from '../db/ids.ts';
 import { MissingParametersError, NotFoundError } from '../errors.ts';
 import { findContactByIdentifier, requireContact } from '../contacts/find-contact.ts';
 import { spendCredits } from '../credits/spend-credits.ts';
+import { PhoneNumberText } from '../contacts/phone.ts';
 
 /** Credits a new tag assignment costs; re-adding a contact to a tag costs nothing. */
 export const TAG_ASSIGNMENT_COST = 1;
@@ -15,7 +16,7 @@ export const TAG_ASSIGNMENT_COST = 1;
 /** The spec sends these in the query string of a POST; the REST adapter merges them into the input. */
 export const TagAssignInput = z.object({
   tag: z.string().max(200, 'tag must be at most 200 characters').optional(),
-  phoneNumber: z.string().optional(),
+  phoneNumber: PhoneNumberText.optional(),
   email: z.string().optional(),
   description: z.string().max(2000, 'description must be at most 2000 characters').nullable().optional(),
 });
