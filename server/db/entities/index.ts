@@ -12,6 +12,10 @@ import { SettingSchema } from './setting.ts';
 import { SummarySchema } from './summary.ts';
 import { TagSchema } from './tag.ts';
 import { TaskSchema } from './task.ts';
+import { WebhookAttemptSchema } from './webhook-attempt.ts';
+import { WebhookDeliverySchema } from './webhook-delivery.ts';
+import { WebhookHealthSchema } from './webhook-health.ts';
+import { WebhookSubscriptionSchema } from './webhook-subscription.ts';
 
 // Each entity is a class (usable as value and as type) registered on its schema.
 export { Account, AccountSchema } from './account.ts';
@@ -28,6 +32,10 @@ export { Setting, SettingSchema } from './setting.ts';
 export { Summary, SummarySchema } from './summary.ts';
 export { Tag, TagSchema } from './tag.ts';
 export { Task, TaskSchema } from './task.ts';
+export { WebhookAttempt, WebhookAttemptSchema } from './webhook-attempt.ts';
+export { WebhookDelivery, WebhookDeliverySchema } from './webhook-delivery.ts';
+export { WebhookHealth, WebhookHealthSchema } from './webhook-health.ts';
+export { WebhookSubscription, WebhookSubscriptionSchema } from './webhook-subscription.ts';
 
 export const entities = [
   AccountSchema,
@@ -44,4 +52,8 @@ export const entities = [
   TaskSchema,
   EventSchema,
   SettingSchema,
+  WebhookSubscriptionSchema,
+  WebhookHealthSchema,
+  WebhookDeliverySchema,
+  WebhookAttemptSchema,
 ];

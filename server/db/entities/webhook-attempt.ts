@@ -1,0 +1,21 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { WebhookDelivery } from './webhook-delivery.ts';
+
+// One HTTP attempt of a delivery: the delivery log (`GET /webhooks/{id}/deliveries`).
+export const WebhookAttemptSchema = defineEntity({
+  name: 'WebhookAttempt',
+  tableName: 'webhook_attempts',
+  properties: {
+    id: p.text().primary(),
+    delivery: () => p.manyToOne(WebhookDelivery).ref().deleteRule('cascade').index(false),
+    attempt: p.integer(),
+    statusCode: p.integer().nullable(),
+    durationMs: p.integer(),
+    error: p.text().nullable(),
+    createdAt: p.datetime().defaultRaw('now()'),
+  },
+  indexes: [{ properties: ['delivery', 'attempt'], name: 'webhook_attempts_delivery_id_attempt_index' }],
+});
+
+export class WebhookAttempt extends WebhookAttemptSchema.class {}
+WebhookAttemptSchema.setClass(WebhookAttempt);
