@@ -81,7 +81,8 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: config.TRUST_PROXY ?? false,
-    return503OnClosing: true,
+    // Requests arriving while the host closes get 503 below, through the error renderer.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     ...(tls ? { serverFactory } : {}),
     // What fastify and Node would answer on their own goes through the error renderer too.
@@ -98,6 +99,18 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
       { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
       'request',
     );
+  });
+
+  // Requests still arriving on open connections while the host closes (a pipelined
+  // request behind one in flight) are refused, so the load balancer retries elsewhere.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    if (!closing) return;
+    const error = new ApiError(503, 'The service is shutting down; retry the request', { reason: 'closing', headers: { Connection: 'close' } });
+    return renderHostError(error, request, reply, operations, services);
   });
 
   // Without TLS on our port, a trusted proxy terminates it and must say so.

@@ -6,7 +6,10 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { appRouter } from '../../routers/index.ts';
 import { BODY_LIMIT_BYTES } from '../../server/http/host.ts';
+import { publicProcedure, router } from '../../server/trpc.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
@@ -189,6 +192,51 @@ describe('answers Node and fastify would otherwise give in their own shapes', ()
     expect(answer.statusLine).toBe('HTTP/1.1 404 Not Found');
     expect(JSON.parse(answer.body)).toEqual({ success: false, error: `No endpoint ${method} /v1/no-such-thing`, error_code: 404 });
   });
+});
+
+test('a request arriving on an open connection while the service stops is 503 in the error envelope', async () => {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let entered!: () => void;
+  const inside = new Promise<void>((resolve) => (entered = resolve));
+  const slow = publicProcedure
+    .meta({ openapi: { method: 'GET', path: '/test-slow', protect: false }, section: 'Analytics', access: 'read' })
+    .input(z.object({}))
+    .output(z.object({ done: z.boolean() }))
+    .query(async () => {
+      entered();
+      await released;
+      return { done: true };
+    });
+  const stopping = await startTestService({ definition: { router: router({ ...appRouter._def.record, testSlow: slow }) } });
+
+  const socket = tls.connect({ port: stopping.port, host: '127.0.0.1', servername: 'localhost', rejectUnauthorized: false });
+  let received = '';
+  socket.on('data', (chunk) => (received += chunk.toString()));
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  socket.write('GET /v1/test-slow HTTP/1.1\r\nHost: localhost\r\n\r\n');
+  await inside;
+  const stopped = stopping.stop();
+  // Once new connections are refused the host is closing; the held connection is still open.
+  for (;;) {
+    const refused = await new Promise<boolean>((resolve) => {
+      const probe = net.connect(stopping.port, '127.0.0.1', () => resolve(false));
+      probe.on('error', () => resolve(true));
+      probe.on('connect', () => probe.destroy());
+    });
+    if (refused) break;
+  }
+  socket.write('GET /v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n');
+  release();
+  await closed;
+  await stopped;
+  const responses = received.split(/(?=HTTP\/1\.1 )/);
+  expect(responses).toHaveLength(2);
+  expect(responses[0]).toMatch(/^HTTP\/1\.1 200 /);
+  const [head, body] = responses[1].split('\r\n\r\n');
+  expect(head).toMatch(/^HTTP\/1\.1 503 Service Unavailable/);
+  expect(head.toLowerCase()).toContain('content-type: application/json');
+  expect(JSON.parse(body)).toEqual({ success: false, error: 'The service is shutting down; retry the request', error_code: 503 });
 });
 
 describe('TLS material', () => {
