@@ -1,0 +1,187 @@
+// Property: every operation of the served OpenAPI document, sent valid or broken
+// requests, answers with a status below 500 that the document lists, with the
+// documented body (service.request checks the document on every answer).
+//
+// FUZZ_RUNS sets the number of requests (default small enough for `npm test`),
+// FUZZ_SEED the seed (fixed by default; fast-check prints it on failure),
+// FUZZ_STATS=1 prints how many answers of each status every operation gave,
+// FUZZ_KEEP_GOING=1 sends every request and fails at the end listing each kind of failure once.
+import fc from 'fast-check';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { startTestService, type ApiResponse, type RequestOptions, type TestService } from '../helpers/service.ts';
+import { Deep, Huge, Known, RawSegment, documentOperations, queryValue, requestArbitrary, requestPath, type FuzzRequest, type KnownKind, type Operation } from './request-arbitrary.ts';
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
+const SEED = Number(process.env.FUZZ_SEED ?? 20_240_611);
+// A main key may make 300 requests a minute: each key of the pool sends at most
+// this many fuzz requests in the whole run, leaving room for seeding and shrinking.
+const REQUESTS_PER_KEY = 200;
+const POOL_SIZE = Math.max(4, Math.ceil(RUNS / REQUESTS_PER_KEY));
+/** A request not answered in this long counts as a hang. */
+const ANSWER_WITHIN_MS = 30_000;
+// Operations that revoke or replace the key that sends them run on a throwaway account.
+const KEY_KILLING = new Set(['DELETE /api-keys/current', 'POST /api-keys/rotate']);
+
+type Account = { userId: string; apiKey: string; known: Record<KnownKind, string[]> };
+
+let service: TestService;
+let document: Record<string, any>;
+let operations: Operation[];
+const pool: Account[] = [];
+
+/** service.request bounded in time: RequestOptions has no AbortSignal, so a hang becomes a failure naming the request. */
+async function send(method: string, pathname: string, options: RequestOptions): Promise<ApiResponse> {
+  let timer: NodeJS.Timeout | undefined;
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`No answer within ${ANSWER_WITHIN_MS / 1000} s`)), ANSWER_WITHIN_MS);
+  });
+  try {
+    return await Promise.race([service.request(method, pathname, options), hang]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function seeded(method: string, pathname: string, options: RequestOptions, status: number): Promise<any> {
+  const response = await send(method, pathname, options);
+  expect(response.status, `${method} ${pathname}: ${response.text}`).toBe(status);
+  return response.body;
+}
+
+let seedCounter = 0;
+
+/** An account with real objects: a contact in a list with a tag, a task, a scoped key; agencies also a client with the same. */
+async function createPoolAccount(agency: boolean): Promise<Account> {
+  const account = await service.createAccount({ agency });
+  const known: Account['known'] = { id: [], account: [account.userId], phone: [], email: [], tag: [] };
+  const apiKey = account.apiKey;
+  const owners: (string | undefined)[] = [undefined];
+  if (agency) {
+    seedCounter += 1;
+    const client = await seeded('POST', '/sub-accounts', {
+      apiKey,
+      body: { email: `fuzz-client${seedCounter}-${process.pid}@example.com`, first_name: 'Cleo', last_name: 'Client', usage_limits: { monthly_credits: 100 } },
+    }, 201);
+    known.account.push(client.data.id);
+    known.id.push(client.data.id);
+    owners.push(client.data.id);
+  }
+  for (const userId of owners) {
+    seedCounter += 1;
+    const phoneNumber = `+1415555${String(seedCounter).padStart(4, '0')}`;
+    const email = `fuzz${seedCounter}-${process.pid}@example.com`;
+    const tag = `Tag${seedCounter}`;
+    const query = userId ? { userId } : {};
+    const contact = await seeded('POST', '/contacts', { apiKey, query, body: { phoneNumber, email, firstName: 'Ada' } }, 200);
+    const list = await seeded('POST', '/lists', { apiKey, query, body: { name: `List ${seedCounter}` } }, 201);
+    await seeded('POST', '/contacts/lists', { apiKey, query, body: { contactId: contact.data.contactId, listId: list.data.id } }, 200);
+    await seeded('POST', '/tags', { apiKey, query: { ...query, tag, phoneNumber } }, 201);
+    const task = await seeded('POST', '/tasks', { apiKey, query, body: { title: 'Call back', contactId: contact.data.contactId } }, 201);
+    known.id.push(contact.data.contactId, list.data.id, task.data.id);
+    known.phone.push(phoneNumber);
+    known.email.push(email);
+    known.tag.push(tag);
+  }
+  const scoped = await seeded('POST', '/api-keys', { apiKey, body: { label: 'fuzz', scopes: { read_only: true } } }, 201);
+  known.id.push(scoped.key.id);
+  return { userId: account.userId, apiKey, known };
+}
+
+beforeAll(async () => {
+  service = await startTestService();
+  document = (await service.request('GET', '/v1/openapi.json')).body;
+  operations = documentOperations(document);
+  // Two of three accounts are agencies with a client, so `userId` and /sub-accounts reach something.
+  const kinds = Array.from({ length: POOL_SIZE }, (_, index) => index % 3 !== 2);
+  for (let start = 0; start < kinds.length; start += 4) {
+    pool.push(...(await Promise.all(kinds.slice(start, start + 4).map(createPoolAccount))));
+  }
+  // Each account also knows another account's client: someone else's sub-account.
+  for (const [index, account] of pool.entries()) account.known.account.push(...pool[(index + 1) % pool.length].known.account.slice(1), 'usr_doesnotexist');
+}, 60_000 + POOL_SIZE * 5_000);
+
+afterAll(async () => {
+  if (process.env.FUZZ_STATS) console.log([...tally].sort().map(([bucket, count]) => `${count}\t${bucket}`).join('\n'));
+  await service?.stop();
+});
+
+/** JSON text of a generated body; Deep and Huge are written directly, so 10,000 levels never recurse. */
+function jsonText(value: unknown, known: (placeholder: Known) => string): string {
+  if (value instanceof Known) return JSON.stringify(known(value));
+  if (value instanceof Huge) return JSON.stringify(value.text());
+  if (value instanceof Deep) return value.shape === 'array' ? '['.repeat(value.depth) + '1' + ']'.repeat(value.depth) : '{"a":'.repeat(value.depth) + '1' + '}'.repeat(value.depth);
+  if (value instanceof RawSegment) return JSON.stringify(value.text);
+  if (Array.isArray(value)) return `[${value.map((item) => jsonText(item, known)).join(',')}]`;
+  if (value && typeof value === 'object') return `{${Object.entries(value).map(([key, item]) => `${JSON.stringify(key)}:${jsonText(item, known)}`).join(',')}}`;
+  return JSON.stringify(value) ?? 'null';
+}
+
+function shorten(text: string, length = 400): string {
+  return text.length > length ? `${text.slice(0, length)}… (${text.length} characters)` : text;
+}
+
+let sent = 0;
+/** Answers by operation, mutation and status, printed when FUZZ_STATS is set. */
+const tally = new Map<string, number>();
+/** With FUZZ_KEEP_GOING: the first failure of each operation and mutation. */
+const failures = new Map<string, string>();
+
+async function sendFuzzRequest(request: FuzzRequest): Promise<void> {
+  let account: Account = pool[sent++ % pool.length];
+  if (KEY_KILLING.has(request.operation)) {
+    const throwaway = await service.createAccount({ agency: true });
+    account = { ...throwaway, known: { ...account.known, account: [throwaway.userId, ...account.known.account.slice(1)] } };
+  }
+  const known = (placeholder: Known) => {
+    const values = account.known[placeholder.kind];
+    return values.length ? values[placeholder.pick % values.length] : 'none';
+  };
+  const method = request.operation.slice(0, request.operation.indexOf(' '));
+  const pathname = requestPath(request, known);
+  const query: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.query)) if (value !== undefined) query[name] = queryValue(value, known);
+  const headers: Record<string, string> = {};
+  const key = request.credentials.wrongKey ?? account.apiKey;
+  if (request.credentials.in === 'query') query.apiKey = key;
+  if (request.credentials.in === 'header') headers['x-api-key'] = key;
+  if (request.credentials.in === 'bearer') headers.authorization = `Bearer ${key}`;
+  let rawBody: string | undefined;
+  if (request.body.kind === 'json') {
+    rawBody = jsonText(request.body.value, known);
+    headers['content-type'] = 'application/json';
+  } else if (request.body.kind === 'raw') {
+    rawBody = request.body.text instanceof Huge ? request.body.text.text() : request.body.text;
+    if (request.body.contentType) headers['content-type'] = request.body.contentType;
+  }
+  const described = () =>
+    `${method} ${shorten(pathname, 200)} query=${shorten(JSON.stringify(query), 300)} headers=${shorten(JSON.stringify(headers), 200)} body=${rawBody === undefined ? '(none)' : shorten(JSON.stringify(rawBody))}`;
+  let response: ApiResponse;
+  try {
+    response = await send(method, pathname, { query, headers, rawBody });
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\nrequest (${request.mutation}): ${described()}`);
+  }
+  const bucket = `${request.operation} ${request.mutation} ${response.status}`;
+  tally.set(bucket, (tally.get(bucket) ?? 0) + 1);
+  if (response.status >= 500) {
+    throw new Error(`${response.status} for a ${request.mutation === 'none' ? 'valid' : request.mutation} request\nrequest: ${described()}\nanswer: ${shorten(response.text, 600)}`);
+  }
+}
+
+test(
+  'every operation answers valid and broken requests with a documented status below 500 and a documented body',
+  async () => {
+    expect(operations.length).toBeGreaterThan(0);
+    const property = process.env.FUZZ_KEEP_GOING
+      ? async (request: FuzzRequest) => {
+          await sendFuzzRequest(request).catch((error: Error) => {
+            const kind = `${request.operation} ${request.mutation} ${/^(\S+ \S+|\d+)/.exec(error.message)?.[0]}`;
+            if (!failures.has(kind)) failures.set(kind, error.message);
+          });
+        }
+      : sendFuzzRequest;
+    await fc.assert(fc.asyncProperty(requestArbitrary(document, operations), property), { seed: SEED, numRuns: RUNS });
+    expect([...failures].map(([kind, message]) => `${kind}\n${message}`)).toEqual([]);
+  },
+  120_000 + RUNS * 500,
+);
