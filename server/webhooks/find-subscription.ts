@@ -1,0 +1,48 @@
+// `{webhookId}` in the /webhooks paths: the subscription's positional id or its name.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { WebhookSubscription } from '../db/entities/index.ts';
+import { NotFoundError } from '../errors.ts';
+
+// The spec's ids are positions: 1-based, by created_at then row id, within the account.
+const POSITION_ORDER = { createdAt: 'asc', id: 'asc' } as const;
+
+/**
+ * The account's own subscription that `webhookId` names, or 404. A purely numeric
+ * string is the position when such a position exists, else a name. Only the account's
+ * own rows are looked at, so an agency's inherited subscription is never addressable
+ * from a client account (Agency inheritance rule 4) and another account's is not found.
+ */
+export async function findSubscription(em: EntityManager, accountId: string, webhookId: string): Promise<WebhookSubscription> {
+  if (/^[0-9]+$/.test(webhookId)) {
+    const position = Number(webhookId);
+    if (Number.isSafeInteger(position) && position >= 1) {
+      const [atPosition] = await em.find(
+        WebhookSubscription,
+        { account: accountId },
+        { orderBy: POSITION_ORDER, offset: position - 1, limit: 1 },
+      );
+      if (atPosition) return atPosition;
+    }
+  }
+  const byName = await em.findOne(WebhookSubscription, { account: accountId, name: webhookId });
+  if (!byName) throw new NotFoundError('Webhook not found');
+  return byName;
+}
+
+/** The subscription's public `id`: its current position in the account's list. */
+export async function positionOf(em: EntityManager, subscription: WebhookSubscription): Promise<string> {
+  // Compared in SQL: created_at has microseconds there, a JS Date only milliseconds.
+  const [row] = await em.getConnection().execute<{ position: string }[]>(
+    `select count(*) + 1 as position
+       from webhook_subscriptions other, webhook_subscriptions self
+      where self.id = ? and other.account_id = self.account_id
+        and (other.created_at, other.id) < (self.created_at, self.id)`,
+    [subscription.id],
+  );
+  return String(row.position);
+}
+
+/** The account's subscriptions in position order (index + 1 is the public id). */
+export async function subscriptionsInPositionOrder(em: EntityManager, accountId: string): Promise<WebhookSubscription[]> {
+  return em.find(WebhookSubscription, { account: accountId }, { orderBy: POSITION_ORDER });
+}
