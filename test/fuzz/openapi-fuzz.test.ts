@@ -6,12 +6,14 @@
 // FUZZ_SEED the seed (fixed by default; fast-check prints it on failure),
 // FUZZ_STATS=1 prints how many answers of each status every operation gave,
 // FUZZ_KEEP_GOING=1 sends every request and fails at the end listing each kind of failure once.
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestService, type ApiResponse, type RequestOptions, type TestService } from '../helpers/service.ts';
-import { Deep, Huge, Known, RawSegment, documentOperations, queryValue, requestArbitrary, requestPath, type FuzzRequest, type KnownKind, type Operation } from './request-arbitrary.ts';
+import { Deep, Huge, Known, RawSegment, documentOperations, queryValue, requestArbitrary, requestPath, resolvePlaceholders, type FuzzRequest, type KnownKind, type Operation } from './request-arbitrary.ts';
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 400);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 2_000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_240_611);
 // A main key may make 300 requests a minute: each key of the pool sends at most
 // this many fuzz requests in the whole run, leaving room for seeding and shrinking.
@@ -53,7 +55,8 @@ let seedCounter = 0;
 /** An account with real objects: a contact in a list with a tag, a task, a scoped key; agencies also a client with the same. */
 async function createPoolAccount(agency: boolean): Promise<Account> {
   const account = await service.createAccount({ agency });
-  const known: Account['known'] = { id: [], account: [account.userId], phone: [], email: [], tag: [] };
+  // Listed twice: the own account is a common `userId`.
+  const known: Account['known'] = { id: [], account: [account.userId, account.userId], phone: [], email: [], tag: [] };
   const apiKey = account.apiKey;
   const owners: (string | undefined)[] = [undefined];
   if (agency) {
@@ -62,7 +65,7 @@ async function createPoolAccount(agency: boolean): Promise<Account> {
       apiKey,
       body: { email: `fuzz-client${seedCounter}-${process.pid}@example.com`, first_name: 'Cleo', last_name: 'Client', usage_limits: { monthly_credits: 100 } },
     }, 201);
-    known.account.push(client.data.id);
+    known.account.push(client.data.id, client.data.id, client.data.id);
     known.id.push(client.data.id);
     owners.push(client.data.id);
   }
@@ -97,7 +100,8 @@ beforeAll(async () => {
     pool.push(...(await Promise.all(kinds.slice(start, start + 4).map(createPoolAccount))));
   }
   // Each account also knows another account's client: someone else's sub-account.
-  for (const [index, account] of pool.entries()) account.known.account.push(...pool[(index + 1) % pool.length].known.account.slice(1), 'usr_doesnotexist');
+  const clients = pool.map((account) => account.known.account[2]).filter(Boolean);
+  for (const [index, account] of pool.entries()) account.known.account.push(clients[(index + 1) % clients.length], 'usr_doesnotexist');
 }, 60_000 + POOL_SIZE * 5_000);
 
 afterAll(async () => {
@@ -130,7 +134,7 @@ async function sendFuzzRequest(request: FuzzRequest): Promise<void> {
   let account: Account = pool[sent++ % pool.length];
   if (KEY_KILLING.has(request.operation)) {
     const throwaway = await service.createAccount({ agency: true });
-    account = { ...throwaway, known: { ...account.known, account: [throwaway.userId, ...account.known.account.slice(1)] } };
+    account = { ...throwaway, known: { ...account.known, account: [throwaway.userId] } };
   }
   const known = (placeholder: Known) => {
     const values = account.known[placeholder.kind];
@@ -185,3 +189,30 @@ test(
   },
   120_000 + RUNS * 500,
 );
+
+test('the requests generated as valid match the schemas of their operation', () => {
+  const ajv = new Ajv2020({ strict: false });
+  (addFormatsModule as unknown as (ajv: Ajv2020) => void)(ajv);
+  ajv.addSchema(document, 'openapi.json');
+  const pointer = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
+  const samples = fc.sample(requestArbitrary(document, operations), { seed: SEED, numRuns: 3_000 }).filter((request) => request.mutation === 'none');
+  const mismatches: string[] = [];
+  for (const request of samples) {
+    const [method, path] = request.operation.split(' ');
+    const operation = operations.find((candidate) => candidate.method === method && candidate.path === path)!;
+    const base = `openapi.json#/paths/${pointer(path)}/${method.toLowerCase()}`;
+    // Real values are those of the seeded accounts.
+    const resolved = (value: unknown) => resolvePlaceholders(value, (known) => pool[0].known[known.kind][0]);
+    if (request.body.kind === 'json') {
+      const validate = ajv.getSchema(`${base}/requestBody/content/application~1json/schema`)!;
+      if (!validate(resolved(request.body.value))) mismatches.push(`${request.operation} body ${JSON.stringify(request.body.value)}: ${ajv.errorsText(validate.errors)}`);
+    }
+    for (const [name, value] of [...Object.entries(request.pathParams), ...Object.entries(request.query)]) {
+      const parameter = [...operation.pathParams, ...operation.queryParams].find((candidate) => candidate.name === name)!;
+      const validate = ajv.compile(parameter.schema as object);
+      if (!validate(resolved(value))) mismatches.push(`${request.operation} ${name}=${JSON.stringify(value)}: ${ajv.errorsText(validate.errors)}`);
+    }
+  }
+  expect(samples.length).toBeGreaterThan(1_000);
+  expect(mismatches.slice(0, 10)).toEqual([]);
+});
