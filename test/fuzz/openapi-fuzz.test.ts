@@ -11,7 +11,7 @@ import addFormatsModule from 'ajv-formats';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestService, type ApiResponse, type RequestOptions, type TestService } from '../helpers/service.ts';
-import { Deep, Huge, Known, RawSegment, documentOperations, queryValue, requestArbitrary, requestPath, resolvePlaceholders, type FuzzRequest, type KnownKind, type Operation } from './request-arbitrary.ts';
+import { Huge, documentOperations, jsonText, queryValue, requestArbitrary, requestPath, resolvePlaceholders, type Known, type FuzzRequest, type KnownKind, type Operation } from './request-arbitrary.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2_000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20_240_611);
@@ -108,17 +108,6 @@ afterAll(async () => {
   if (process.env.FUZZ_STATS) console.log([...tally].sort().map(([bucket, count]) => `${count}\t${bucket}`).join('\n'));
   await service?.stop();
 });
-
-/** JSON text of a generated body; Deep and Huge are written directly, so 10,000 levels never recurse. */
-function jsonText(value: unknown, known: (placeholder: Known) => string): string {
-  if (value instanceof Known) return JSON.stringify(known(value));
-  if (value instanceof Huge) return JSON.stringify(value.text());
-  if (value instanceof Deep) return value.shape === 'array' ? '['.repeat(value.depth) + '1' + ']'.repeat(value.depth) : '{"a":'.repeat(value.depth) + '1' + '}'.repeat(value.depth);
-  if (value instanceof RawSegment) return JSON.stringify(value.text);
-  if (Array.isArray(value)) return `[${value.map((item) => jsonText(item, known)).join(',')}]`;
-  if (value && typeof value === 'object') return `{${Object.entries(value).map(([key, item]) => `${JSON.stringify(key)}:${jsonText(item, known)}`).join(',')}}`;
-  return JSON.stringify(value) ?? 'null';
-}
 
 function shorten(text: string, length = 400): string {
   return text.length > length ? `${text.slice(0, length)}… (${text.length} characters)` : text;

@@ -286,7 +286,7 @@ const bodyMutations: Record<string, Mutation> = {
       .oneof(
         fc.constantFrom(...MALFORMED_JSON),
         fc.nat().map((at) => {
-          const text = JSON.stringify(resolvePlaceholders(bodyValue(request), () => 'x'));
+          const text = jsonText(bodyValue(request), () => 'x');
           return text.slice(0, at % Math.max(text.length, 1));
         }),
       )
@@ -307,7 +307,7 @@ const bodyMutations: Record<string, Mutation> = {
 
   'wrong-content-type': (request) =>
     fc.constantFrom(...CONTENT_TYPES).map((contentType) =>
-      withBody(request, { kind: 'raw', text: JSON.stringify(resolvePlaceholders(bodyValue(request), () => 'x')), contentType }, 'wrong-content-type'),
+      withBody(request, { kind: 'raw', text: jsonText(bodyValue(request), () => 'x'), contentType }, 'wrong-content-type'),
     ),
 
   'huge-body': (request) =>
@@ -378,6 +378,17 @@ export function resolvePlaceholders(value: unknown, known: (placeholder: Known) 
     return copy;
   }
   return value;
+}
+
+/** JSON text of a generated body; Deep and Huge are written directly, so 10,000 levels never recurse. */
+export function jsonText(value: unknown, known: (placeholder: Known) => string): string {
+  if (value instanceof Known) return JSON.stringify(known(value));
+  if (value instanceof Huge) return JSON.stringify(value.text());
+  if (value instanceof Deep) return value.shape === 'array' ? '['.repeat(value.depth) + '1' + ']'.repeat(value.depth) : '{"a":'.repeat(value.depth) + '1' + '}'.repeat(value.depth);
+  if (value instanceof RawSegment) return JSON.stringify(value.text);
+  if (Array.isArray(value)) return `[${value.map((item) => jsonText(item, known)).join(',')}]`;
+  if (value && typeof value === 'object') return `{${Object.entries(value).map(([key, item]) => `${JSON.stringify(key)}:${jsonText(item, known)}`).join(',')}}`;
+  return JSON.stringify(value) ?? 'null';
 }
 
 /** The concrete path of a request, `/v1` included. */
