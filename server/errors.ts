@@ -106,7 +106,7 @@ export class RateLimitedError extends ApiError {
 }
 
 /** Errors whose shape the specification fixes for every endpoint. */
-const ENVELOPE_ALWAYS = new Set([413, 429]);
+const ENVELOPE_ALWAYS = new Set([413, 429, 431, 503]);
 const API_ACCESS_REASON = 'feature_disabled';
 
 export function featureDisabledError(feature: string): ForbiddenError {

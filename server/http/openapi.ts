@@ -57,9 +57,10 @@ const STATUS_TEXT: Record<number, string> = {
   405: 'Method not allowed',
   409: 'Already exists, or conflicts with the current state',
   413: 'Request body too large',
+  431: 'Request head (URL and headers) too large',
   429: 'Rate limit exceeded',
   500: 'Server error',
-  503: 'Not ready',
+  503: 'Shutting down, or not ready',
 };
 
 /** The IETF RateLimit headers every counted request answers with (rate-limit/limits.ts). */
@@ -113,10 +114,13 @@ const CURSOR_SCHEMA = {
   description: 'Opaque: pass back a `next_cursor` from the previous page of the same listing, unchanged. Anything else is 400.',
 };
 
-/** Statuses every authenticated operation can answer, whatever its own rules. */
-const AUTHENTICATED_STATUSES = [400, 401, 403, 429, 500];
-const PUBLIC_STATUSES = [400, 500];
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+/**
+ * Statuses every operation can answer whatever its own rules: a body over the limit
+ * (413, any method), a request head over Node's limit (431), and a request that
+ * arrives while the process shuts down (503); authenticated ones add 401, 403, 429.
+ */
+const PUBLIC_STATUSES = [400, 413, 431, 500, 503];
+const AUTHENTICATED_STATUSES = [...PUBLIC_STATUSES, 401, 403, 429];
 
 export type PlainRoute = {
   method: 'get' | 'post';
@@ -166,8 +170,7 @@ export function buildOpenApiDocument(
 
     const shapes = meta.errorShapes ?? {};
     const byStatus = new Map<number, ErrorShape[]>();
-    const base = [...(isPublic ? PUBLIC_STATUSES : AUTHENTICATED_STATUSES), ...(BODY_METHODS.has(operation.method) ? [413] : [])];
-    for (const status of base) byStatus.set(status, []);
+    for (const status of isPublic ? PUBLIC_STATUSES : AUTHENTICATED_STATUSES) byStatus.set(status, []);
     // errorShapes lists every status the operation answers besides the base ones (in the envelope when so declared).
     for (const [key, shape] of Object.entries(shapes)) {
       if (key === 'default' || !shape) continue;
@@ -176,8 +179,8 @@ export function buildOpenApiDocument(
     }
     for (const [status, found] of [...byStatus].sort(([a], [b]) => a - b)) {
       const shapeList = found.length ? found : [shapes.default ?? 'envelope'];
-      // Plan, scope, rate-limit and body-size refusals always use the envelope (errors.ts).
-      if (status === 403 || status === 429 || status === 413) shapeList.push('envelope');
+      // Plan, scope, rate-limit, size and shutdown refusals always use the envelope (errors.ts, http/client-errors.ts).
+      if ([403, 413, 429, 431, 503].includes(status)) shapeList.push('envelope');
       const headers = status === 429 ? { ...RETRY_AFTER_HEADER, ...RATE_LIMIT_HEADERS } : undefined;
       responses[String(status)] = errorResponse(status, shapeList, headers);
     }
