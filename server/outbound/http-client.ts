@@ -1,0 +1,189 @@
+// The one way the service makes outbound HTTP requests: HTTPS only, to public
+// addresses checked at connect time, with a time-out, pooled connections per origin
+// and bounded concurrency, never following redirects, never throwing for a failed
+// delivery (it reports how it failed instead).
+import { performance } from 'node:perf_hooks';
+import { Agent, request, errors as undiciErrors } from 'undici';
+import { BlockedAddressError, createGuardedLookup, refuseUrlWithoutLookup } from './address-guard.ts';
+
+export type OutboundFailureType = 'permanent' | 'temporary' | 'timeout' | 'network' | 'unknown';
+
+export type OutboundResult = {
+  delivered: boolean;
+  statusCode: number | null;
+  durationMs: number;
+  failure: null | { type: OutboundFailureType; message: string };
+};
+
+export type OutboundClientOptions = {
+  /** Whole request: connect, send, response headers and the (capped) body. */
+  timeoutMs: number;
+  /** Host names or addresses exempt from the public-address rule (WEBHOOK_ALLOW_HOSTS). */
+  allowHosts: readonly string[];
+  /** Requests in flight to one origin; also its connection pool size. Below maxConcurrent. */
+  maxConcurrentPerOrigin?: number;
+  /** Requests in flight overall. */
+  maxConcurrent?: number;
+};
+
+export type OutboundClient = {
+  post(url: string, init: { headers: Record<string, string>; body: string }): Promise<OutboundResult>;
+  /** Waits for requests in flight, then closes every pooled connection. */
+  close(): Promise<void>;
+};
+
+const DEFAULT_MAX_CONCURRENT_PER_ORIGIN = 8;
+const DEFAULT_MAX_CONCURRENT = 64;
+/** Receivers' answers are not used; read a little so the connection can be reused, then drop it. */
+const RESPONSE_BODY_LIMIT = 16 * 1024;
+
+export function createOutboundClient(options: OutboundClientOptions): OutboundClient {
+  const maxConcurrent = options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT;
+  // A slow origin may hold at most its own share of the overall slots.
+  const maxPerOrigin = Math.max(1, Math.min(options.maxConcurrentPerOrigin ?? DEFAULT_MAX_CONCURRENT_PER_ORIGIN, maxConcurrent - 1));
+  const agent = new Agent({
+    connections: maxPerOrigin,
+    // HTTP/1.1 only, so `connections` bounds both sockets and requests in flight per origin.
+    allowH2: false,
+    connect: { lookup: createGuardedLookup(options.allowHosts), timeout: options.timeoutMs },
+  });
+  const overall = new Semaphore(maxConcurrent);
+  const perOrigin = new Map<string, Semaphore>();
+  const inFlight = new Set<Promise<OutboundResult>>();
+
+  async function send(url: string, init: { headers: Record<string, string>; body: string }): Promise<OutboundResult> {
+    const started = performance.now();
+    const result = (statusCode: number | null, failure: OutboundResult['failure']): OutboundResult => ({
+      delivered: failure === null,
+      statusCode,
+      durationMs: Math.round(performance.now() - started),
+      failure,
+    });
+
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return result(null, { type: 'permanent', message: 'url must be a valid absolute URL' });
+    }
+    // Literal addresses never reach the connect-time lookup, so they are checked here.
+    const refusal = refuseUrlWithoutLookup(parsed, options.allowHosts);
+    if (refusal) return result(null, { type: parsed.protocol === 'https:' ? 'network' : 'permanent', message: refusal });
+
+    // Per origin first: requests queued behind a slow origin do not take overall slots.
+    const originSlots = perOrigin.get(parsed.origin) ?? new Semaphore(maxPerOrigin);
+    perOrigin.set(parsed.origin, originSlots);
+    await originSlots.acquire();
+    try {
+      await overall.acquire();
+      try {
+        const controller = new AbortController();
+        let timedOut = false;
+        const timer = setTimeout(() => {
+          timedOut = true;
+          controller.abort(new Error(`no answer within ${options.timeoutMs} ms`));
+        }, options.timeoutMs);
+        try {
+          const response = await request(parsed, {
+            method: 'POST',
+            headers: init.headers,
+            body: init.body,
+            dispatcher: agent,
+            signal: controller.signal,
+          });
+          await response.body.dump({ limit: RESPONSE_BODY_LIMIT, signal: controller.signal }).catch(() => undefined);
+          return result(response.statusCode, classifyStatus(response.statusCode));
+        } catch (error) {
+          if (timedOut) return result(null, { type: 'timeout', message: `no answer within ${options.timeoutMs} ms` });
+          return result(null, classifyError(error));
+        } finally {
+          clearTimeout(timer);
+        }
+      } finally {
+        overall.release();
+      }
+    } finally {
+      originSlots.release();
+      if (originSlots.idle) perOrigin.delete(parsed.origin);
+    }
+  }
+
+  return {
+    post(url, init) {
+      const pending = send(url, init).catch(
+        (error: unknown): OutboundResult => ({ delivered: false, statusCode: null, durationMs: 0, failure: { type: 'unknown', message: errorMessage(error) } }),
+      );
+      inFlight.add(pending);
+      void pending.finally(() => inFlight.delete(pending));
+      return pending;
+    },
+    async close() {
+      await Promise.allSettled([...inFlight]);
+      await agent.close();
+    },
+  };
+}
+
+function classifyStatus(status: number): OutboundResult['failure'] {
+  if (status >= 200 && status < 300) return null;
+  // Redirects are never followed: the subscription's URL is the one that was checked.
+  if (status >= 300 && status < 400) return { type: 'permanent', message: `redirect (${status}) not followed` };
+  if (status >= 400 && status < 500) return { type: 'permanent', message: `receiver answered ${status}` };
+  if (status >= 500 && status < 600) return { type: 'temporary', message: `receiver answered ${status}` };
+  return { type: 'unknown', message: `receiver answered ${status}` };
+}
+
+function classifyError(error: unknown): NonNullable<OutboundResult['failure']> {
+  const message = errorMessage(error);
+  if (error instanceof undiciErrors.ConnectTimeoutError || error instanceof undiciErrors.HeadersTimeoutError || error instanceof undiciErrors.BodyTimeoutError) {
+    return { type: 'timeout', message };
+  }
+  if (findCause(error, (cause) => cause instanceof BlockedAddressError)) return { type: 'network', message };
+  const code = findCause(error, (cause) => typeof (cause as { code?: unknown }).code === 'string') as { code?: string } | undefined;
+  // Connection refused/reset, DNS, TLS, socket closed: the receiver could not be reached.
+  if (code || error instanceof undiciErrors.SocketError) return { type: 'network', message };
+  return { type: 'unknown', message };
+}
+
+function findCause(error: unknown, test: (cause: object) => boolean): object | undefined {
+  for (let current = error, depth = 0; current && typeof current === 'object' && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
+    if (test(current)) return current;
+  }
+  return undefined;
+}
+
+function errorMessage(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error && error.cause.message !== error.message ? `: ${error.cause.message}` : '';
+  return `${error.message}${cause}`;
+}
+
+/** Counts slots; waiters are served in arrival order. */
+class Semaphore {
+  #free: number;
+  #waiting: Array<() => void> = [];
+  #capacity: number;
+
+  constructor(capacity: number) {
+    this.#capacity = capacity;
+    this.#free = capacity;
+  }
+
+  get idle(): boolean {
+    return this.#free === this.#capacity && this.#waiting.length === 0;
+  }
+
+  acquire(): Promise<void> {
+    if (this.#free > 0) {
+      this.#free--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#free++;
+  }
+}
