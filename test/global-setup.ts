@@ -1,7 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runMigrations } from 'graphile-worker';
+import selfsigned from 'selfsigned';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../server/db/embedded.ts';
 import { migrate, openOrm } from '../server/db/orm.ts';
@@ -11,6 +12,8 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Superuser URL of the test cluster's `postgres` database; see test/helpers/database.ts. */
     pgAdminUrl: string;
+    /** Key and certificate for localhost/127.0.0.1/::1 signed by the run's test CA; see test/helpers/webhook-receiver.ts. */
+    webhookReceiverTls: { key: string; cert: string };
   }
 }
 
@@ -22,6 +25,9 @@ const TEMPLATE_DATABASE = 'template_app';
  * milliseconds instead of migrating its own.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const testCa = await createTestCa();
+  project.provide('webhookReceiverTls', testCa.receiver);
+
   // startEmbeddedPostgres opens this 0700 directory to the `postgres` user it runs as.
   const dataDir = await mkdtemp(join(tmpdir(), 'mapi-test-'));
   const server = await startEmbeddedPostgres({ dataDir });
@@ -50,7 +56,52 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });
+    await rm(testCa.dir, { recursive: true, force: true });
   };
+}
+
+/**
+ * A CA for this run and a receiver certificate it signed. Node reads NODE_EXTRA_CA_CERTS
+ * only at process start, so the CA file is named in this process's environment before any
+ * test worker is forked: vitest builds each fork's environment from process.env when the
+ * run starts (after global setup), and tests pass process.env on to processes they spawn.
+ * The service then verifies the receiver like any public endpoint, with no TLS exceptions.
+ */
+async function createTestCa(): Promise<{ dir: string; receiver: { key: string; cert: string } }> {
+  const notBeforeDate = new Date(Date.now() - 60_000);
+  const notAfterDate = new Date(Date.now() + 7 * 24 * 3600_000);
+  const common = { keyType: 'ec', curve: 'P-256', algorithm: 'sha256', notBeforeDate, notAfterDate } as const;
+  const ca = await selfsigned.generate([{ name: 'commonName', value: 'messaging-automation-api test CA' }], {
+    ...common,
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
+    ],
+  });
+  const receiver = await selfsigned.generate([{ name: 'commonName', value: 'localhost' }], {
+    ...common,
+    ca: { key: ca.private, cert: ca.cert },
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: 'localhost' },
+          { type: 7, ip: '127.0.0.1' },
+          { type: 7, ip: '::1' },
+        ],
+      },
+    ],
+  });
+  const dir = await mkdtemp(join(tmpdir(), 'mapi-test-ca-'));
+  const caFile = join(dir, 'test-ca.pem');
+  // Keep any CA the machine already adds (a proxy's), since the variable holds one file.
+  const inherited = process.env.NODE_EXTRA_CA_CERTS ? await readFile(process.env.NODE_EXTRA_CA_CERTS, 'utf8').catch(() => '') : '';
+  await writeFile(caFile, `${inherited.trim()}\n${ca.cert}`.trim() + '\n');
+  process.env.NODE_EXTRA_CA_CERTS = caFile;
+  return { dir, receiver: { key: receiver.private, cert: receiver.cert } };
 }
 
 function databaseUrl(url: string, database: string): string {
