@@ -157,7 +157,7 @@ async function sendFuzzRequest(request: FuzzRequest): Promise<void> {
   const bucket = `${request.operation} ${request.mutation} ${response.status}`;
   tally.set(bucket, (tally.get(bucket) ?? 0) + 1);
   if (response.status >= 500) {
-    throw new Error(`${response.status} for a ${request.mutation === 'none' ? 'valid' : request.mutation} request\nrequest: ${described()}\nanswer: ${shorten(response.text, 600)}`);
+    throw new Error(`${response.status} for a ${request.mutation === 'none' ? 'valid request' : `request broken by ${request.mutation}`}\nrequest: ${described()}\nanswer: ${shorten(response.text, 600)}`);
   }
 }
 
