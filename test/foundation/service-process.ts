@@ -67,17 +67,5 @@ export function postmasterPid(pgDir: string): number | null {
   }
 }
 
-/** Whether a process runs (signal 0 reaches it and it is not a zombie). */
-export function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
-  } catch {
-    return false;
-  }
-}
+/** Whether a process runs (signal 0 reaches it and it is not a zombie): the service's own check. */
+export { isProcessAlive as isRunning } from '../../server/process-alive.ts';

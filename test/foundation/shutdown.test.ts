@@ -1,27 +1,13 @@
 // Graceful shutdown: stop accepting, finish the requests in flight, then stop
 // the worker and the database connections.
 import { expect, test } from 'vitest';
-import { z } from 'zod';
 import { fetch } from 'undici';
-import { appRouter } from '../../routers/index.ts';
-import { publicProcedure, router } from '../../server/trpc.ts';
+import { routerWithSlowProcedure } from '../helpers/slow-procedure.ts';
 import { insecureAgent, startTestService } from '../helpers/service.ts';
 
 test('a request in flight when the service stops is completed', async () => {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let entered!: () => void;
-  const inside = new Promise<void>((resolve) => (entered = resolve));
-  const slow = publicProcedure
-    .meta({ openapi: { method: 'GET', path: '/test-slow', protect: false }, section: 'Analytics', access: 'read' })
-    .input(z.object({}))
-    .output(z.object({ done: z.boolean() }))
-    .query(async () => {
-      entered();
-      await released;
-      return { done: true };
-    });
-  const service = await startTestService({ definition: { router: router({ ...appRouter._def.record, testSlow: slow }) } });
+  const { router: slowRouter, inside, release } = routerWithSlowProcedure();
+  const service = await startTestService({ definition: { router: slowRouter } });
 
   const inFlight = fetch(`${service.baseUrl}/test-slow`, { dispatcher: insecureAgent });
   await inside;

@@ -6,10 +6,8 @@ import path from 'node:path';
 import tls from 'node:tls';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { z } from 'zod';
-import { appRouter } from '../../routers/index.ts';
 import { BODY_LIMIT_BYTES } from '../../server/http/host.ts';
-import { publicProcedure, router } from '../../server/trpc.ts';
+import { routerWithSlowProcedure } from '../helpers/slow-procedure.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
@@ -195,20 +193,8 @@ describe('answers Node and fastify would otherwise give in their own shapes', ()
 });
 
 test('a request arriving on an open connection while the service stops is 503 in the error envelope', async () => {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let entered!: () => void;
-  const inside = new Promise<void>((resolve) => (entered = resolve));
-  const slow = publicProcedure
-    .meta({ openapi: { method: 'GET', path: '/test-slow', protect: false }, section: 'Analytics', access: 'read' })
-    .input(z.object({}))
-    .output(z.object({ done: z.boolean() }))
-    .query(async () => {
-      entered();
-      await released;
-      return { done: true };
-    });
-  const stopping = await startTestService({ definition: { router: router({ ...appRouter._def.record, testSlow: slow }) } });
+  const { router: slowRouter, inside, release } = routerWithSlowProcedure();
+  const stopping = await startTestService({ definition: { router: slowRouter } });
 
   const socket = tls.connect({ port: stopping.port, host: '127.0.0.1', servername: 'localhost', rejectUnauthorized: false });
   let received = '';
