@@ -8,6 +8,8 @@ export type WorkerDefinition = {
   taskList: TaskList;
   /** Graphile Worker crontab lines. */
   crontab: string;
+  /** Releases what the tasks hold (outbound connections) once the runner has stopped. */
+  close?: () => Promise<void>;
 };
 
 /**
@@ -56,6 +58,7 @@ export async function startWorker(services: Services, definition: WorkerDefiniti
     running: () => running,
     async stop() {
       await runner.stop();
+      await definition.close?.();
       const closed = connections === 0 ? Promise.resolve() : new Promise<void>((resolve) => allClosed.push(resolve));
       await pool.end();
       await closed;

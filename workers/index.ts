@@ -1,18 +1,31 @@
 // Every background task and the crontab, handed to the Graphile Worker runner.
 // Each task lives in its own file and receives the process's services.
+import { createOutboundClient } from '../server/outbound/http-client.ts';
 import type { Services } from '../server/services.ts';
+import { SENDER_CLIENT_LIMITS } from '../server/webhooks/send-deliveries.ts';
 import type { WorkerDefinition } from '../server/worker.ts';
 import { DAILY_SUMMARIES_TASK, dailySummariesCrontab, dailySummariesTask } from './daily-summaries.ts';
+import { DISPATCH_WEBHOOK_EVENTS_TASK, dispatchWebhookEventsCrontab, dispatchWebhookEventsTask } from './dispatch-webhook-events.ts';
 import { GENERATE_SUMMARY_TASK, generateSummaryTask } from './generate-summary.ts';
 import { RESET_MONTHLY_CREDITS_TASK, resetMonthlyCreditsCrontab, resetMonthlyCreditsTask } from './reset-monthly-credits.ts';
+import { SEND_WEBHOOK_DELIVERIES_TASK, sendWebhookDeliveriesCrontab, sendWebhookDeliveriesTask } from './send-webhook-deliveries.ts';
 
 export function workerDefinition(services: Services): WorkerDefinition {
+  // One outbound client (connection pools, concurrency limits) per worker process.
+  const webhookClient = createOutboundClient({
+    timeoutMs: services.config.WEBHOOK_TIMEOUT_MS,
+    allowHosts: services.config.WEBHOOK_ALLOW_HOSTS ?? [],
+    ...SENDER_CLIENT_LIMITS,
+  });
   return {
     taskList: {
       [GENERATE_SUMMARY_TASK]: generateSummaryTask(services),
       [DAILY_SUMMARIES_TASK]: dailySummariesTask(services),
       [RESET_MONTHLY_CREDITS_TASK]: resetMonthlyCreditsTask(services),
+      [DISPATCH_WEBHOOK_EVENTS_TASK]: dispatchWebhookEventsTask(services),
+      [SEND_WEBHOOK_DELIVERIES_TASK]: sendWebhookDeliveriesTask(services, webhookClient),
     },
-    crontab: [resetMonthlyCreditsCrontab, dailySummariesCrontab].join('\n'),
+    crontab: [resetMonthlyCreditsCrontab, dailySummariesCrontab, dispatchWebhookEventsCrontab, sendWebhookDeliveriesCrontab].join('\n'),
+    close: () => webhookClient.close(),
   };
 }

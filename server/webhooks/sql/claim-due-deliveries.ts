@@ -1,0 +1,70 @@
+// Claims due deliveries for one sending round: pending, due, and not leased by another
+// worker (or leased by one that died: its lease has expired). The lease covers one attempt
+// (time-out plus margin); a worker killed mid-attempt leaves the delivery due again after
+// it, with the same id. Returns what the attempt needs: the event payload, the
+// subscription as it is now (send-time checks) and its health for the delivery's account.
+import type pg from 'pg';
+
+export type ClaimedDelivery = {
+  id: string;
+  subscriptionId: string;
+  accountId: string;
+  /** 1-based number of the attempt about to be made. */
+  attempt: number;
+  eventName: string;
+  /** The event payload as JSON text: the request body. */
+  body: string;
+  url: string;
+  enabled: boolean;
+  retriesEnabled: boolean;
+  signingSecretSealed: string | null;
+  /** The URL is auto-disabled for the account where the event happened. */
+  urlDisabled: boolean;
+};
+
+const SQL = `
+with due as (
+  select d.id
+  from webhook_deliveries d
+  where d.status = 'pending'
+    and d.next_attempt_at <= now()
+    and (d.locked_until is null or d.locked_until < now())
+  order by d.next_attempt_at
+  limit $1
+  for update skip locked
+),
+leased as (
+  update webhook_deliveries d
+  set locked_until = now() + $2 * interval '1 millisecond'
+  from due
+  where d.id = due.id
+  returning d.id, d.event_id, d.subscription_id, d.account_id, d.attempts, d.locked_until
+)
+select
+  l.id,
+  l.subscription_id as "subscriptionId",
+  l.account_id as "accountId",
+  l.attempts + 1 as attempt,
+  e.name as "eventName",
+  e.payload::text as body,
+  s.url,
+  s.enabled,
+  s.retries_enabled as "retriesEnabled",
+  s.signing_secret_sealed as "signingSecretSealed",
+  coalesce(h.is_disabled, false) as "urlDisabled",
+  (extract(epoch from l.locked_until) * 1000)::float8 as "leaseUntilMs"
+from leased l
+join events e on e.id = l.event_id
+join webhook_subscriptions s on s.id = l.subscription_id
+left join webhook_health h on h.subscription_id = l.subscription_id and h.account_id = l.account_id
+`;
+
+export async function claimDueDeliveries(
+  client: pg.PoolClient,
+  limit: number,
+  leaseMs: number,
+): Promise<{ deliveries: ClaimedDelivery[]; leaseUntilMs: number | null }> {
+  const result = await client.query<ClaimedDelivery & { leaseUntilMs: number }>(SQL, [limit, leaseMs]);
+  const leaseUntilMs = result.rows.length ? result.rows[0].leaseUntilMs : null;
+  return { deliveries: result.rows, leaseUntilMs };
+}

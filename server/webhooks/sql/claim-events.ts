@@ -1,0 +1,71 @@
+// Claims a batch of undispatched events and finds, in the same statement, the
+// subscriptions each one goes to. Runs inside the dispatch transaction: the claimed
+// events stay locked (other dispatchers skip them) until they are marked dispatched.
+import type pg from 'pg';
+
+export type EventRoute = { eventId: string; subscriptionId: string | null; accountId: string };
+
+// Candidates per event: the account's own subscriptions (precedence 0), then its agency's
+// subscriptions that apply to sub-accounts (precedence 1), minus those whose URL the client
+// also subscribes to itself (Agency inheritance 3: the client's own one is used). Of the
+// rest, one subscription per URL (the same event is never delivered twice to one endpoint).
+// Checks: enabled, subscribed to the event name, URL not auto-disabled for the account where
+// the event happened (Delivery rule 1), and the conversation-summary tag filter of the
+// account's own subscriptions (`subscribed_to_tags` is not inherited).
+// Every claimed event comes back at least once (subscription null when none matches), so
+// the caller can mark the whole batch dispatched.
+const SQL = `
+with claimed as (
+  select e.id, e.account_id, e.name, e.payload
+  from events e
+  where e.dispatched_at is null
+  order by e.created_at
+  limit $1
+  for update skip locked
+),
+candidates as (
+  select c.id as event_id, c.account_id, s.id as subscription_id, s.url, 0 as precedence
+  from claimed c
+  join webhook_subscriptions s on s.account_id = c.account_id
+  where s.enabled
+    and c.name = any (s.subscribed_to)
+    and (
+      c.name <> 'Chat Concluded'
+      or c.payload -> 'data' ->> 'kind' is distinct from 'conversation_summary'
+      or cardinality(s.subscribed_to_tags) = 0
+      or s.subscribed_to_tags && array(
+        select jsonb_array_elements_text(
+          case when jsonb_typeof(c.payload -> 'data' -> 'tags') = 'array' then c.payload -> 'data' -> 'tags' else '[]'::jsonb end
+        )
+      )
+    )
+  union all
+  select c.id, c.account_id, s.id, s.url, 1
+  from claimed c
+  join accounts a on a.id = c.account_id
+  join webhook_subscriptions s on s.account_id = a.agency_id and s.apply_to_sub_accounts
+  where s.enabled
+    and c.name = any (s.subscribed_to)
+    and not exists (
+      select 1 from webhook_subscriptions own
+      where own.account_id = c.account_id and own.url = s.url
+    )
+),
+routes as (
+  select distinct on (k.event_id, k.url) k.event_id, k.subscription_id, k.account_id
+  from candidates k
+  where not exists (
+    select 1 from webhook_health h
+    where h.subscription_id = k.subscription_id and h.account_id = k.account_id and h.is_disabled
+  )
+  order by k.event_id, k.url, k.precedence, k.subscription_id
+)
+select c.id as "eventId", r.subscription_id as "subscriptionId", c.account_id as "accountId"
+from claimed c
+left join routes r on r.event_id = c.id
+`;
+
+export async function claimEventRoutes(client: pg.PoolClient, limit: number): Promise<EventRoute[]> {
+  const result = await client.query<EventRoute>(SQL, [limit]);
+  return result.rows;
+}

@@ -1,0 +1,30 @@
+// Jobs that wake the sender, added on the caller's transaction (they exist only if it
+// commits). Graphile Worker's insert notification makes a due job start at once; a
+// future one is found by its poll, so retries and lease expiries each get a job at
+// their time. Job keys bucket them per second: a thousand retries due in the same
+// second make one job.
+import type pg from 'pg';
+
+export const SEND_WEBHOOK_DELIVERIES_TASK = 'send-webhook-deliveries';
+
+/** Deliveries are due now. */
+export async function wakeSenderNow(client: pg.PoolClient): Promise<void> {
+  await client.query(`select graphile_worker.add_job($1, '{}'::json, job_key => $1, max_attempts => 5)`, [SEND_WEBHOOK_DELIVERIES_TASK]);
+}
+
+/** Deliveries become due at these moments (epoch milliseconds); one job per second bucket. */
+export async function wakeSenderAt(client: pg.PoolClient, momentsMs: number[]): Promise<void> {
+  const seconds = [...new Set(momentsMs.map((ms) => Math.ceil(ms / 1000)))];
+  if (seconds.length === 0) return;
+  await client.query(
+    `select graphile_worker.add_job(
+       $1, '{}'::json,
+       run_at => to_timestamp(s),
+       job_key => $1 || '@' || s::text,
+       job_key_mode => 'preserve_run_at',
+       max_attempts => 5
+     )
+     from unnest($2::bigint[]) as s`,
+    [SEND_WEBHOOK_DELIVERIES_TASK, seconds],
+  );
+}
