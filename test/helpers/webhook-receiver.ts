@@ -18,7 +18,14 @@ export type ReceivedRequest = {
   connection: number;
 };
 
-export type ReceiverAnswer = { status: number; delayMs?: number; headers?: Record<string, string>; body?: string };
+export type ReceiverAnswer = {
+  status: number;
+  delayMs?: number;
+  /** Hold the answer until this settles (a test releases a slow receiver when it chooses). */
+  until?: Promise<unknown>;
+  headers?: Record<string, string>;
+  body?: string;
+};
 export type ReceiverScript = (request: ReceivedRequest, index: number) => ReceiverAnswer;
 
 export type WebhookReceiver = {
@@ -69,13 +76,16 @@ export async function startWebhookReceiver(options: { respondWith?: ReceiverScri
         res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
         res.end(answer.body ?? '');
       };
-      if (answer.delayMs) {
+      const delayed = () => {
+        if (!answer.delayMs) return respond();
         const timer = setTimeout(() => {
           timers.delete(timer);
           respond();
         }, answer.delayMs);
         timers.add(timer);
-      } else respond();
+      };
+      if (answer.until) void answer.until.then(delayed, delayed);
+      else delayed();
     });
   });
   server.on('secureConnection', (socket) => {
