@@ -11,6 +11,7 @@ import { subAccountsRouter } from './sub-accounts/index.ts';
 import { tasksRouter } from './tasks/index.ts';
 import { tagsRouter } from './tags/index.ts';
 import { usageRouter } from './usage/index.ts';
+import { webhooksRouter } from './webhooks/index.ts';
 
 export const appRouter = router({
   apiKeys: apiKeysRouter,
@@ -23,6 +24,7 @@ export const appRouter = router({
   tasks: tasksRouter,
   tags: tagsRouter,
   usage: usageRouter,
+  webhooks: webhooksRouter,
 });
 
 /** For internal TypeScript apps: `createTRPCClient<AppRouter>(...)`. */

@@ -1,0 +1,48 @@
+// GET /webhooks/{webhookId}/deliveries: the delivery log, one entry per HTTP attempt,
+// newest first, paged with the signed cursors of pagination.ts (keyed by attempt id).
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { readPage, writePage, type PageInput } from '../pagination.ts';
+import type { Secrets } from '../secrets.ts';
+import { findSubscription } from './find-subscription.ts';
+
+export type DeliveryAttemptRecord = {
+  delivery_id: string;
+  event: string;
+  attempt: number;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  created_at: string;
+};
+
+type AttemptRow = Omit<DeliveryAttemptRecord, 'created_at'> & { id: string; created_at: Date };
+
+// Ordered and compared in SQL: created_at has microseconds there, a JS Date only milliseconds.
+const PAGE_SQL = `
+select a.id, a.delivery_id, e.name as event, a.attempt, a.status_code, a.duration_ms, a.error, a.created_at
+from webhook_attempts a
+join webhook_deliveries d on d.id = a.delivery_id
+join events e on e.id = d.event_id
+where d.subscription_id = ?
+  and (?::text is null or (a.created_at, a.id) < (select created_at, id from webhook_attempts where id = ?))
+order by a.created_at desc, a.id desc
+limit ?`;
+
+export async function listDeliveryAttempts(
+  em: EntityManager,
+  secrets: Secrets,
+  accountId: string,
+  webhookId: string,
+  input: PageInput,
+): Promise<{ deliveries: DeliveryAttemptRecord[]; next_cursor: string | null }> {
+  const subscription = await findSubscription(em, accountId, webhookId);
+  // The row id, not the positional id: a cursor must not move to another subscription when positions shift.
+  const scope = `webhook-deliveries:${subscription.id}`;
+  const page = readPage(secrets, scope, input);
+  const rows = await em.getConnection().execute<AttemptRow[]>(PAGE_SQL, [subscription.id, page.after, page.after, page.limit + 1]);
+  const { items, next_cursor } = writePage(secrets, scope, rows, page.limit, (row) => row.id);
+  return {
+    deliveries: items.map(({ id: _id, created_at, ...attempt }) => ({ ...attempt, created_at: new Date(created_at).toISOString() })),
+    next_cursor,
+  };
+}

@@ -1,0 +1,47 @@
+// POST /webhooks/{webhookId}/replay: this subscription's failed deliveries created since
+// `since` go back on the queue, due now, with their original delivery ids (the sender
+// keeps X-Webhook-Delivery stable). Dropped ones stay dropped: nothing suppressed by the
+// on/off switch is replayed later.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type pg from 'pg';
+import { z } from 'zod';
+import { findSubscription, positionOf } from './find-subscription.ts';
+import { wakeSenderNow } from './sql/wake-sender.ts';
+
+export const WebhookReplayInput = z.object({
+  since: z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
+    error: (issue) => (issue.input === undefined ? 'since is required' : 'since must be an ISO 8601 date or date-time, such as 2026-01-31T09:00:00Z'),
+  }),
+});
+export type WebhookReplayInput = z.infer<typeof WebhookReplayInput>;
+
+const REQUEUE_SQL = `
+update webhook_deliveries
+set status = 'pending', next_attempt_at = now(), locked_until = null, updated_at = now()
+where subscription_id = $1 and status = 'failed' and created_at >= $2`;
+
+export async function replayDeliveries(
+  em: EntityManager,
+  pool: pg.Pool,
+  accountId: string,
+  webhookId: string,
+  input: WebhookReplayInput,
+): Promise<{ webhook_id: string; replayed: number }> {
+  const subscription = await findSubscription(em, accountId, webhookId);
+  const client = await pool.connect();
+  let replayed: number;
+  try {
+    await client.query('begin');
+    replayed = (await client.query(REQUEUE_SQL, [subscription.id, new Date(input.since)])).rowCount ?? 0;
+    // An API-only process may run before any worker created its schema; the sender's own sweep finds them then.
+    const { rows } = await client.query<{ ready: boolean }>(`select to_regnamespace('graphile_worker') is not null as ready`);
+    if (replayed > 0 && rows[0]?.ready) await wakeSenderNow(client);
+    await client.query('commit');
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+  return { webhook_id: await positionOf(em, subscription), replayed };
+}
