@@ -46,7 +46,8 @@ let phoneCounter = 0;
 /** POST /contacts (emits Contact Created in the selected account); returns the event's contact id. */
 export async function createContact(service: TestService, apiKey: string, userId?: string): Promise<string> {
   phoneCounter += 1;
-  const phone = `+1415${String(process.pid % 1000).padStart(3, '0')}${String(phoneCounter).padStart(4, '0')}`;
+  // Each test file has its own database, so numbers only need to differ within a file.
+  const phone = `+1415555${String(2000 + phoneCounter).padStart(4, '0')}`;
   const created = await service.request('POST', '/contacts', { apiKey, query: { userId }, body: { phoneNumber: phone } });
   expect(created.status).toBe(200);
   return created.body.data.contactId;
