@@ -76,3 +76,18 @@ export function columnInteger(field?: string) {
     },
   });
 }
+
+/**
+ * An ISO 8601 date-time with a time zone that a PostgreSQL `timestamptz` column can
+ * hold as the service writes it (years 0001 to 9999 in UTC; PostgreSQL refuses year 0).
+ * `message` is the whole refusal, naming the field.
+ */
+export function columnDateTime(message: string) {
+  return z.iso
+    .datetime({ offset: true, error: message })
+    .refine((value) => {
+      const year = new Date(value).getUTCFullYear();
+      return year >= 1 && year <= 9999;
+    }, message)
+    .meta({ description: 'ISO 8601 date-time with a time zone, between the years 0001 and 9999 (UTC).' });
+}

@@ -11,6 +11,7 @@ import { API_SECTIONS, type ApiSection, type Scopes } from '../auth/scopes.ts';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { SCOPED_KEY_DEFAULT_RATE_LIMIT, SCOPED_KEY_MAX_RATE_LIMIT } from '../rate-limit/limits.ts';
 import type { Secrets } from '../secrets.ts';
+import { columnDateTime } from '../input-rules.ts';
 
 /** The listing shows at most this many keys, newest first (Limits). */
 export const SCOPED_KEY_LISTING_LIMIT = 200;
@@ -35,9 +36,7 @@ const ScopesInput = z
   // A misspelt member would silently fall back to a default; say so instead.
   .strict();
 
-const ExpiresAt = z.iso
-  .datetime({ offset: true, error: 'expires_at must be an ISO 8601 date-time, for example 2030-01-31T00:00:00Z' })
-  .nullable();
+const ExpiresAt = columnDateTime('expires_at must be an ISO 8601 date-time before the year 10000, for example 2030-01-31T00:00:00Z').nullable();
 
 export const ScopedKeyCreateInput = z.object({
   label: z.string().trim().max(200, 'label must be at most 200 characters').optional(),

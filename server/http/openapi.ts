@@ -215,13 +215,25 @@ export function buildOpenApiDocument(
 
   for (const route of plainRoutes) {
     const pathItem = (document.paths[route.path] ??= {});
+    const responses: Record<string, Json> = {
+      '200': { description: 'OK', content: { [route.contentType]: { schema: { type: 'string' } } } },
+      ...route.responses,
+    };
+    // What the host answers before any route runs (a body or head over the limit, shutdown).
+    for (const status of [413, 431, 503]) {
+      const own = responses[String(status)] as { content?: Record<string, { schema: Json }> } | undefined;
+      const ownJson = own?.content?.['application/json']?.schema;
+      responses[String(status)] = ownJson
+        ? { ...own, content: { ...own!.content, 'application/json': { schema: { anyOf: [ownJson, ERROR_SCHEMAS.envelope] } } } }
+        : errorResponse(status, ['envelope']);
+    }
     pathItem[route.method] = {
       operationId: `${route.method}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
       summary: route.summary,
       tags: route.tags ?? ['System'],
       parameters: (route.parameters ?? []) as never,
       security: [],
-      responses: { '200': { description: 'OK', content: { [route.contentType]: { schema: { type: 'string' } } } }, ...route.responses },
+      responses,
     };
   }
   return document;

@@ -12,16 +12,14 @@ import { InvalidInputError, NotFoundError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { readPage, writePage, type PageInput } from '../pagination.ts';
 import type { Secrets } from '../secrets.ts';
+import { columnDateTime } from '../input-rules.ts';
 
 export const TASK_STATUSES = ['open', 'done'] as const;
 
 const Title = z.string().trim().min(1, 'must not be empty').max(500, 'must be at most 500 characters');
 // `null` detaches the contact / clears the due date.
 const ContactIdField = z.string().min(1, 'must not be empty').nullable().optional();
-const DueAt = z.iso
-  .datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone' })
-  .nullable()
-  .optional();
+const DueAt = columnDateTime('must be an ISO 8601 date-time with a time zone, between the years 0001 and 9999').nullable().optional();
 const Status = z.enum(TASK_STATUSES, { error: 'must be open or done' });
 
 export const TaskCreateInput = z.object({

@@ -93,7 +93,18 @@ describe('POST /tasks', () => {
     expect(status.body).toEqual(envelope(400, 'status: must be open or done'));
     const dueAt = await service.request('POST', '/tasks', { apiKey, body: { title: 'x', due_at: 'tomorrow' } });
     expect(dueAt.status).toBe(400);
-    expect(dueAt.body).toEqual(envelope(400, 'due_at: must be an ISO 8601 date-time with a time zone'));
+    expect(dueAt.body).toEqual(envelope(400, 'due_at: must be an ISO 8601 date-time with a time zone, between the years 0001 and 9999'));
+  });
+
+  test('a due_at PostgreSQL cannot store (year 0000, or past 9999 in UTC) is 400, not a server error, and creates nothing', async () => {
+    const { apiKey } = await service.createAccount();
+    for (const due_at of ['0000-12-31T23:59:59Z', '0000-06-01T00:00:00+01:00', '9999-12-31T23:00:00-05:00']) {
+      const response = await service.request('POST', '/tasks', { apiKey, body: { title: 'x', due_at } });
+      expect(response.status, due_at).toBe(400);
+      expect(response.body, due_at).toEqual(envelope(400, 'due_at: must be an ISO 8601 date-time with a time zone, between the years 0001 and 9999'));
+    }
+    const list = await service.request('GET', '/tasks', { apiKey });
+    expect(list.body.tasks).toEqual([]);
   });
 
   test("contactId must be a contact of the account, else 404 and nothing is created", async () => {
