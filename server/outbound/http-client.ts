@@ -92,6 +92,9 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
             signal: controller.signal,
           });
           await response.body.dump({ limit: RESPONSE_BODY_LIMIT, signal: controller.signal }).catch(() => undefined);
+          // undici returns a kept-alive socket to its pool one event-loop turn after the
+          // response ends; waiting for that lets the caller's next post reuse the connection.
+          await new Promise((resolve) => setImmediate(resolve));
           return result(response.statusCode, classifyStatus(response.statusCode));
         } catch (error) {
           if (timedOut) return result(null, { type: 'timeout', message: `no answer within ${options.timeoutMs} ms` });

@@ -73,8 +73,9 @@ export async function startWebhookReceiver(options: { respondWith?: ReceiverScri
       }
       const respond = () => {
         if (res.destroyed) return;
-        res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
-        res.end(answer.body ?? '');
+        const body = answer.body ?? '';
+        res.writeHead(answer.status, { 'content-type': 'text/plain', 'content-length': String(Buffer.byteLength(body)), ...answer.headers });
+        res.end(body);
       };
       const delayed = () => {
         if (!answer.delayMs) return respond();
