@@ -164,6 +164,13 @@ describe('POST /webhooks', () => {
     expect(httpResponse.body.error).toBe('url must use https://');
     const privateResponse = await service.request('POST', '/webhooks', { apiKey: a.apiKey, body: { url: 'https://10.0.0.5/hook', subscribed_to: ['Replies'] } });
     expect(privateResponse.body.error).toMatch(/private/);
+    // localhost and 127.0.0.1 are exempt in this test service (WEBHOOK_ALLOW_HOSTS); other loopback addresses are not.
+    for (const url of ['https://127.0.0.2/hook', 'https://[::1]/hook']) {
+      const loopback = await service.request('POST', '/webhooks', { apiKey: a.apiKey, body: { url, subscribed_to: ['Replies'] } });
+      expect(loopback.status, url).toBe(400);
+      expect(loopback.body.error, url).toMatch(/loopback/);
+    }
+    expect(await list(a.apiKey)).toEqual([]);
   });
 
   test('rule 2: an empty or invalid subscribed_to, or missing fields, give 400', async () => {
