@@ -168,6 +168,15 @@ export async function assertDeliverableUrl(url: string, options: { allowHosts: A
   }
 }
 
+/** Every address of a host; the system resolver unless a test supplies another. */
+export type ResolveAll = (
+  hostname: string,
+  options: { family: number; hints: number | undefined },
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
+
+const resolveAll: ResolveAll = (hostname, options, callback) => dnsLookup(hostname, { ...options, all: true }, callback);
+
 /** The error a guarded lookup fails with; the outbound client reports it as a network failure. */
 export class BlockedAddressError extends Error {
   override name = 'BlockedAddressError';
@@ -179,10 +188,10 @@ export class BlockedAddressError extends Error {
  * (all of them for an allowed host), so the address connected to is the address checked,
  * whatever DNS answered when the URL was accepted (DNS rebinding).
  */
-export function createGuardedLookup(allowHosts: AllowHosts): LookupFunction {
+export function createGuardedLookup(allowHosts: AllowHosts, resolve: ResolveAll = resolveAll): LookupFunction {
   return ((hostname: string, options: { all?: boolean; family?: number | string } & Record<string, unknown>, callback: (...args: any[]) => void) => {
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
-    dnsLookup(hostname, { all: true, family, hints: options.hints as number | undefined }, (error, addresses) => {
+    resolve(hostname, { family, hints: options.hints as number | undefined }, (error, addresses) => {
       if (error) return callback(error);
       const hostAllowed = isAllowed(hostname, allowHosts);
       const usable = hostAllowed ? addresses : addresses.filter(({ address }) => isAllowed(address, allowHosts) || isPublicAddress(address));

@@ -1,8 +1,9 @@
 // Webhook subscriptions rule 1: the url must use https:// and be publicly reachable;
 // plain http, localhost, private-network and platform-internal addresses give 400.
+import { isIP } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import { InvalidInputError } from '../../server/errors.ts';
-import { assertDeliverableUrl, isPublicAddress } from '../../server/outbound/address-guard.ts';
+import { assertDeliverableUrl, BlockedAddressError, createGuardedLookup, isPublicAddress, type ResolveAll } from '../../server/outbound/address-guard.ts';
 
 const noExemptions = { allowHosts: [] as string[] };
 
@@ -102,5 +103,50 @@ describe('isPublicAddress', () => {
     ['not-an-address', false],
   ])('%s public: %s', (address, expected) => {
     expect(isPublicAddress(address)).toBe(expected);
+  });
+});
+
+describe('the connect-time lookup (DNS rebinding)', () => {
+  // A resolver whose answers change between calls, as a rebinding attacker's DNS does.
+  function rebindingResolver(answers: string[][]): ResolveAll {
+    let call = 0;
+    return (_hostname, _options, callback) => {
+      const addresses = answers[Math.min(call++, answers.length - 1)]!;
+      callback(null, addresses.map((address) => ({ address, family: isIP(address) })));
+    };
+  }
+
+  function lookupOnce(lookup: ReturnType<typeof createGuardedLookup>, hostname: string, all: boolean): Promise<{ error: Error | null; result: unknown }> {
+    return new Promise((resolve) => {
+      (lookup as (...args: unknown[]) => void)(hostname, { all }, (error: Error | null, address: unknown, family?: number) =>
+        resolve({ error, result: all ? address : error ? null : { address, family } }),
+      );
+    });
+  }
+
+  test('a name that resolved publicly when the url was checked and privately at connect time is refused at connect time', async () => {
+    const lookup = createGuardedLookup([], rebindingResolver([['93.184.215.14'], ['127.0.0.1']]));
+    expect(await lookupOnce(lookup, 'rebind.example', true)).toEqual({ error: null, result: [{ address: '93.184.215.14', family: 4 }] });
+    const second = await lookupOnce(lookup, 'rebind.example', false);
+    expect(second.error).toBeInstanceOf(BlockedAddressError);
+    expect(second.error!.message).toBe('url resolves to a loopback address (127.0.0.1)');
+  });
+
+  test('only public addresses of a mixed answer are offered to the connection', async () => {
+    const lookup = createGuardedLookup([], rebindingResolver([['10.0.0.5', '93.184.215.14', '::ffff:169.254.169.254', '2606:4700::1111']]));
+    expect((await lookupOnce(lookup, 'mixed.example', true)).result).toEqual([
+      { address: '93.184.215.14', family: 4 },
+      { address: '2606:4700::1111', family: 6 },
+    ]);
+    expect((await lookupOnce(lookup, 'mixed.example', false)).result).toEqual({ address: '93.184.215.14', family: 4 });
+  });
+
+  test('an allowed host connects to whatever it resolves to; an allowed address only to itself', async () => {
+    const resolver = rebindingResolver([['127.0.0.1', '10.0.0.5']]);
+    expect((await lookupOnce(createGuardedLookup(['local.test'], resolver), 'local.test', true)).result).toEqual([
+      { address: '127.0.0.1', family: 4 },
+      { address: '10.0.0.5', family: 4 },
+    ]);
+    expect((await lookupOnce(createGuardedLookup(['127.0.0.1'], resolver), 'other.test', true)).result).toEqual([{ address: '127.0.0.1', family: 4 }]);
   });
 });
