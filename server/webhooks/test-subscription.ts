@@ -54,6 +54,7 @@ export async function testSubscription(
     body,
     timestamp: Math.floor(Date.now() / 1000),
   });
+  // A client of its own (same module, same guard): a test is rare, and must not wait behind the sender's rounds.
   const client = createOutboundClient({ timeoutMs: options.timeoutMs, allowHosts: options.allowHosts });
   try {
     const result = await client.post(subscription.url, { headers, body });
