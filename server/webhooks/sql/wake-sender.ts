@@ -7,14 +7,20 @@ import type pg from 'pg';
 
 export const SEND_WEBHOOK_DELIVERIES_TASK = 'send-webhook-deliveries';
 
-/** Deliveries are due now. */
+/**
+ * Deliveries are due now. No job key: `add_job` with a key silently adds nothing when the
+ * keyed job is being locked by a worker at that very moment, and that job's claim may run
+ * before this transaction commits, so the wake-up would be lost. A job per dispatch batch
+ * is cheap; a run that finds nothing due ends at once.
+ */
 export async function wakeSenderNow(client: pg.PoolClient): Promise<void> {
-  await client.query(`select graphile_worker.add_job($1, '{}'::json, job_key => $1, max_attempts => 5)`, [SEND_WEBHOOK_DELIVERIES_TASK]);
+  await client.query(`select graphile_worker.add_job($1, '{}'::json, max_attempts => 5)`, [SEND_WEBHOOK_DELIVERIES_TASK]);
 }
 
 /** Deliveries become due at these moments (epoch milliseconds); one job per second bucket. */
 export async function wakeSenderAt(client: pg.PoolClient, momentsMs: number[]): Promise<void> {
-  const seconds = [...new Set(momentsMs.map((ms) => Math.ceil(ms / 1000)))];
+  // Sorted: concurrent callers lock the job rows in one order and cannot deadlock.
+  const seconds = [...new Set(momentsMs.map((ms) => Math.ceil(ms / 1000)))].sort((a, b) => a - b);
   if (seconds.length === 0) return;
   await client.query(
     `select graphile_worker.add_job(
