@@ -12,9 +12,9 @@ import { Migration } from '@mikro-orm/migrations';
 // - Our migrations run before Graphile Worker's, and an API-only process never migrates
 //   its schema: plpgsql resolves `graphile_worker.add_job` when called, and the function
 //   skips the job while that schema does not exist (the cron picks the event up later).
-export class Migration20261124090000_webhook_dispatch_trigger extends Migration {
+export class Migration20261123213500_webhook_dispatch_trigger extends Migration {
 
-  override name = 'Migration20261124090000_webhook_dispatch_trigger';
+  override name = 'Migration20261123213500_webhook_dispatch_trigger';
 
   override up(): void | Promise<void> {
     this.addSql(`create or replace function "queue_webhook_dispatch"() returns trigger language plpgsql as $$
