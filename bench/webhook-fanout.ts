@@ -37,9 +37,9 @@ const ACCOUNTS = 20;
 const SUBSCRIPTIONS_PER_ACCOUNT = 10;
 const EVENT_NAME = 'Contact Created';
 /** Events per emitting transaction, and transactions in flight at once. */
-const EVENTS_PER_TRANSACTION = 10;
-const CONCURRENT_TRANSACTIONS = 8;
-const OFFERED_DELIVERIES_PER_S = 4_000;
+const EVENTS_PER_TRANSACTION = Number(process.env.BENCH_WEBHOOK_EVENTS_PER_TX ?? 10);
+const CONCURRENT_TRANSACTIONS = Number(process.env.BENCH_WEBHOOK_CONCURRENT_TX ?? 8);
+const OFFERED_DELIVERIES_PER_S = Number(process.env.BENCH_WEBHOOK_OFFERED ?? 4_000);
 const LATENCY_DELIVERIES_PER_S = 1_000;
 const TARGET_DELIVERIES_PER_S = 2_000;
 const TARGET_P50_MS = 50;

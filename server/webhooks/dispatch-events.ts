@@ -10,8 +10,38 @@ import { wakeSenderNow } from './sql/wake-sender.ts';
 
 export const DISPATCH_BATCH_SIZE = 500;
 
-/** Dispatches every undispatched event, a batch per transaction; returns the counts. */
-export async function dispatchEvents(pool: pg.Pool, batchSize = DISPATCH_BATCH_SIZE): Promise<{ events: number; deliveries: number }> {
+type Counts = { events: number; deliveries: number };
+
+// One pass at a time per process. A dispatch job started while a pass runs (every commit
+// during a run queues one) joins instead: it waits for one more full pass after the current
+// one, which sees every event committed before the join, and reports nothing of its own,
+// so its task ends at once. Without this, under steady traffic every worker slot ends up
+// running a dispatch loop of its own and the sender's jobs wait behind them.
+let current: Promise<Counts> | null = null;
+let following: Promise<Counts> | null = null;
+
+/**
+ * Dispatches every undispatched event, a batch per transaction; returns the counts. When a
+ * pass is already running in this process, waits for the pass after it and returns zeros.
+ */
+export function dispatchEvents(pool: pg.Pool, batchSize = DISPATCH_BATCH_SIZE): Promise<Counts> {
+  if (current === null) {
+    const pass = dispatchAll(pool, batchSize).finally(() => {
+      if (current === pass) current = null;
+    });
+    current = pass;
+    return pass;
+  }
+  following ??= current
+    .catch(() => undefined)
+    .then(() => {
+      following = null;
+      return dispatchEvents(pool, batchSize);
+    });
+  return following.then(() => ({ events: 0, deliveries: 0 }));
+}
+
+async function dispatchAll(pool: pg.Pool, batchSize: number): Promise<Counts> {
   const total = { events: 0, deliveries: 0 };
   for (;;) {
     const round = await dispatchBatch(pool, batchSize);
