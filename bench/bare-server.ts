@@ -1,0 +1,110 @@
+// The baseline the benchmark compares the service with: bare fastify over HTTPS, doing only
+// the SQL a request cannot avoid, with `pg` on the same database. The key is resolved and
+// counted by the service's own one statement (rate-limit/count-requests.ts) on the same
+// HMAC, so the difference measured is the framework (tRPC, trpc-to-openapi, MikroORM), not
+// the database work.
+//
+// Environment: DATABASE_URL, PORT, SECRET_KEY, TLS_CERT_FILE, TLS_KEY_FILE. Prints
+// `bare listening on https://127.0.0.1:PORT` once it accepts requests.
+import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import fastify from 'fastify';
+import pg from 'pg';
+import { PLANS, planHasFeature } from '../server/accounts/plans.ts';
+import { resolveKeyAndCount } from '../server/rate-limit/count-requests.ts';
+import { MAIN_KEY_RATE_LIMIT } from '../server/rate-limit/limits.ts';
+import { createSecrets } from '../server/secrets.ts';
+
+const env = (name: string) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is required`);
+  return value;
+};
+
+const secrets = createSecrets(Buffer.from(env('SECRET_KEY'), 'utf8'));
+// The service's pool size (server/db/orm.ts), so neither side has more connections.
+const pool = new pg.Pool({ connectionString: env('DATABASE_URL'), max: 10 });
+const allowedPlans = PLANS.filter((plan) => planHasFeature(plan, 'api_access'));
+
+const app = fastify({
+  https: { key: readFileSync(env('TLS_KEY_FILE')), cert: readFileSync(env('TLS_CERT_FILE')) },
+  logger: false,
+});
+
+/** The account of a counted, usable key; null after the reply was sent. */
+async function authenticate(apiKey: unknown, reply: { code(status: number): { send(body: unknown): unknown } }) {
+  if (typeof apiKey !== 'string') {
+    reply.code(401).send('Unauthorized');
+    return null;
+  }
+  const row = await resolveKeyAndCount(pool, secrets.hashApiKey(apiKey), {
+    count: true,
+    fixedLimit: MAIN_KEY_RATE_LIMIT,
+    allowedPlans,
+    userId: null,
+  });
+  if (!row || !row.usable) {
+    reply.code(401).send('Unauthorized');
+    return null;
+  }
+  if (row.bucket_counted === null || row.account_counted === null) {
+    reply.code(429).send({ success: false, error: 'Too many requests', error_code: 429 });
+    return null;
+  }
+  return row.account_id;
+}
+
+app.get('/v1/contacts', async (request, reply) => {
+  const query = request.query as Record<string, string | undefined>;
+  const accountId = await authenticate(query.apiKey, reply);
+  if (accountId === null) return reply;
+  const { rows } = await pool.query<{ id: string }>({
+    name: 'bare-find-contact',
+    text: 'select id from contacts where account_id = $1 and phone_number = $2 order by id limit 1',
+    values: [accountId, query.phoneNumber],
+  });
+  if (rows.length === 0) return reply.code(404).send({ success: false, message: 'Contact not found' });
+  return { success: true, contactId: rows[0].id };
+});
+
+app.post('/v1/contacts', async (request, reply) => {
+  const query = request.query as Record<string, string | undefined>;
+  const accountId = await authenticate(query.apiKey, reply);
+  if (accountId === null) return reply;
+  const body = request.body as { phoneNumber: string; listId: string };
+  const contactId = `ct_bare${randomBytes(10).toString('hex')}`;
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    await client.query({
+      name: 'bare-insert-contact',
+      text: 'insert into contacts (id, account_id, phone_number) values ($1, $2, $3)',
+      values: [contactId, accountId, body.phoneNumber],
+    });
+    await client.query({
+      name: 'bare-insert-contact-list',
+      text: 'insert into contact_lists (contact_id, list_id, account_id) values ($1, $2, $3)',
+      values: [contactId, body.listId, accountId],
+    });
+    await client.query('commit');
+  } catch (error) {
+    await client.query('rollback').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+  return reply.code(201).send({ success: true, data: { message: 'Contact created successfully', contactId, listsAdded: [body.listId] } });
+});
+
+app.get('/v1/health', async () => 'ok');
+
+const stop = async () => {
+  await app.close();
+  await pool.end();
+  process.exit(0);
+};
+process.on('SIGTERM', () => void stop());
+process.on('SIGINT', () => void stop());
+
+await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' });
+process.stdout.write(`bare listening on https://127.0.0.1:${env('PORT')}\n`);

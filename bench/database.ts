@@ -1,0 +1,86 @@
+// The benchmark's database: one embedded PostgreSQL in a temporary directory, migrated and
+// seeded with accounts whose keys the service accepts.
+import { rm } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createAccount } from '../server/accounts/accounts.ts';
+import { loadConfig } from '../server/config.ts';
+import { startEmbeddedPostgres } from '../server/db/embedded.ts';
+import { clusterDirectory } from '../server/db/postgres-placement.ts';
+import { newId } from '../server/db/ids.ts';
+import { createLogger } from '../server/log.ts';
+import { createServices } from '../server/service.ts';
+import type { LoadTarget } from './load.ts';
+import { atCleanup, tempDir } from './processes.ts';
+
+/** Every process of the run shares it, as scaled-out processes share SECRET_KEY. */
+export const BENCH_SECRET_KEY = 'bench-secret-key-0123456789abcdef-0123456789';
+
+export const CONTACTS_PER_ACCOUNT = 5;
+
+/** Seeded contacts' numbers: +1 415 20000NN (NN = 0..4), the same in every account. */
+export function seededPhone(index: number): string {
+  return `+1415${2_000_000 + index}`;
+}
+
+export async function startBenchDatabase(): Promise<{ url: string; dataDir: string }> {
+  const dataDir = await tempDir('db');
+  const postgres = await startEmbeddedPostgres({ dataDir });
+  atCleanup(() => postgres.stop());
+  const { pgDir, relocated } = await clusterDirectory(dataDir, process.getuid?.() === 0);
+  if (relocated) atCleanup(() => rm(pgDir, { recursive: true, force: true }));
+  return { url: postgres.url, dataDir };
+}
+
+/**
+ * Migrates the database and creates `accounts` accounts through the admin command's own
+ * code path (createAccount), each with one list and CONTACTS_PER_ACCOUNT contacts (bulk SQL:
+ * the columns createContact writes, defaults for the rest). Writes the load runner's
+ * targets file and returns its path.
+ */
+export async function seedAccounts(databaseUrl: string, accounts: number): Promise<{ targetsFile: string; targets: LoadTarget[] }> {
+  const dataDir = await tempDir('seed');
+  const config = loadConfig({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SECRET_KEY: BENCH_SECRET_KEY, LOG_LEVEL: 'warn' });
+  const services = await createServices(config, createLogger('warn'), databaseUrl);
+  try {
+    const targets: LoadTarget[] = new Array(accounts);
+    const accountIds: string[] = new Array(accounts);
+    let next = 0;
+    const runId = Date.now().toString(36);
+    const worker = async () => {
+      for (let i = next++; i < accounts; i = next++) {
+        const created = await createAccount(services.orm.em.fork(), services.secrets, { email: `bench-${runId}-${i}@example.com` });
+        accountIds[i] = created.userId;
+        const phones = Array.from({ length: CONTACTS_PER_ACCOUNT }, (_, c) => seededPhone(c));
+        targets[i] = { apiKey: created.apiKey, listId: newId('lst'), phones };
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+
+    await services.pool.query(
+      `insert into lists (id, account_id, name) select * from unnest($1::text[], $2::text[], $3::text[])`,
+      [targets.map((target) => target.listId), accountIds, accountIds.map(() => 'Bench list')],
+    );
+    const contactIds: string[] = [];
+    const contactAccounts: string[] = [];
+    const contactPhones: string[] = [];
+    for (const accountId of accountIds) {
+      for (let c = 0; c < CONTACTS_PER_ACCOUNT; c++) {
+        contactIds.push(newId('ct'));
+        contactAccounts.push(accountId);
+        contactPhones.push(seededPhone(c));
+      }
+    }
+    await services.pool.query(
+      `insert into contacts (id, account_id, phone_number) select * from unnest($1::text[], $2::text[], $3::text[])`,
+      [contactIds, contactAccounts, contactPhones],
+    );
+    await services.pool.query('analyze');
+    const targetsFile = path.join(dataDir, 'targets.json');
+    await writeFile(targetsFile, JSON.stringify(targets));
+    // The file must outlive this function; the directory is removed at clean-up.
+    return { targetsFile, targets };
+  } finally {
+    await services.orm.close();
+  }
+}

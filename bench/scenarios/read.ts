@@ -1,0 +1,75 @@
+// Scenario `read`: what the REST surface and tRPC cost over a bare fastify route doing the
+// same SQL, for the contact lookup and for creating a contact on a list.
+import type { LoadResult, LoadSpec } from '../load.ts';
+import { median, progress, ratioRow, type LoadRunner, type Row, type ScenarioResult, type Settings } from '../measure.ts';
+import { startApiProcess, startBareServer } from './servers.ts';
+
+type Pair = { label: string; kind: LoadSpec['kind']; bareKind: LoadSpec['kind']; targets: boolean };
+
+const PAIRS: Pair[] = [
+  { label: 'GET /v1/contacts (REST lookup)', kind: 'read-rest', bareKind: 'read-rest', targets: true },
+  { label: 'GET /trpc/contacts.find (tRPC lookup)', kind: 'read-trpc', bareKind: 'read-rest', targets: true },
+  // The write has no target of its own; its ratios are reported for comparison.
+  { label: 'POST /v1/contacts with listId (write)', kind: 'write-rest', bareKind: 'write-rest', targets: false },
+];
+
+const WARM_UP_SECONDS = 2;
+
+export async function runReadScenario(settings: Settings, databaseUrl: string, loads: LoadRunner): Promise<ScenarioResult> {
+  const service = await startApiProcess(databaseUrl);
+  const bare = await startBareServer(databaseUrl, service.dataDir);
+  try {
+    const load = (origin: string, kind: LoadSpec['kind'], durationSeconds = settings.durationSeconds) =>
+      loads.run({ urls: [origin], kind, connections: settings.connections, durationSeconds });
+
+    progress('read: warming up');
+    for (const pair of PAIRS) {
+      await load(bare.origin, pair.bareKind, WARM_UP_SECONDS);
+      await load(service.origin, pair.kind, WARM_UP_SECONDS);
+    }
+
+    const results = PAIRS.map(() => ({ bare: [] as LoadResult[], full: [] as LoadResult[] }));
+    for (let round = 1; round <= settings.rounds; round++) {
+      for (const [index, pair] of PAIRS.entries()) {
+        const bareResult = await load(bare.origin, pair.bareKind);
+        const fullResult = await load(service.origin, pair.kind);
+        results[index].bare.push(bareResult);
+        results[index].full.push(fullResult);
+        progress(
+          `read: round ${round}/${settings.rounds} ${pair.label}: bare ${Math.round(bareResult.requestsPerSecond)} req/s, ` +
+            `full ${Math.round(fullResult.requestsPerSecond)} req/s (non-2xx ${bareResult.non2xx}/${fullResult.non2xx})`,
+        );
+      }
+    }
+
+    const rows: Row[] = [];
+    const notes: string[] = [];
+    for (const [index, pair] of PAIRS.entries()) {
+      const { bare: bareRuns, full: fullRuns } = results[index];
+      const of = (runs: LoadResult[], pick: (run: LoadResult) => number) => median(runs.map(pick));
+      const target = pair.targets;
+      rows.push(
+        ratioRow(`${pair.label}: req/s`, 'req/s', of(fullRuns, (r) => r.requestsPerSecond), of(bareRuns, (r) => r.requestsPerSecond), target ? { atLeast: 0.75 } : undefined),
+        ratioRow(`${pair.label}: p50`, 'ms', of(fullRuns, (r) => r.p50), of(bareRuns, (r) => r.p50)),
+        ratioRow(`${pair.label}: p99`, 'ms', of(fullRuns, (r) => r.p99), of(bareRuns, (r) => r.p99), target ? { atMost: 1.5 } : undefined),
+      );
+      const sum = (runs: LoadResult[]) => runs.reduce((total, run) => total + run.non2xx + run.errors + run.timeouts, 0);
+      const failed = sum(fullRuns);
+      rows.push({ name: `${pair.label}: non-2xx, errors, time-outs (all rounds)`, value: failed, unit: 'count', baseline: sum(bareRuns), target: '0', met: failed === 0 });
+      if (failed > 0) {
+        const codes = fullRuns.map((run) => JSON.stringify(run.statusCodes)).join(', ');
+        notes.push(`${pair.label}: status codes of the full stack's rounds: ${codes}`);
+      }
+    }
+    notes.push(
+      'Baseline: bench/bare-server.ts, bare fastify over HTTPS with `pg`, resolving and counting the key with the ' +
+        "service's own statement (server/rate-limit/count-requests.ts) and then reading the contact by phone " +
+        '(the write: inserting the contact and its contact_lists row in one transaction). Full stack: `node server/main.ts` ' +
+        'with ROLE=api on the same database. Both use HTTPS and a 10-connection pool.',
+    );
+    return { name: 'read', title: 'REST and tRPC overhead over a bare route', rows, notes };
+  } finally {
+    await bare.process.stop();
+    await service.process.stop();
+  }
+}

@@ -1,0 +1,44 @@
+// The servers a scenario measures: the service as `ROLE=api` processes on the bench
+// database, and the bare baseline beside them.
+import path from 'node:path';
+import { BENCH_SECRET_KEY } from '../database.ts';
+import { freePort, startNode, tempDir, type NodeProcess } from '../processes.ts';
+
+export type StartedServer = { process: NodeProcess; origin: string; dataDir: string };
+
+/** `node server/main.ts` with ROLE=api on the database; resolves when it prints its URL. */
+export async function startApiProcess(databaseUrl: string): Promise<StartedServer> {
+  const dataDir = await tempDir('api');
+  const port = await freePort();
+  const process = await startNode(
+    'server/main.ts',
+    {
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      SECRET_KEY: BENCH_SECRET_KEY,
+      LOG_LEVEL: 'warn',
+      ROLE: 'api',
+    },
+    /listening on (https:\/\/\S+)/,
+  );
+  return { process, origin: new URL(process.ready[1]).origin, dataDir };
+}
+
+/** bench/bare-server.ts on the same database, with the certificate the service generated. */
+export async function startBareServer(databaseUrl: string, certificateDir: string): Promise<StartedServer> {
+  const port = await freePort();
+  const process = await startNode(
+    'bench/bare-server.ts',
+    {
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      SECRET_KEY: BENCH_SECRET_KEY,
+      TLS_CERT_FILE: path.join(certificateDir, 'tls-cert.pem'),
+      TLS_KEY_FILE: path.join(certificateDir, 'tls-key.pem'),
+    },
+    /bare listening on (https:\/\/\S+)/,
+  );
+  return { process, origin: new URL(process.ready[1]).origin, dataDir: certificateDir };
+}

@@ -1,0 +1,26 @@
+// Scenario `webhooks`: the fan-out benchmark in bench/webhook-fanout.ts, when it exists.
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import type { Row, ScenarioResult, Settings } from '../measure.ts';
+import { root } from '../processes.ts';
+
+type WebhookFanout = (options: { rounds: number; durationSeconds: number }) => Promise<{
+  rows: { name: string; value: number; unit: string; target?: string }[];
+}>;
+
+export async function runWebhooksScenario(settings: Settings): Promise<ScenarioResult> {
+  const file = path.join(root, 'bench', 'webhook-fanout.ts');
+  const result: ScenarioResult = { name: 'webhooks', title: 'Webhook fan-out', rows: [], notes: [] };
+  try {
+    await access(file);
+  } catch {
+    return { ...result, skipped: 'bench/webhook-fanout.ts does not exist yet' };
+  }
+  const module = (await import(file)) as { runWebhookFanout?: WebhookFanout };
+  if (typeof module.runWebhookFanout !== 'function') {
+    return { ...result, skipped: 'bench/webhook-fanout.ts does not export runWebhookFanout' };
+  }
+  const fanout = await module.runWebhookFanout({ rounds: settings.rounds, durationSeconds: settings.durationSeconds });
+  const rows: Row[] = fanout.rows.map((row) => ({ name: row.name, value: row.value, unit: row.unit, target: row.target }));
+  return { ...result, rows, notes: ['Figures and targets as bench/webhook-fanout.ts reports them.'] };
+}
