@@ -48,7 +48,14 @@ async function main() {
   for (const scenario of SCENARIOS) {
     if (settings.only && !settings.only.includes(scenario.name)) continue;
     progress(`scenario ${scenario.name}`);
-    results.push(await scenario.run(settings, seeded));
+    try {
+      results.push(await scenario.run(settings, seeded));
+    } catch (error) {
+      // The other scenarios still run; the report says which one failed and why.
+      progress(`scenario ${scenario.name} failed: ${(error as Error).stack ?? error}`);
+      results.push({ name: scenario.name, title: scenario.name, rows: [], notes: [], skipped: `failed: ${(error as Error).message.split('\n')[0]}` });
+      process.exitCode = 1;
+    }
   }
   const markdown = await writeReport(results, conditions);
   process.stdout.write(`${markdown}\nWritten to bench/results/latest.md and latest.json\n`);

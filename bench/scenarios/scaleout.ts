@@ -17,7 +17,7 @@ async function waitForWindowRoom(databaseUrl: string, seconds: number): Promise<
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ into: number }>('select extract(epoch from now())::float8 % 60 as into');
+    const { rows } = await client.query<{ into: number }>('select mod(extract(epoch from now()), 60)::float8 as into');
     const left = 60 - rows[0].into;
     if (left < seconds) await new Promise((resolve) => setTimeout(resolve, (left + 0.5) * 1000));
   } finally {

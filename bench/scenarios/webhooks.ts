@@ -8,6 +8,25 @@ type WebhookFanout = (options: { rounds: number; durationSeconds: number }) => P
   rows: { name: string; value: number; unit: string; target?: string }[];
 }>;
 
+/** A target written as a comparison with a number (`>= 2000`, `< 50`); anything else is not judged. */
+function meets(value: number, target: string | undefined): boolean | undefined {
+  const match = target ? /^\s*(>=|<=|≥|≤|<|>)\s*(-?[\d.]+)/.exec(target) : null;
+  if (!match) return undefined;
+  const bound = Number(match[2]);
+  switch (match[1]) {
+    case '>=':
+    case '≥':
+      return value >= bound;
+    case '<=':
+    case '≤':
+      return value <= bound;
+    case '<':
+      return value < bound;
+    default:
+      return value > bound;
+  }
+}
+
 export async function runWebhooksScenario(settings: Settings): Promise<ScenarioResult> {
   const file = path.join(root, 'bench', 'webhook-fanout.ts');
   const result: ScenarioResult = { name: 'webhooks', title: 'Webhook fan-out', rows: [], notes: [] };
@@ -21,6 +40,6 @@ export async function runWebhooksScenario(settings: Settings): Promise<ScenarioR
     return { ...result, skipped: 'bench/webhook-fanout.ts does not export runWebhookFanout' };
   }
   const fanout = await module.runWebhookFanout({ rounds: settings.rounds, durationSeconds: settings.durationSeconds });
-  const rows: Row[] = fanout.rows.map((row) => ({ name: row.name, value: row.value, unit: row.unit, target: row.target }));
+  const rows: Row[] = fanout.rows.map((row) => ({ name: row.name, value: row.value, unit: row.unit, target: row.target, met: meets(row.value, row.target) }));
   return { ...result, rows, notes: ['Figures and targets as bench/webhook-fanout.ts reports them.'] };
 }
