@@ -6,7 +6,9 @@ import {
   createCipheriv,
   createDecipheriv,
   createHmac,
+  createSecretKey,
   hkdfSync,
+  type KeyObject,
   randomBytes,
   timingSafeEqual,
 } from 'node:crypto';
@@ -50,8 +52,12 @@ export async function loadMasterSecret(configured: string | undefined, dataDir: 
   }
 }
 
-function derive(master: Buffer, purpose: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `messaging-api/${purpose}`, 32));
+/**
+ * A KeyObject made once: given raw bytes, every createHmac/createCipheriv call would
+ * build one itself (about 13 µs of the 16 µs an API-key hash costs).
+ */
+function derive(master: Buffer, purpose: string): KeyObject {
+  return createSecretKey(Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `messaging-api/${purpose}`, 32)));
 }
 
 export function createSecrets(master: Buffer): Secrets {

@@ -131,5 +131,22 @@ export const accountProcedure = publicProcedure.use(async ({ ctx, meta, next, ge
     responseHeaders: ctx.responseHeaders,
     readInput: getRawInput,
   });
-  return next({ ctx: { ...auth, em: ctx.services.orm.em.fork() } });
+  extendContext(ctx, auth);
+  // The same context object goes on: a ctx passed to next() would be spread, running the getter.
+  return next() as ReturnType<typeof next<Authenticated & { em: EntityManager }>>;
 });
+
+/**
+ * The request's context extended in place with the caller and a lazy `em`: the
+ * EntityManager is forked on first use, so a procedure that reads only through
+ * hot-path SQL never forks one.
+ */
+function extendContext(ctx: Context, auth: Authenticated): void {
+  let em: EntityManager | undefined;
+  Object.assign(ctx, auth);
+  Object.defineProperty(ctx, 'em', {
+    enumerable: true,
+    configurable: true,
+    get: () => (em ??= ctx.services.orm.em.fork()),
+  });
+}

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { createContact, ContactCreateInput } from '../../server/contacts/create-contact.ts';
 import { addContactToList, removeContactFromList } from '../../server/contacts/contact-list-membership.ts';
-import { findContactByIdentifier } from '../../server/contacts/find-contact.ts';
+import { findContactIdByIdentifier } from '../../server/contacts/find-contact.ts';
 import { listContacts } from '../../server/contacts/list-contacts.ts';
 import { updateContact, ContactUpdateInput } from '../../server/contacts/update-contact.ts';
 import { PageInput } from '../../server/pagination.ts';
@@ -58,8 +58,7 @@ export const contactsRouter = router({
       if (!lookup && (input.limit !== undefined || input.cursor !== undefined)) {
         return { success: true as const, ...(await listContacts(ctx.em, ctx.services.secrets, ctx.account.id, input)) };
       }
-      const contact = await findContactByIdentifier(ctx.em, ctx.account.id, input);
-      return { success: true as const, contactId: contact.id };
+      return { success: true as const, contactId: await findContactIdByIdentifier(ctx.services.pool, ctx.account.id, input) };
     }),
 
   update: accountProcedure

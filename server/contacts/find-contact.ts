@@ -1,11 +1,21 @@
 // Contact lookups scoped to the account acted on.
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
+import type pg from 'pg';
 import { Contact } from '../db/entities/index.ts';
 import { MissingParametersError, NotFoundError } from '../errors.ts';
 import { PLACEHOLDER_EMAIL } from './contact-record.ts';
 import { normalisePhoneNumber } from './phone.ts';
+import { exactIlikePattern, selectContactId } from './sql/find-contact-id.ts';
 
 export type ContactIdentifier = { phoneNumber?: string; email?: string };
+
+/** The identifier as stored: phone number in E.164, blank values absent; 400 when neither is given. */
+function normaliseIdentifier(identifier: ContactIdentifier): { phoneNumber?: string; email?: string } {
+  const phoneNumber = identifier.phoneNumber?.trim() ? normalisePhoneNumber(identifier.phoneNumber) : undefined;
+  const email = identifier.email?.trim() || undefined;
+  if (!phoneNumber && !email) throw new MissingParametersError('Missing required parameters: phoneNumber or email');
+  return { phoneNumber, email };
+}
 
 /** By phone number and/or e-mail; both must match when both are given. */
 export async function findContactByIdentifier(
@@ -13,9 +23,7 @@ export async function findContactByIdentifier(
   accountId: string,
   identifier: ContactIdentifier,
 ): Promise<Contact> {
-  const phoneNumber = identifier.phoneNumber?.trim() ? normalisePhoneNumber(identifier.phoneNumber) : undefined;
-  const email = identifier.email?.trim() || undefined;
-  if (!phoneNumber && !email) throw new MissingParametersError('Missing required parameters: phoneNumber or email');
+  const { phoneNumber, email } = normaliseIdentifier(identifier);
   const contact =
     email === PLACEHOLDER_EMAIL
       ? null
@@ -24,12 +32,23 @@ export async function findContactByIdentifier(
           {
             account: accountId,
             ...(phoneNumber ? { phoneNumber } : {}),
-            ...(email ? { email: { $ilike: email.replace(/[\\%_]/g, '\\$&') } } : {}),
+            ...(email ? { email: { $ilike: exactIlikePattern(email) } } : {}),
           },
           { orderBy: { id: 'asc' } },
         );
   if (!contact) throw new NotFoundError('Contact not found');
   return contact;
+}
+
+/**
+ * The same match when only the id is needed (the lookup endpoint): one statement on
+ * the pool, no entity loaded.
+ */
+export async function findContactIdByIdentifier(pool: pg.Pool, accountId: string, identifier: ContactIdentifier): Promise<string> {
+  const { phoneNumber, email } = normaliseIdentifier(identifier);
+  const id = email === PLACEHOLDER_EMAIL ? null : await selectContactId(pool, accountId, phoneNumber, email);
+  if (id === null) throw new NotFoundError('Contact not found');
+  return id;
 }
 
 /** A contact of the account, or 404 (another account's contact is not found). */
