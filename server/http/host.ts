@@ -93,12 +93,16 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
 
   // Access log: path without the query string, so credentials (`apiKey`) never reach the log.
   const accessLog = services.log.child({ component: 'http' });
-  app.addHook('onResponse', async (request, reply) => {
-    if (!accessLog.isLevelEnabled('info')) return;
-    accessLog.info(
-      { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
-      'request',
-    );
+  // Hooks on every request take a callback rather than returning a promise: one less
+  // promise and microtask hop per hook per request.
+  app.addHook('onResponse', (request, reply, done) => {
+    if (accessLog.isLevelEnabled('info')) {
+      accessLog.info(
+        { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
+        'request',
+      );
+    }
+    done();
   });
 
   // Requests still arriving on open connections while the host closes (a pipelined
@@ -107,10 +111,10 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (request, reply) => {
-    if (!closing) return;
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!closing) return done();
     const error = new ApiError(503, 'The service is shutting down; retry the request', { reason: 'closing', headers: { Connection: 'close' } });
-    return renderHostError(error, request, reply, operations, services);
+    renderHostError(error, request, reply, operations, services);
   });
 
   // Without TLS on our port, a trusted proxy terminates it and must say so.
@@ -124,10 +128,10 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
 
   // A method nothing is routed for (TRACE, QUERY, ...) is 405 on an existing path and 404
   // elsewhere, decided before fastify reads a body it would otherwise try to parse.
-  app.addHook('onRequest', async (request, reply) => {
-    if (!request.is404 || (ROUTED_METHODS as readonly string[]).includes(request.method)) return;
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.is404 || (ROUTED_METHODS as readonly string[]).includes(request.method)) return done();
     const pathname = request.url.split('?')[0];
-    return renderHostError(unservedMethodError(request.method, pathname, allowedMethods(pathname)), request, reply, operations, services);
+    renderHostError(unservedMethodError(request.method, pathname, allowedMethods(pathname)), request, reply, operations, services);
   });
 
   // The API speaks JSON whatever the declared content type; an empty body is no body.

@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
 import { ApiError, renderError, type ErrorShapes } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { createCallerFactory, createContext, type RequestInfo } from '../trpc.ts';
+import { createContext, type Context, type RequestInfo } from '../trpc.ts';
 import { unservedMethodError } from './client-errors.ts';
 import { pathParameters, type Operation, type OperationTable } from './operations.ts';
 
@@ -79,7 +79,11 @@ export function requestInfo(request: FastifyRequest): RequestInfo {
   };
 }
 
-type ProcedureFn = (input: unknown) => Promise<unknown>;
+/** A procedure as tRPC's caller invokes it (getRawInput, ctx, path, type). */
+type Procedure = {
+  (opts: { path: string; getRawInput: () => Promise<unknown>; ctx: Context; type: string; signal: undefined; batchIndex: number }): Promise<unknown>;
+  _def: { type: string };
+};
 
 export function registerRestSurface(
   app: FastifyInstance,
@@ -87,7 +91,9 @@ export function registerRestSurface(
   router: AnyRouter,
   operations: OperationTable,
 ): void {
-  const createCaller = createCallerFactory(router) as unknown as (ctx: unknown) => Record<string, unknown>;
+  // Each operation's procedure, called as tRPC's server-side caller calls it; the caller
+  // itself would build a recursive proxy per request and look the path up again.
+  const procedures = router._def.procedures as Record<string, Procedure>;
 
   const restHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const info = requestInfo(request);
@@ -111,11 +117,15 @@ export function registerRestSurface(
 
     const ctx = createContext(services, info);
     try {
-      const procedure = operation.procedurePath.split('.').reduce<unknown>(
-        (node, segment) => (node as Record<string, unknown>)[segment],
-        createCaller(ctx),
-      ) as ProcedureFn;
-      const data = await procedure(input);
+      const procedure = procedures[operation.procedurePath]!;
+      const data = await procedure({
+        path: operation.procedurePath,
+        getRawInput: async () => input,
+        ctx,
+        type: procedure._def.type,
+        signal: undefined,
+        batchIndex: 0,
+      });
       return reply
         .code(operation.meta.successStatus ?? 200)
         .headers(ctx.responseHeaders)
