@@ -84,38 +84,45 @@ const t = initTRPC
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
-/** Domain errors become TRPCErrors with the matching code, keeping the ApiError as cause. */
-const errorBoundary = t.middleware(async ({ next, getRawInput }) => {
+/** A domain error as the TRPCError tRPC reports, with the matching code and the ApiError as cause. */
+function toTrpcError(error: ApiError): TRPCError {
+  return new TRPCError({ code: trpcCodeFor(error.status), message: error.message, cause: error });
+}
+
+/**
+ * One middleware ahead of every procedure (one step of tRPC's chain, which copies its
+ * options at each step): the input rules of server/input-rules.ts run before
+ * authentication, which sends `userId` and the key to SQL; then domain errors from
+ * the rest of the chain become TRPCErrors with the matching code, and zod's input
+ * errors say what the endpoints say.
+ */
+const requestBoundary = t.middleware(async ({ ctx, getRawInput, next }) => {
+  let rawInput: unknown;
+  try {
+    rawInput = await getRawInput();
+  } catch (error) {
+    // tRPC parses /trpc bodies itself; say what /v1 says about broken JSON.
+    if (error instanceof TRPCError && error.cause instanceof SyntaxError) {
+      throw toTrpcError(new InvalidInputError('Request body is not valid JSON', { reason: 'malformed_json' }));
+    }
+    throw error;
+  }
+  try {
+    checkRequestInput(rawInput, ctx.request.query);
+  } catch (error) {
+    throw error instanceof ApiError ? toTrpcError(error) : error;
+  }
   const result = await next();
   if (result.ok) return result;
   const cause = result.error.cause;
-  if (cause instanceof ApiError) {
-    throw new TRPCError({ code: trpcCodeFor(cause.status), message: cause.message, cause });
-  }
+  if (cause instanceof ApiError) throw toTrpcError(cause);
   if (cause instanceof ZodError && result.error.code === 'BAD_REQUEST') {
-    const invalid = new InvalidInputError(describeZodError(cause, await getRawInput().catch(() => undefined)));
-    throw new TRPCError({ code: 'BAD_REQUEST', message: invalid.message, cause: invalid });
+    throw toTrpcError(new InvalidInputError(describeZodError(cause, rawInput)));
   }
   return result;
 });
 
-/**
- * One input rule for every procedure (server/input-rules.ts), before
- * authentication: authentication sends `userId` and the key to SQL.
- */
-const inputRules = t.middleware(async ({ ctx, getRawInput, next }) => {
-  const rawInput = await getRawInput().catch((error: unknown) => {
-    // tRPC parses /trpc bodies itself; say what /v1 says about broken JSON.
-    if (error instanceof TRPCError && error.cause instanceof SyntaxError) {
-      throw new InvalidInputError('Request body is not valid JSON', { reason: 'malformed_json' });
-    }
-    throw error;
-  });
-  checkRequestInput(rawInput, ctx.request.query);
-  return next();
-});
-
-export const publicProcedure = t.procedure.use(errorBoundary).use(inputRules);
+export const publicProcedure = t.procedure.use(requestBoundary);
 
 export type AuthedContext = Context & Authenticated & { em: EntityManager };
 
