@@ -28,7 +28,7 @@ import { createServices } from '../server/service.ts';
 import type { Services } from '../server/services.ts';
 import { mintSigningSecret } from '../server/webhooks/signature.ts';
 import { nowMs, startBenchReceiver, type BenchReceiver } from './webhooks/receiver.ts';
-import { createBenchTls } from './webhooks/tls.ts';
+import { createLocalCa } from '../test/helpers/local-ca.ts';
 import { startWorkerProcess } from './webhooks/worker-process.ts';
 
 export type BenchRow = { name: string; value: number; unit: string; target?: string };
@@ -63,7 +63,7 @@ export async function runWebhookFanout(options: { rounds: number; durationSecond
     cleanups.push(() => services.orm.close());
     await runMigrations({ connectionString: database.url });
 
-    const tls = await createBenchTls(dir);
+    const tls = await createLocalCa({ dir, name: 'webhook fan-out bench', validForMs: 24 * 3600_000 });
     const signingSecret = mintSigningSecret();
     const receiver = await startBenchReceiver(tls, signingSecret);
     cleanups.push(() => receiver.close());

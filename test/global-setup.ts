@@ -1,12 +1,12 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runMigrations } from 'graphile-worker';
-import selfsigned from 'selfsigned';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres } from '../server/db/embedded.ts';
 import { migrate, openOrm } from '../server/db/orm.ts';
 import { adminQuery } from './helpers/admin-query.ts';
+import { createLocalCa } from './helpers/local-ca.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -68,40 +68,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
  * The service then verifies the receiver like any public endpoint, with no TLS exceptions.
  */
 async function createTestCa(): Promise<{ dir: string; receiver: { key: string; cert: string } }> {
-  const notBeforeDate = new Date(Date.now() - 60_000);
-  const notAfterDate = new Date(Date.now() + 7 * 24 * 3600_000);
-  const common = { keyType: 'ec', curve: 'P-256', algorithm: 'sha256', notBeforeDate, notAfterDate } as const;
-  const ca = await selfsigned.generate([{ name: 'commonName', value: 'messaging-automation-api test CA' }], {
-    ...common,
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
-    ],
-  });
-  const receiver = await selfsigned.generate([{ name: 'commonName', value: 'localhost' }], {
-    ...common,
-    ca: { key: ca.private, cert: ca.cert },
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [
-          { type: 2, value: 'localhost' },
-          { type: 7, ip: '127.0.0.1' },
-          { type: 7, ip: '::1' },
-        ],
-      },
-    ],
-  });
   const dir = await mkdtemp(join(tmpdir(), 'mapi-test-ca-'));
-  const caFile = join(dir, 'test-ca.pem');
-  // Keep any CA the machine already adds (a proxy's), since the variable holds one file.
-  const inherited = process.env.NODE_EXTRA_CA_CERTS ? await readFile(process.env.NODE_EXTRA_CA_CERTS, 'utf8').catch(() => '') : '';
-  await writeFile(caFile, `${inherited.trim()}\n${ca.cert}`.trim() + '\n');
-  process.env.NODE_EXTRA_CA_CERTS = caFile;
-  return { dir, receiver: { key: receiver.private, cert: receiver.cert } };
+  const ca = await createLocalCa({ dir, name: 'messaging-automation-api test', validForMs: 7 * 24 * 3600_000 });
+  process.env.NODE_EXTRA_CA_CERTS = ca.caFile;
+  return { dir, receiver: { key: ca.key, cert: ca.cert } };
 }
 
 function databaseUrl(url: string, database: string): string {

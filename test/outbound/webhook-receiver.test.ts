@@ -28,7 +28,7 @@ function post(url: string, body: string): Promise<{ status: number; authorized: 
 
 describe('webhook receiver', () => {
   test('the test worker process was started with NODE_EXTRA_CA_CERTS and verifies the receiver certificate for localhost and 127.0.0.1', async () => {
-    expect(process.env.NODE_EXTRA_CA_CERTS).toMatch(/test-ca\.pem$/);
+    expect(process.env.NODE_EXTRA_CA_CERTS).toMatch(/mapi-test-ca-[^/]+\/local-ca\.pem$/);
     hook = await startWebhookReceiver();
     expect(hook.url).toBe(`https://localhost:${hook.port}/hook`);
     expect(await post(hook.url, '{"a":1}')).toEqual({ status: 200, authorized: true });

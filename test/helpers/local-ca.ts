@@ -1,17 +1,18 @@
-// A throw-away CA and a localhost certificate it signed, for the benchmark's receiver.
-// The worker process trusts the CA through NODE_EXTRA_CA_CERTS, so deliveries go
-// through ordinary certificate checks, as in production.
+// A throw-away certificate authority and a certificate it signed for localhost,
+// 127.0.0.1 and ::1, with the CA written to a file for NODE_EXTRA_CA_CERTS. Processes
+// started with that variable verify the local receiver like any public endpoint, with no
+// TLS exceptions. Used by the test run (test/global-setup.ts) and the webhook benchmark.
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import selfsigned from 'selfsigned';
 
-export type BenchTls = { key: string; cert: string; caFile: string };
+export type LocalCa = { key: string; cert: string; caFile: string };
 
-export async function createBenchTls(dir: string): Promise<BenchTls> {
+export async function createLocalCa(options: { dir: string; name: string; validForMs: number }): Promise<LocalCa> {
   const notBeforeDate = new Date(Date.now() - 60_000);
-  const notAfterDate = new Date(Date.now() + 24 * 3600_000);
+  const notAfterDate = new Date(Date.now() + options.validForMs);
   const common = { keyType: 'ec', curve: 'P-256', algorithm: 'sha256', notBeforeDate, notAfterDate } as const;
-  const ca = await selfsigned.generate([{ name: 'commonName', value: 'webhook fan-out bench CA' }], {
+  const ca = await selfsigned.generate([{ name: 'commonName', value: `${options.name} CA` }], {
     ...common,
     extensions: [
       { name: 'basicConstraints', cA: true, critical: true },
@@ -25,11 +26,18 @@ export async function createBenchTls(dir: string): Promise<BenchTls> {
       { name: 'basicConstraints', cA: false },
       { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
       { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }] },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: 'localhost' },
+          { type: 7, ip: '127.0.0.1' },
+          { type: 7, ip: '::1' },
+        ],
+      },
     ],
   });
-  const caFile = join(dir, 'bench-ca.pem');
-  // The variable holds one file: keep any CA the environment already adds.
+  const caFile = join(options.dir, 'local-ca.pem');
+  // The variable holds one file: keep any CA the environment already adds (a proxy's).
   const inherited = process.env.NODE_EXTRA_CA_CERTS ? await readFile(process.env.NODE_EXTRA_CA_CERTS, 'utf8').catch(() => '') : '';
   await writeFile(caFile, `${inherited.trim()}\n${ca.cert}`.trim() + '\n');
   return { key: leaf.private, cert: leaf.cert, caFile };
