@@ -7,6 +7,7 @@ import { newId } from '../db/ids.ts';
 import { claimEventRoutes } from './sql/claim-events.ts';
 import { queueDeliveries, type QueuedDelivery } from './sql/queue-deliveries.ts';
 import { wakeSenderNow } from './sql/wake-sender.ts';
+import { withPoolTransaction } from '../db/pool-transaction.ts';
 
 export const DISPATCH_BATCH_SIZE = 500;
 
@@ -52,10 +53,7 @@ async function dispatchAll(pool: pg.Pool, batchSize: number): Promise<Counts> {
 }
 
 async function dispatchBatch(pool: pg.Pool, batchSize: number): Promise<{ events: number; deliveries: number }> {
-  const client = await pool.connect();
-  let failed: Error | undefined;
-  try {
-    await client.query('begin');
+  return withPoolTransaction(pool, async (client) => {
     const routes = await claimEventRoutes(client, batchSize);
     const eventIds = [...new Set(routes.map((route) => route.eventId))];
     const deliveries: QueuedDelivery[] = [];
@@ -68,13 +66,6 @@ async function dispatchBatch(pool: pg.Pool, batchSize: number): Promise<{ events
       ({ queued } = await queueDeliveries(client, deliveries, eventIds));
       if (queued > 0) await wakeSenderNow(client);
     }
-    await client.query('commit');
     return { events: eventIds.length, deliveries: queued };
-  } catch (error) {
-    failed = error as Error;
-    await client.query('rollback').catch(() => {});
-    throw error;
-  } finally {
-    client.release(failed);
-  }
+  });
 }

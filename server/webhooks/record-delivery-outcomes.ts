@@ -8,6 +8,7 @@ import type { ClaimedDelivery } from './sql/claim-due-deliveries.ts';
 import { insertAttempts, updateDeliveries, type AttemptRow, type DeliveryUpdate } from './sql/record-attempts.ts';
 import { updateHealth, type HealthChange } from './sql/update-health.ts';
 import { wakeSenderAt } from './sql/wake-sender.ts';
+import { withPoolTransaction } from '../db/pool-transaction.ts';
 
 export type DeliveryOutcome =
   | { delivery: ClaimedDelivery; dropped: string }
@@ -73,20 +74,10 @@ export async function recordDeliveryOutcomes(
     }
   }
 
-  const connection = await deps.pool.connect();
-  let failed: Error | undefined;
-  try {
-    await connection.query('begin');
+  await withPoolTransaction(deps.pool, async (connection) => {
     await insertAttempts(connection, attempts);
     const retryMoments = await updateDeliveries(connection, updates);
     await updateHealth(connection, [...health.values()], deps.disableAfter);
     await wakeSenderAt(connection, retryMoments);
-    await connection.query('commit');
-  } catch (error) {
-    failed = error as Error;
-    await connection.query('rollback').catch(() => {});
-    throw error;
-  } finally {
-    connection.release(failed);
-  }
+  });
 }

@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { findSubscription, positionOf } from './find-subscription.ts';
 import { wakeSenderNow } from './sql/wake-sender.ts';
+import { withPoolTransaction } from '../db/pool-transaction.ts';
 
 export const WebhookReplayInput = z.object({
   since: z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
@@ -28,20 +29,12 @@ export async function replayDeliveries(
   input: WebhookReplayInput,
 ): Promise<{ webhook_id: string; replayed: number }> {
   const subscription = await findSubscription(em, accountId, webhookId);
-  const client = await pool.connect();
-  let replayed: number;
-  try {
-    await client.query('begin');
-    replayed = (await client.query(REQUEUE_SQL, [subscription.id, new Date(input.since)])).rowCount ?? 0;
+  const replayed = await withPoolTransaction(pool, async (client) => {
+    const requeued = (await client.query(REQUEUE_SQL, [subscription.id, new Date(input.since)])).rowCount ?? 0;
     // An API-only process may run before any worker created its schema; the sender's own sweep finds them then.
     const { rows } = await client.query<{ ready: boolean }>(`select to_regnamespace('graphile_worker') is not null as ready`);
-    if (replayed > 0 && rows[0]?.ready) await wakeSenderNow(client);
-    await client.query('commit');
-  } catch (error) {
-    await client.query('rollback').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+    if (requeued > 0 && rows[0]?.ready) await wakeSenderNow(client);
+    return requeued;
+  });
   return { webhook_id: await positionOf(em, subscription), replayed };
 }

@@ -10,6 +10,7 @@ import { deliveryHeaders } from './signature.ts';
 import { recordDeliveryOutcomes, type DeliveryOutcome } from './record-delivery-outcomes.ts';
 import { claimDueDeliveries, type ClaimedDelivery } from './sql/claim-due-deliveries.ts';
 import { wakeSenderAt } from './sql/wake-sender.ts';
+import { withPoolTransaction } from '../db/pool-transaction.ts';
 
 /** Deliveries claimed per round; equal to the per-origin concurrency, so none of a round waits for another of it. */
 export const SEND_BATCH_SIZE = 64;
@@ -73,21 +74,11 @@ async function sendRound(deps: SenderDeps): Promise<number> {
 
 /** Claims a round and, in the same transaction, a wake-up at lease expiry in case this process dies mid-round. */
 async function claim(deps: SenderDeps): Promise<ClaimedDelivery[]> {
-  const connection = await deps.pool.connect();
-  let failed: Error | undefined;
-  try {
-    await connection.query('begin');
+  return withPoolTransaction(deps.pool, async (connection) => {
     const { deliveries, leaseUntilMs } = await claimDueDeliveries(connection, SEND_BATCH_SIZE, leaseMs(deps.timeoutMs));
     if (leaseUntilMs !== null) await wakeSenderAt(connection, [leaseUntilMs]);
-    await connection.query('commit');
     return deliveries;
-  } catch (error) {
-    failed = error as Error;
-    await connection.query('rollback').catch(() => {});
-    throw error;
-  } finally {
-    connection.release(failed);
-  }
+  });
 }
 
 async function attempt(
