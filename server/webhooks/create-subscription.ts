@@ -8,7 +8,7 @@ import { assertDeliverableUrl } from '../outbound/address-guard.ts';
 import type { Secrets } from '../secrets.ts';
 import { positionOf } from './find-subscription.ts';
 import { installNewSigningSecret } from './signing-secret.ts';
-import { SubscribedTo, SubscribedToTags, WebhookName, WebhookUrl, type WebhookSummary } from './subscription-record.ts';
+import { SubscribedTo, SubscribedToTags, toWebhookRecord, WebhookName, WebhookUrl, type WebhookSummary } from './subscription-record.ts';
 
 export const WebhookCreateInput = z.object({
   url: WebhookUrl,
@@ -59,16 +59,11 @@ export async function createSubscription(
     throw error;
   }
   const id = await positionOf(em, subscription);
+  // The create answer shows the record's identity and routing fields only (spec: POST /webhooks).
+  const { name, url, subscribed_to, subscribed_to_tags, created_at } = toWebhookRecord(subscription, id);
   return {
     webhook_id: id,
-    webhook: {
-      id,
-      name: subscription.name,
-      url: subscription.url,
-      subscribed_to: subscription.subscribedTo,
-      subscribed_to_tags: subscription.subscribedToTags,
-      created_at: subscription.createdAt.toISOString(),
-    },
+    webhook: { id, name, url, subscribed_to, subscribed_to_tags, created_at },
     ...(signingSecret !== undefined ? { signing_secret: signingSecret } : {}),
   };
 }
