@@ -55,6 +55,14 @@ export const configSchema = z.object({
   WEBHOOK_ALLOW_HOSTS: commaList.optional(),
   /** Messaging provider base URL (tests point it at a local fake). */
   MESSAGING_API_URL: url.default('https://graph.facebook.com/v21.0'),
+  /** Time-out of one call to the messaging provider, in milliseconds. */
+  MESSAGING_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  /** The messaging app's secret: verifies X-Hub-Signature-256 on provider callbacks (unset = callbacks refused). */
+  MESSAGING_APP_SECRET: z.string().min(1).optional(),
+  /** Answers the provider's callback verification handshake. */
+  MESSAGING_VERIFY_TOKEN: z.string().min(1).optional(),
+  /** Template sends per second per connected number during a broadcast. */
+  BROADCAST_RATE_PER_SECOND: z.coerce.number().int().min(1).max(1000).default(80),
   /** OpenAI-compatible chat-completions endpoint for summaries; unset = built-in extractive summarizer. */
   SUMMARY_API_URL: url.optional(),
   /** Bearer key for SUMMARY_API_URL. */

@@ -18,6 +18,8 @@ export const ContactSchema = defineEntity({
     currentCampaignData: p.json<Record<string, unknown>>().nullable(),
     channel: p.text().nullable(),
     isChatWindowOpen: p.boolean().default(false),
+    /** When the 24-hour customer-service window opened by the last inbound provider message closes. */
+    chatWindowExpiresAt: p.datetime().nullable(),
     externalId: p.text().nullable(),
     customChannel: p.text().nullable(),
     chatWidgetId: p.text().nullable(),
@@ -28,6 +30,8 @@ export const ContactSchema = defineEntity({
   indexes: [
     { properties: ['account', 'email'], name: 'contacts_account_id_email_index' },
     { properties: ['account', 'id'], name: 'contacts_account_id_id_index' },
+    // The window-closing job reads the windows that are due.
+    { properties: ['chatWindowExpiresAt'], name: 'contacts_chat_window_expires_at_index' },
   ],
 });
 

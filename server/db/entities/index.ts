@@ -1,4 +1,8 @@
 import { AccountSchema } from './account.ts';
+import { MessagingConnectionSchema } from './messaging-connection.ts';
+import { MessageTemplateSchema } from './message-template.ts';
+import { BroadcastRecipientSchema } from './broadcast-recipient.ts';
+import { BroadcastSchema } from './broadcast.ts';
 import { ApiKeySchema } from './api-key.ts';
 import { ChatSessionSchema } from './chat-session.ts';
 import { ContactListSchema } from './contact-list.ts';
@@ -19,6 +23,10 @@ import { WebhookSubscriptionSchema } from './webhook-subscription.ts';
 
 // Each entity is a class (usable as value and as type) registered on its schema.
 export { Account, AccountSchema } from './account.ts';
+export { MessagingConnection, MessagingConnectionSchema } from './messaging-connection.ts';
+export { MessageTemplate, MessageTemplateSchema } from './message-template.ts';
+export { BroadcastRecipient, BroadcastRecipientSchema } from './broadcast-recipient.ts';
+export { Broadcast, BroadcastSchema } from './broadcast.ts';
 export { ApiKey, ApiKeySchema } from './api-key.ts';
 export { ChatSession, ChatSessionSchema } from './chat-session.ts';
 export { Contact, ContactSchema } from './contact.ts';
@@ -56,4 +64,8 @@ export const entities = [
   WebhookHealthSchema,
   WebhookDeliverySchema,
   WebhookAttemptSchema,
+  MessagingConnectionSchema,
+  MessageTemplateSchema,
+  BroadcastSchema,
+  BroadcastRecipientSchema,
 ];

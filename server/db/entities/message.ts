@@ -20,6 +20,10 @@ export const MessageSchema = defineEntity({
     mediaUrl: p.text().nullable(),
     mediaContentType: p.text().nullable(),
     externalId: p.text().nullable(),
+    /** The messaging provider's id (wamid) of a message sent or received through it; callbacks find messages by it. */
+    providerMessageId: p.text().nullable(),
+    /** The template a template send used. */
+    templateId: p.text().nullable(),
     readAt: p.datetime().nullable(),
     createdAt: p.datetime().defaultRaw('now()'),
   },
@@ -28,6 +32,10 @@ export const MessageSchema = defineEntity({
     { properties: ['session', 'createdAt'], name: 'messages_session_id_created_at_index' },
     // Daily summaries read an account's messages of one day.
     { properties: ['account', 'createdAt'], name: 'messages_account_id_created_at_index' },
+  ],
+  uniques: [
+    // A provider callback retried for the same message finds the row it stored the first time.
+    { properties: ['providerMessageId'], name: 'messages_provider_message_id_unique' },
   ],
 });
 
