@@ -2,14 +2,17 @@
 // through trpc-to-openapi, as the /v1 REST surface.
 import { router } from '../server/trpc.ts';
 import { apiKeysRouter } from './api-keys/index.ts';
+import { broadcastsRouter } from './broadcasts/index.ts';
 import { chatSessionsRouter } from './chat-sessions/index.ts';
 import { messagesRouter } from './messages/index.ts';
 import { summariesRouter } from './summaries/index.ts';
 import { contactsRouter } from './contacts/index.ts';
 import { listsRouter } from './lists/index.ts';
+import { messagingRouter } from './messaging/index.ts';
 import { subAccountsRouter } from './sub-accounts/index.ts';
 import { tasksRouter } from './tasks/index.ts';
 import { tagsRouter } from './tags/index.ts';
+import { templatesRouter } from './templates/index.ts';
 import { usageRouter } from './usage/index.ts';
 import { webhooksRouter } from './webhooks/index.ts';
 
@@ -25,6 +28,9 @@ export const appRouter = router({
   tags: tagsRouter,
   usage: usageRouter,
   webhooks: webhooksRouter,
+  messaging: messagingRouter,
+  templates: templatesRouter,
+  broadcasts: broadcastsRouter,
 });
 
 /** For internal TypeScript apps: `createTRPCClient<AppRouter>(...)`. */
