@@ -21,6 +21,15 @@ export type RecordMessageInput = {
   mediaUrl?: string | null;
   mediaContentType?: string | null;
   externalId?: string | null;
+  /** The messaging provider's id of the message (sent or received through it). */
+  providerMessageId?: string | null;
+  /** The template a template send used. */
+  templateId?: string | null;
+  /**
+   * With no open session, reopen the contact's latest closed one instead of starting a new
+   * one: the spec's transition for a template send to a closed chat.
+   */
+  reopenClosedSession?: boolean;
 };
 
 export type RecordedMessage = { messageId: string; sessionId: string; sessionOpened: boolean };
@@ -38,6 +47,14 @@ export async function recordMessage(em: EntityManager, accountId: string, input:
 
     let session = await tx.findOne(ChatSession, { contact: contact.id, status: 'ChatSessionOpened' });
     const sessionOpened = !session;
+    if (!session && input.reopenClosedSession) {
+      session = await tx.findOne(ChatSession, { contact: contact.id }, { orderBy: { startedAt: 'desc', id: 'desc' } });
+      if (session) {
+        session.status = 'ChatSessionOpened';
+        session.endedAt = null;
+      }
+    }
+    const isNew = !session;
     if (!session) {
       session = tx.create(ChatSession, {
         id: newId('cs'),
@@ -50,7 +67,7 @@ export async function recordMessage(em: EntityManager, accountId: string, input:
       });
       tx.persist(session);
     }
-    const previous = sessionOpened
+    const previous = isNew
       ? null
       : await tx.findOne(Message, { session: session.id }, { orderBy: { createdAt: 'desc', id: 'desc' }, fields: ['id', 'direction'] });
 
@@ -68,6 +85,8 @@ export async function recordMessage(em: EntityManager, accountId: string, input:
       mediaUrl: input.mediaUrl ?? null,
       mediaContentType: input.mediaContentType ?? null,
       externalId: input.externalId ?? null,
+      providerMessageId: input.providerMessageId ?? null,
+      templateId: input.templateId ?? null,
       readAt: null,
       createdAt: now,
     });
