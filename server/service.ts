@@ -11,6 +11,7 @@ import { migrate, openOrm, pgPool } from './db/orm.ts';
 import { attachUpgrades, buildHttpHost, type HostOptions, type UpgradeHandler } from './http/host.ts';
 import { READY_ROUTE, registerReadiness } from './http/readiness.ts';
 import { loadTlsMaterial } from './http/tls.ts';
+import { createMessagingProvider } from './messaging/provider-client.ts';
 import { assertSameSecretAsDatabase, SecretMismatchError } from './secret-check.ts';
 import { createSecrets, loadMasterSecret } from './secrets.ts';
 import type { Services } from './services.ts';
@@ -71,7 +72,12 @@ export async function createServices(config: Config, log: Logger, databaseUrl: s
     await orm.close();
     throw error;
   }
-  return { config, databaseUrl, orm, pool: pgPool(orm), secrets, log };
+  const messaging = createMessagingProvider({
+    baseUrl: config.MESSAGING_API_URL,
+    timeoutMs: config.MESSAGING_TIMEOUT_MS,
+    allowHosts: config.WEBHOOK_ALLOW_HOSTS ?? [],
+  });
+  return { config, databaseUrl, orm, pool: pgPool(orm), secrets, log, messaging };
 }
 
 export async function startService(config: Config, log: Logger, definition: ServiceDefinition): Promise<RunningService> {
@@ -115,6 +121,7 @@ export async function startService(config: Config, log: Logger, definition: Serv
       await app.close();
     }
     if (worker) await worker.stop();
+    await services.messaging.close();
     await services.orm.close();
     await database.stop();
     await lock.release();

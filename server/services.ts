@@ -4,6 +4,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import type { MessagingProvider } from './messaging/provider-client.ts';
 import type { Secrets } from './secrets.ts';
 
 export type Services = {
@@ -15,4 +16,6 @@ export type Services = {
   pool: pg.Pool;
   secrets: Secrets;
   log: Logger;
+  /** The messaging provider's client: one per process, so its connections are pooled. */
+  messaging: MessagingProvider;
 };

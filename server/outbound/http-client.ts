@@ -26,8 +26,13 @@ export type OutboundClientOptions = {
   maxConcurrent?: number;
 };
 
+/** An outbound result with the answer's body, for callers that read it (the messaging provider). */
+export type OutboundResponse = OutboundResult & { body: string | null };
+
 export type OutboundClient = {
   post(url: string, init: { headers: Record<string, string>; body: string }): Promise<OutboundResult>;
+  /** Any method; returns the answer's body (up to 1 MiB, as UTF-8), null when there was no answer or it was larger. */
+  request(url: string, init: { method: string; headers: Record<string, string>; body?: string }): Promise<OutboundResponse>;
   /** Waits for requests in flight, then closes every pooled connection. */
   close(): Promise<void>;
 };
@@ -36,6 +41,8 @@ const DEFAULT_MAX_CONCURRENT_PER_ORIGIN = 8;
 const DEFAULT_MAX_CONCURRENT = 64;
 /** Receivers' answers are not used; read a little so the connection can be reused, then drop it. */
 const RESPONSE_BODY_LIMIT = 16 * 1024;
+/** Answers that are read (provider JSON, template listings) stay well under this. */
+const READ_BODY_LIMIT = 1024 * 1024;
 
 export function createOutboundClient(options: OutboundClientOptions): OutboundClient {
   const maxConcurrent = options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT;
@@ -49,15 +56,20 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
   });
   const overall = new Semaphore(maxConcurrent);
   const perOrigin = new Map<string, Semaphore>();
-  const inFlight = new Set<Promise<OutboundResult>>();
+  const inFlight = new Set<Promise<OutboundResponse>>();
 
-  async function send(url: string, init: { headers: Record<string, string>; body: string }): Promise<OutboundResult> {
+  async function send(
+    url: string,
+    init: { method: string; headers: Record<string, string>; body?: string },
+    readBody: boolean,
+  ): Promise<OutboundResponse> {
     const started = performance.now();
-    const result = (statusCode: number | null, failure: OutboundResult['failure']): OutboundResult => ({
+    const result = (statusCode: number | null, failure: OutboundResult['failure'], body: string | null = null): OutboundResponse => ({
       delivered: failure === null,
       statusCode,
       durationMs: Math.round(performance.now() - started),
       failure,
+      body,
     });
 
     let parsed: URL;
@@ -85,17 +97,19 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
         }, options.timeoutMs);
         try {
           const response = await request(parsed, {
-            method: 'POST',
+            method: init.method as 'POST',
             headers: init.headers,
             body: init.body,
             dispatcher: agent,
             signal: controller.signal,
           });
-          await response.body.dump({ limit: RESPONSE_BODY_LIMIT, signal: controller.signal }).catch(() => undefined);
+          let body: string | null = null;
+          if (readBody) body = await readCapped(response.body, READ_BODY_LIMIT);
+          else await response.body.dump({ limit: RESPONSE_BODY_LIMIT, signal: controller.signal }).catch(() => undefined);
           // undici returns a kept-alive socket to its pool one event-loop turn after the
           // response ends; waiting for that lets the caller's next post reuse the connection.
           await new Promise((resolve) => setImmediate(resolve));
-          return result(response.statusCode, classifyStatus(response.statusCode));
+          return result(response.statusCode, classifyStatus(response.statusCode), body);
         } catch (error) {
           if (timedOut) return result(null, { type: 'timeout', message: `no answer within ${options.timeoutMs} ms` });
           return result(null, classifyError(error));
@@ -111,20 +125,49 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     }
   }
 
+  function track(pending: Promise<OutboundResponse>): Promise<OutboundResponse> {
+    const settled = pending.catch(
+      (error: unknown): OutboundResponse => ({
+        delivered: false,
+        statusCode: null,
+        durationMs: 0,
+        failure: { type: 'unknown', message: errorMessage(error) },
+        body: null,
+      }),
+    );
+    inFlight.add(settled);
+    void settled.finally(() => inFlight.delete(settled));
+    return settled;
+  }
+
   return {
-    post(url, init) {
-      const pending = send(url, init).catch(
-        (error: unknown): OutboundResult => ({ delivered: false, statusCode: null, durationMs: 0, failure: { type: 'unknown', message: errorMessage(error) } }),
-      );
-      inFlight.add(pending);
-      void pending.finally(() => inFlight.delete(pending));
-      return pending;
+    async post(url, init) {
+      const { body: _unread, ...outcome } = await track(send(url, { method: 'POST', ...init }, false));
+      return outcome;
+    },
+    request(url, init) {
+      return track(send(url, init, true));
     },
     async close() {
       await Promise.allSettled([...inFlight]);
       await agent.close();
     },
   };
+}
+
+/** Reads a body up to `limit` bytes; a larger one is abandoned (null) rather than buffered. */
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }, limit: number): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      return null;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function classifyStatus(status: number): OutboundResult['failure'] {

@@ -1,0 +1,173 @@
+// The messaging provider (WhatsApp Cloud API shape) as the service uses it: send a
+// template, list the business account's templates. Requests go through the one outbound
+// client, so the address guard, time-outs and pools apply; the access token only ever
+// travels in the Authorization header and never appears in a result or an error.
+import { createOutboundClient, type OutboundResponse } from '../outbound/http-client.ts';
+
+export type ProviderCredentials = { phoneNumberId: string; businessAccountId: string | null; accessToken: string };
+export type ProviderTemplateSend = { to: string; templateName: string; language: string; parameters: string[] };
+export type ProviderSendResult =
+  | { ok: true; providerMessageId: string }
+  | { ok: false; status: number | null; retryable: boolean; message: string };
+export type ProviderTemplate = {
+  id: string;
+  name: string;
+  language: string;
+  category: string;
+  status: string;
+  components: unknown[];
+  raw: Record<string, unknown>;
+};
+export type MessagingProvider = {
+  sendTemplate(credentials: ProviderCredentials, send: ProviderTemplateSend): Promise<ProviderSendResult>;
+  /** Every template of the business account, following the provider's paging. */
+  listTemplates(credentials: ProviderCredentials): Promise<ProviderTemplate[]>;
+  close(): Promise<void>;
+};
+
+/** A provider call other than a send failed; `retryable` says whether trying later may help. */
+export class ProviderRequestError extends Error {
+  override name = 'ProviderRequestError';
+  status: number | null;
+  retryable: boolean;
+  constructor(message: string, status: number | null, retryable: boolean) {
+    super(message);
+    this.status = status;
+    this.retryable = retryable;
+  }
+}
+
+const TEMPLATE_PAGE_SIZE = 100;
+/** 50 pages of 100: far beyond any real business account; stops a provider that pages forever. */
+const MAX_TEMPLATE_PAGES = 50;
+
+export function createMessagingProvider(options: { baseUrl: string; timeoutMs: number; allowHosts: readonly string[] }): MessagingProvider {
+  const client = createOutboundClient({ timeoutMs: options.timeoutMs, allowHosts: options.allowHosts });
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const baseOrigin = new URL(base).origin;
+  const headers = (credentials: ProviderCredentials): Record<string, string> => ({
+    authorization: `Bearer ${credentials.accessToken}`,
+    accept: 'application/json',
+  });
+
+  return {
+    async sendTemplate(credentials, send) {
+      const response = await client.request(`${base}/${encodeURIComponent(credentials.phoneNumberId)}/messages`, {
+        method: 'POST',
+        headers: { ...headers(credentials), 'content-type': 'application/json' },
+        body: JSON.stringify({
+          messaging_product: 'whatsapp',
+          // The Cloud API wants the number as digits, without the E.164 plus.
+          to: send.to.replace(/\D/g, ''),
+          type: 'template',
+          template: {
+            name: send.templateName,
+            language: { code: send.language },
+            components: send.parameters.length ? [{ type: 'body', parameters: send.parameters.map((text) => ({ type: 'text', text })) }] : [],
+          },
+        }),
+      });
+      if (!response.delivered) {
+        const failure = describeFailure(response, 'refused the send');
+        return { ok: false, status: response.statusCode, retryable: failure.retryable, message: failure.message };
+      }
+      const id = (parseJson(response.body) as { messages?: Array<{ id?: unknown }> } | null)?.messages?.[0]?.id;
+      // Accepted but unreadable: the message may be on its way, so sending again could duplicate it.
+      if (typeof id !== 'string' || !id) {
+        return { ok: false, status: response.statusCode, retryable: false, message: 'The messaging provider accepted the send but returned no message id' };
+      }
+      return { ok: true, providerMessageId: id };
+    },
+
+    async listTemplates(credentials) {
+      if (!credentials.businessAccountId) {
+        throw new ProviderRequestError('The messaging connection has no business_account_id, so its templates cannot be listed', null, false);
+      }
+      const first = `${base}/${encodeURIComponent(credentials.businessAccountId)}/message_templates?limit=${TEMPLATE_PAGE_SIZE}`;
+      const templates: ProviderTemplate[] = [];
+      let url: string | null = first;
+      for (let page = 0; url && page < MAX_TEMPLATE_PAGES; page++) {
+        const response = await client.request(url, { method: 'GET', headers: headers(credentials) });
+        if (!response.delivered) {
+          const failure = describeFailure(response, 'refused the template listing');
+          throw new ProviderRequestError(failure.message, response.statusCode, failure.retryable);
+        }
+        const listing = parseJson(response.body) as {
+          data?: unknown;
+          paging?: { next?: unknown; cursors?: { after?: unknown } };
+        } | null;
+        if (!listing || !Array.isArray(listing.data)) {
+          throw new ProviderRequestError('The messaging provider answered the template listing with something other than a listing', response.statusCode, true);
+        }
+        for (const item of listing.data) {
+          const template = toProviderTemplate(item);
+          if (template) templates.push(template);
+        }
+        url = nextPageUrl(listing.paging, first, baseOrigin);
+      }
+      return templates;
+    },
+
+    close: () => client.close(),
+  };
+}
+
+/**
+ * The provider names the next page only when there is one. The token goes with the request,
+ * so a `next` link is followed only on the provider's own origin; otherwise the cursor is.
+ */
+function nextPageUrl(paging: { next?: unknown; cursors?: { after?: unknown } } | undefined, first: string, baseOrigin: string): string | null {
+  if (!paging || typeof paging.next !== 'string' || !paging.next) return null;
+  const after = paging.cursors?.after;
+  if (typeof after === 'string' && after) return `${first}&after=${encodeURIComponent(after)}`;
+  try {
+    if (new URL(paging.next).origin === baseOrigin) return paging.next;
+  } catch {
+    // An unparsable link ends the listing like a missing one.
+  }
+  return null;
+}
+
+function toProviderTemplate(item: unknown): ProviderTemplate | null {
+  if (!item || typeof item !== 'object') return null;
+  const raw = item as Record<string, unknown>;
+  if (typeof raw.name !== 'string' || !raw.name) return null;
+  const text = (value: unknown, fallback: string) => (typeof value === 'string' && value ? value : fallback);
+  return {
+    id: text(raw.id, ''),
+    name: raw.name,
+    language: text(raw.language, 'en'),
+    category: text(raw.category, 'MARKETING'),
+    status: text(raw.status, 'PENDING'),
+    components: Array.isArray(raw.components) ? raw.components : [],
+    raw,
+  };
+}
+
+/** A clear sentence naming the provider's own error, and whether trying again may succeed. */
+function describeFailure(response: OutboundResponse, refused: string): { message: string; retryable: boolean } {
+  const status = response.statusCode;
+  if (status === null) {
+    const failure = response.failure;
+    if (failure?.type === 'timeout') return { message: `The messaging provider did not answer in time (${failure.message})`, retryable: true };
+    return { message: `The messaging provider could not be reached: ${failure?.message ?? 'unknown error'}`, retryable: true };
+  }
+  const retryable = status === 429 || status >= 500;
+  const error = (parseJson(response.body) as { error?: { message?: unknown; code?: unknown; error_subcode?: unknown; error_data?: { details?: unknown } } } | null)
+    ?.error;
+  if (error && typeof error.message === 'string') {
+    const code = typeof error.code === 'number' || typeof error.code === 'string' ? String(error.code) : null;
+    const details = typeof error.error_data?.details === 'string' ? ` (${error.error_data.details})` : '';
+    return { message: `The messaging provider ${refused}${code ? ` (${code})` : ''}: ${error.message}${details}`, retryable };
+  }
+  return { message: `The messaging provider ${refused} with HTTP ${status}`, retryable };
+}
+
+function parseJson(body: string | null): unknown {
+  if (!body) return null;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return null;
+  }
+}
