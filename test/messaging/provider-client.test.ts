@@ -1,0 +1,143 @@
+// The messaging provider client against the fake provider over real HTTPS: the Cloud API's
+// template send (digits-only number, body parameters, bearer token), its error mapping (a
+// 4xx is final and names the provider's error, 429/5xx/time-outs may be retried, the token
+// never appears), and the template listing followed across pages.
+import { afterEach, describe, expect, test } from 'vitest';
+import { createMessagingProvider, ProviderRequestError, type MessagingProvider } from '../../server/messaging/provider-client.ts';
+import { startFakeMessagingProvider, type FakeMessagingProvider } from '../helpers/fake-messaging-provider.ts';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+const credentials = { phoneNumberId: '1049', businessAccountId: 'waba_77', accessToken: 'EAAG-secret-token-123' };
+const send = { to: '+14155550100', templateName: 'order_update', language: 'en_US', parameters: ['Ada', 'A-17'] };
+
+async function setup(options: { timeoutMs?: number } = {}): Promise<{ fake: FakeMessagingProvider; provider: MessagingProvider }> {
+  const fake = await startFakeMessagingProvider();
+  cleanups.push(() => fake.close());
+  const provider = createMessagingProvider({ baseUrl: fake.url, timeoutMs: options.timeoutMs ?? 10_000, allowHosts: ['localhost'] });
+  cleanups.push(() => provider.close());
+  return { fake, provider };
+}
+
+describe('template sends', () => {
+  test('a send is a POST to {phoneNumberId}/messages with the bearer token, the number as digits and the body parameters', async () => {
+    const { fake, provider } = await setup();
+    const result = await provider.sendTemplate(credentials, send);
+    expect(result).toEqual({ ok: true, providerMessageId: 'wamid.fake.1' });
+    const [request] = fake.sends();
+    expect(request).toMatchObject({ method: 'POST', path: '/v21.0/1049/messages', authorization: 'Bearer EAAG-secret-token-123' });
+    expect(request!.body).toEqual({
+      messaging_product: 'whatsapp',
+      to: '14155550100',
+      type: 'template',
+      template: {
+        name: 'order_update',
+        language: { code: 'en_US' },
+        components: [{ type: 'body', parameters: [{ type: 'text', text: 'Ada' }, { type: 'text', text: 'A-17' }] }],
+      },
+    });
+  });
+
+  test('a template without parameters is sent with no components', async () => {
+    const { fake, provider } = await setup();
+    await provider.sendTemplate(credentials, { ...send, parameters: [] });
+    expect(fake.sends()[0]!.body.template.components).toEqual([]);
+  });
+
+  test('a 4xx is final and its message names the provider error, never the token', async () => {
+    const { fake, provider } = await setup();
+    fake.answerSendsWith(() => ({
+      status: 400,
+      body: { error: { message: 'Re-engagement message', type: 'OAuthException', code: 131047, error_subcode: 2494010 } },
+    }));
+    const result = await provider.sendTemplate(credentials, send);
+    expect(result).toEqual({
+      ok: false,
+      status: 400,
+      retryable: false,
+      message: 'The messaging provider refused the send (131047): Re-engagement message',
+    });
+  });
+
+  test('429 and 5xx may be retried', async () => {
+    const { fake, provider } = await setup();
+    fake.answerSendsWith((_request, index) =>
+      index === 0
+        ? { status: 429, body: { error: { message: 'Rate limit hit', code: 130429, type: 'OAuthException' } } }
+        : { status: 503, body: 'upstream unavailable' },
+    );
+    const limited = await provider.sendTemplate(credentials, send);
+    expect(limited).toMatchObject({ ok: false, status: 429, retryable: true, message: 'The messaging provider refused the send (130429): Rate limit hit' });
+    const unavailable = await provider.sendTemplate(credentials, send);
+    expect(unavailable).toMatchObject({ ok: false, status: 503, retryable: true, message: 'The messaging provider refused the send with HTTP 503' });
+  });
+
+  test('no answer within the time-out may be retried', async () => {
+    const { fake, provider } = await setup({ timeoutMs: 300 });
+    fake.answerSendsWith(() => ({ status: 200, body: { messages: [{ id: 'wamid.late' }] }, delayMs: 3_000 }));
+    const result = await provider.sendTemplate(credentials, send);
+    expect(result).toMatchObject({ ok: false, status: null, retryable: true });
+    if (!result.ok) expect(result.message).toMatch(/did not answer in time/);
+  });
+
+  test('an unreachable provider may be retried, and its message does not carry the token', async () => {
+    const { fake } = await setup();
+    const url = fake.url;
+    await fake.close();
+    cleanups.length = 0;
+    const provider = createMessagingProvider({ baseUrl: url, timeoutMs: 5_000, allowHosts: ['localhost'] });
+    cleanups.push(() => provider.close());
+    const result = await provider.sendTemplate(credentials, send);
+    expect(result).toMatchObject({ ok: false, status: null, retryable: true });
+    expect(JSON.stringify(result)).not.toContain(credentials.accessToken);
+  });
+
+  test('the outbound address guard applies: a private address not allowed is refused', async () => {
+    const { fake } = await setup();
+    const provider = createMessagingProvider({ baseUrl: fake.url, timeoutMs: 5_000, allowHosts: [] });
+    cleanups.push(() => provider.close());
+    const result = await provider.sendTemplate(credentials, send);
+    expect(result).toMatchObject({ ok: false, status: null });
+    expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe('template listing', () => {
+  test('every template of the business account is listed, following the paging', async () => {
+    const { fake, provider } = await setup();
+    const listed = Array.from({ length: 5 }, (_, index) => ({
+      id: `tpl_${index}`,
+      name: `template_${index}`,
+      language: 'en_US',
+      status: index === 4 ? 'REJECTED' : 'APPROVED',
+      category: 'UTILITY',
+      components: [{ type: 'BODY', text: `Hello {{1}} number ${index}` }],
+    }));
+    fake.setTemplates('waba_77', listed);
+    const templates = await provider.listTemplates(credentials);
+    expect(templates.map((template) => template.name)).toEqual(listed.map((template) => template.name));
+    expect(templates[4]).toEqual({
+      id: 'tpl_4',
+      name: 'template_4',
+      language: 'en_US',
+      category: 'UTILITY',
+      status: 'REJECTED',
+      components: [{ type: 'BODY', text: 'Hello {{1}} number 4' }],
+      raw: listed[4],
+    });
+    const pages = fake.requests.filter((request) => request.method === 'GET');
+    expect(pages).toHaveLength(3);
+    expect(pages[0]!.path).toBe('/v21.0/waba_77/message_templates?limit=100');
+    expect(pages.every((request) => request.authorization === 'Bearer EAAG-secret-token-123')).toBe(true);
+  });
+
+  test('a refused listing throws a clear error without the token', async () => {
+    const { provider } = await setup();
+    const error = await provider.listTemplates({ ...credentials, accessToken: '' }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ProviderRequestError);
+    expect(error).toMatchObject({ status: 401, retryable: false, message: 'The messaging provider refused the template listing (190): Invalid OAuth access token' });
+  });
+});
