@@ -1,13 +1,13 @@
-// POST /contacts: the contact and its list memberships in one transaction,
+// POST /contacts: the contact, its list memberships and its event in one statement,
 // after every list was checked for existence, then for permission.
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { Contact, ContactList } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
 import { ConflictError } from '../errors.ts';
-import { emit } from '../events/emit.ts';
+import { newEventRow } from '../events/emit.ts';
 import { requireListsForContacts } from '../lists/list-access.ts';
 import { normalisePhoneNumber, PhoneNumberText } from './phone.ts';
+import { insertContactWithLists } from './sql/insert-contact.ts';
 
 const nullableString = z.string().nullable().optional();
 
@@ -40,36 +40,31 @@ export async function createContact(em: EntityManager, accountId: string, input:
   await requireListsForContacts(em, accountId, listIds);
 
   const contactId = newId('ct');
+  const email = input.email ?? null;
   try {
-    await em.transactional(async (tx) => {
-      tx.persist(
-        tx.create(Contact, {
-          id: contactId,
-          account: accountId,
-          phoneNumber,
-          email: input.email ?? null,
-          firstName: input.firstName?.trim() || 'Unknown',
-          lastName: input.lastName?.trim() || 'Unknown',
-          isBotActive: input.is_bot_active ?? true,
-          doNotDisturb: input.do_not_disturb ?? false,
-          instagramId: input.instagramId ?? null,
-          currentCampaign: input.currentCampaign ?? null,
-          currentCampaignData: input.currentCampaignData ?? null,
-          channel: input.channel ?? null,
-          isChatWindowOpen: input.isChatWindowOpen ?? false,
-          externalId: input.externalId ?? null,
-          customChannel: input.customChannel ?? null,
-          chatWidgetId: input.chatWidgetId ?? null,
-        }),
-      );
-      await tx.flush();
-      for (const listId of listIds) {
-        tx.persist(tx.create(ContactList, { contact: contactId, list: listId, account: accountId }));
-      }
-      await emit(tx, accountId, 'Contact Created', {
-        contact: { id: contactId, phone_number: phoneNumber, email: input.email ?? null, lists: listIds },
-      });
-    });
+    await insertContactWithLists(
+      em,
+      {
+        id: contactId,
+        accountId,
+        phoneNumber,
+        email,
+        firstName: input.firstName?.trim() || 'Unknown',
+        lastName: input.lastName?.trim() || 'Unknown',
+        isBotActive: input.is_bot_active ?? true,
+        doNotDisturb: input.do_not_disturb ?? false,
+        instagramId: input.instagramId ?? null,
+        currentCampaign: input.currentCampaign ?? null,
+        currentCampaignData: input.currentCampaignData ?? null,
+        channel: input.channel ?? null,
+        isChatWindowOpen: input.isChatWindowOpen ?? false,
+        externalId: input.externalId ?? null,
+        customChannel: input.customChannel ?? null,
+        chatWidgetId: input.chatWidgetId ?? null,
+      },
+      listIds,
+      newEventRow('Contact Created', { contact: { id: contactId, phone_number: phoneNumber, email, lists: listIds } }),
+    );
   } catch (error) {
     if (error instanceof UniqueConstraintViolationException) {
       throw new ConflictError('A contact with that phone number already exists');

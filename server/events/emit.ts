@@ -45,13 +45,17 @@ export async function emit(
   data: Record<string, unknown>,
 ): Promise<string> {
   const account = await em.findOneOrFail(Account, accountId);
-  const id = newId('evt');
+  const row = newEventRow(name, data);
   const user: UserBlock = { id: account.id, email: account.email, name: account.name ?? null };
-  em.persist(em.create(Event, {
-    id,
-    account: account.id,
-    name,
-    payload: { event: name, event_id: id, occurred_at: new Date().toISOString(), user, data },
-  }));
-  return id;
+  em.persist(em.create(Event, { id: row.id, account: account.id, name, payload: { ...row.payload, user } }));
+  return row.id;
+}
+
+/**
+ * A new event's id and payload without its `user` block, for statements that write the
+ * event in SQL and fill `user` from the account row they read anyway.
+ */
+export function newEventRow(name: EventName, data: Record<string, unknown>): { id: string; name: EventName; payload: Record<string, unknown> } {
+  const id = newId('evt');
+  return { id, name, payload: { event: name, event_id: id, occurred_at: new Date().toISOString(), data } };
 }

@@ -6,11 +6,15 @@ import { ForbiddenError, NotFoundError } from '../errors.ts';
 
 export async function requireListsForContacts(em: EntityManager, accountId: string, listIds: string[]): Promise<void> {
   if (listIds.length === 0) return;
-  const lists = await em.find(List, { id: { $in: listIds } }, { fields: ['id', 'account'] });
-  const found = new Map(lists.map((list) => [list.id, list]));
-  const missing = listIds.find((id) => !found.has(id));
+  // Raw SQL: contact creation runs this on every request that names lists.
+  const lists = await em.execute<{ id: string; account_id: string }[]>(
+    'select id, account_id from lists where id in (select json_array_elements_text(?::json))',
+    [JSON.stringify(listIds)],
+  );
+  const owners = new Map(lists.map((list) => [list.id, list.account_id]));
+  const missing = listIds.find((id) => !owners.has(id));
   if (missing) throw new NotFoundError(`List ${missing} not found`);
-  const foreign = listIds.find((id) => found.get(id)?.account.id !== accountId);
+  const foreign = listIds.find((id) => owners.get(id) !== accountId);
   if (foreign) throw new ForbiddenError(`You do not have permission to add contacts to list ${foreign}`);
 }
 
