@@ -1,4 +1,52 @@
 // The account's messaging-provider connection: the endpoints the contract defines beside the specification.
-import { router } from '../../server/trpc.ts';
+// The access token goes in and is never shown again.
+import { z } from 'zod';
+import {
+  connectMessagingProvider,
+  disconnectMessagingProvider,
+  getMessagingConnection,
+  MessagingConnectionInput,
+} from '../../server/messaging/connection.ts';
+import { accountProcedure, router } from '../../server/trpc.ts';
 
-export const messagingRouter = router({});
+const tags = ['Messaging'];
+const ConnectionOutput = z.object({
+  success: z.literal(true),
+  data: z.object({ connected: z.boolean(), phone_number_id: z.string().nullable(), business_account_id: z.string().nullable() }),
+});
+
+export const messagingRouter = router({
+  getConnection: accountProcedure
+    .meta({
+      openapi: { method: 'GET', path: '/messaging/connection', tags, summary: "The account's messaging-provider connection (the token is never returned)" },
+      section: 'Integrations',
+      access: 'read',
+    })
+    .input(z.object({}))
+    .output(ConnectionOutput)
+    .query(async ({ ctx }) => ({ success: true as const, data: await getMessagingConnection(ctx.em, ctx.account.id) })),
+
+  connect: accountProcedure
+    .meta({
+      openapi: { method: 'PUT', path: '/messaging/connection', tags, summary: 'Store the messaging-provider credentials and sync their templates' },
+      section: 'Integrations',
+      access: 'write',
+      errorShapes: { '409': 'envelope' },
+    })
+    .input(MessagingConnectionInput)
+    .output(ConnectionOutput)
+    .mutation(async ({ ctx, input }) => ({
+      success: true as const,
+      data: await connectMessagingProvider(ctx.em, ctx.services.secrets, ctx.account.id, input),
+    })),
+
+  disconnect: accountProcedure
+    .meta({
+      openapi: { method: 'DELETE', path: '/messaging/connection', tags, summary: 'Remove the messaging-provider credentials' },
+      section: 'Integrations',
+      access: 'write',
+    })
+    .input(z.object({}))
+    .output(ConnectionOutput)
+    .mutation(async ({ ctx }) => ({ success: true as const, data: await disconnectMessagingProvider(ctx.em, ctx.account.id) })),
+});

@@ -1,0 +1,82 @@
+// An account's messaging-provider connection: connect (store the credentials, the token
+// only sealed), read its status, disconnect, and load the credentials for a provider call.
+// The token is never logged and never returned: status answers carry only the ids.
+import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { MessagingConnection } from '../db/entities/index.ts';
+import { ConflictError } from '../errors.ts';
+import type { Secrets } from '../secrets.ts';
+import { requestTemplateSync } from './request-template-sync.ts';
+
+// Callers that send look credentials up here too.
+export { loadProviderCredentials, missingCredentialsError, requireProviderCredentials } from './provider-credentials.ts';
+
+const ProviderId = (field: string) =>
+  z
+    .string()
+    .trim()
+    .min(1, `${field} must not be empty`)
+    .max(128, `${field} must be at most 128 characters`)
+    // It becomes a path segment of provider URLs.
+    .regex(/^[A-Za-z0-9_.-]+$/, `${field} may hold only letters, digits, "_", "." and "-"`);
+
+export const MessagingConnectionInput = z.object({
+  phone_number_id: ProviderId('phone_number_id'),
+  business_account_id: ProviderId('business_account_id').nullish(),
+  access_token: z.string().trim().min(1, 'access_token must not be empty').max(4096, 'access_token must be at most 4096 characters'),
+});
+export type MessagingConnectionInput = z.infer<typeof MessagingConnectionInput>;
+
+export type MessagingConnectionStatus = { connected: boolean; phone_number_id: string | null; business_account_id: string | null };
+
+const NOT_CONNECTED: MessagingConnectionStatus = { connected: false, phone_number_id: null, business_account_id: null };
+
+function toStatus(connection: MessagingConnection | null): MessagingConnectionStatus {
+  if (!connection) return { ...NOT_CONNECTED };
+  return { connected: true, phone_number_id: connection.phoneNumberId, business_account_id: connection.businessAccountId ?? null };
+}
+
+function numberTaken(): ConflictError {
+  return new ConflictError('That phone_number_id is already connected to another account');
+}
+
+/** Stores (or replaces) the account's credentials and queues a template sync in the same transaction. */
+export async function connectMessagingProvider(
+  em: EntityManager,
+  secrets: Secrets,
+  accountId: string,
+  input: MessagingConnectionInput,
+): Promise<MessagingConnectionStatus> {
+  try {
+    return await em.transactional(async (tx) => {
+      const holder = await tx.findOne(MessagingConnection, { phoneNumberId: input.phone_number_id }, { fields: ['account'] });
+      if (holder && holder.account.id !== accountId) throw numberTaken();
+      const fields = {
+        phoneNumberId: input.phone_number_id,
+        businessAccountId: input.business_account_id ?? null,
+        accessTokenSealed: secrets.seal(input.access_token),
+      };
+      let connection = await tx.findOne(MessagingConnection, { account: accountId });
+      if (connection) tx.assign(connection, { ...fields, connectedAt: new Date() });
+      else connection = tx.create(MessagingConnection, { account: accountId, ...fields });
+      await tx.flush();
+      await requestTemplateSync(tx, accountId);
+      // No event: the specification announces no connection change.
+      return toStatus(connection);
+    });
+  } catch (error) {
+    // Two accounts connecting the same number at once: the unique index decides.
+    if (error instanceof UniqueConstraintViolationException) throw numberTaken();
+    throw error;
+  }
+}
+
+export async function getMessagingConnection(em: EntityManager, accountId: string): Promise<MessagingConnectionStatus> {
+  return toStatus(await em.findOne(MessagingConnection, { account: accountId }));
+}
+
+/** Removes the credentials; synced templates stay, and sends are refused until reconnected. */
+export async function disconnectMessagingProvider(em: EntityManager, accountId: string): Promise<MessagingConnectionStatus> {
+  await em.nativeDelete(MessagingConnection, { account: accountId });
+  return { ...NOT_CONNECTED };
+}
