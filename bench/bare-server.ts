@@ -86,6 +86,13 @@ app.post('/v1/contacts', async (request, reply) => {
       text: 'insert into contact_lists (contact_id, list_id, account_id) values ($1, $2, $3)',
       values: [contactId, body.listId, accountId],
     });
+    // The outbox row the service writes with every contact (its trigger queues the dispatch).
+    const eventId = `evt_bare${randomBytes(10).toString('hex')}`;
+    await client.query({
+      name: 'bare-insert-event',
+      text: "insert into events (id, account_id, name, payload) values ($1, $2, 'Contact Created', $3::jsonb)",
+      values: [eventId, accountId, JSON.stringify({ event: 'Contact Created', event_id: eventId, data: { contact: { id: contactId } } })],
+    });
     await client.query('commit');
   } catch (error) {
     await client.query('rollback').catch(() => {});

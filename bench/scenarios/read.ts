@@ -64,7 +64,7 @@ export async function runReadScenario(settings: Settings, databaseUrl: string, l
     notes.push(
       'Baseline: bench/bare-server.ts, bare fastify over HTTPS with `pg`, resolving and counting the key with the ' +
         "service's own statement (server/rate-limit/count-requests.ts) and then reading the contact by phone " +
-        '(the write: inserting the contact and its contact_lists row in one transaction). Full stack: `node server/main.ts` ' +
+        '(the write: inserting the contact, its contact_lists row and its Contact Created outbox event in one transaction, the rows the service writes). Full stack: `node server/main.ts` ' +
         'with ROLE=api on the same database. Both use HTTPS and a 10-connection pool.',
     );
     return { name: 'read', title: 'REST and tRPC overhead over a bare route', rows, notes };

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { newId } from '../db/ids.ts';
 import { ConflictError } from '../errors.ts';
 import { newEventRow } from '../events/emit.ts';
-import { requireListsForContacts } from '../lists/list-access.ts';
+import { refuseListsForContacts } from '../lists/list-access.ts';
 import { normalisePhoneNumber, PhoneNumberText } from './phone.ts';
 import { insertContactWithLists } from './sql/insert-contact.ts';
 
@@ -37,12 +37,11 @@ export async function createContact(em: EntityManager, accountId: string, input:
   const phoneNumber = normalisePhoneNumber(input.phoneNumber);
   // listIds takes precedence over listId when both are sent.
   const listIds = [...new Set(input.listIds ?? (input.listId ? [input.listId] : []))];
-  await requireListsForContacts(em, accountId, listIds);
 
   const contactId = newId('ct');
   const email = input.email ?? null;
   try {
-    await insertContactWithLists(
+    const outcome = await insertContactWithLists(
       em,
       {
         id: contactId,
@@ -65,6 +64,7 @@ export async function createContact(em: EntityManager, accountId: string, input:
       listIds,
       newEventRow('Contact Created', { contact: { id: contactId, phone_number: phoneNumber, email, lists: listIds } }),
     );
+    if (!outcome.written) refuseListsForContacts(accountId, listIds, outcome.lists);
   } catch (error) {
     if (error instanceof UniqueConstraintViolationException) {
       throw new ConflictError('A contact with that phone number already exists');

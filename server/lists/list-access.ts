@@ -4,18 +4,17 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { List } from '../db/entities/index.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 
-export async function requireListsForContacts(em: EntityManager, accountId: string, listIds: string[]): Promise<void> {
-  if (listIds.length === 0) return;
-  // Raw SQL: contact creation runs this on every request that names lists.
-  const lists = await em.execute<{ id: string; account_id: string }[]>(
-    'select id, account_id from lists where id in (select json_array_elements_text(?::json))',
-    [JSON.stringify(listIds)],
-  );
-  const owners = new Map(lists.map((list) => [list.id, list.account_id]));
+/**
+ * Throws why contacts may not be added to these lists: the first missing one (404),
+ * else the first of another account (403). `existing`: the lists that exist, with owners.
+ */
+export function refuseListsForContacts(accountId: string, listIds: string[], existing: { id: string; account_id: string }[]): never {
+  const owners = new Map(existing.map((list) => [list.id, list.account_id]));
   const missing = listIds.find((id) => !owners.has(id));
   if (missing) throw new NotFoundError(`List ${missing} not found`);
   const foreign = listIds.find((id) => owners.get(id) !== accountId);
   if (foreign) throw new ForbiddenError(`You do not have permission to add contacts to list ${foreign}`);
+  throw new Error('refuseListsForContacts: every list is allowed');
 }
 
 /** A list of the account, or 404 (another account's list is not found). */

@@ -1,6 +1,7 @@
-// POST /contacts writes the contact, its list memberships and its Contact Created
-// event in ONE statement: a single statement is its own transaction, so the three
-// commit together without BEGIN/COMMIT round trips, and no entity is loaded.
+// POST /contacts checks the lists it names and writes the contact, its list memberships
+// and its Contact Created event in ONE statement: a single statement is its own
+// transaction, so everything commits together without BEGIN/COMMIT round trips, and no
+// entity is loaded. Nothing is written unless every list exists and is the account's.
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 export type ContactRow = {
@@ -27,23 +28,38 @@ export type EventRowWithoutUser = { id: string; name: string; payload: Record<st
 
 // The `user` block is read from the account in the same statement (see emit.ts for its shape).
 const INSERT_CONTACT = `
-with contact as (
+with wanted as (
+  select list_id from json_array_elements_text(?::json) as list_id
+), found as (
+  select id, account_id from lists where id in (select list_id from wanted)
+), allowed as (
+  select (select count(*) from found where account_id = ?::text) = (select count(*) from wanted) as ok
+), contact as (
   insert into contacts (id, account_id, phone_number, email, first_name, last_name, is_bot_active, do_not_disturb,
                         instagram_id, current_campaign, current_campaign_data, channel, is_chat_window_open,
                         external_id, custom_channel, chat_widget_id)
-  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?)
+  select ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::boolean, ?::boolean,
+         ?::text, ?::text, ?::jsonb, ?::text, ?::boolean, ?::text, ?::text, ?::text
+   where (select ok from allowed)
   returning id, account_id
 ), memberships as (
   insert into contact_lists (contact_id, list_id, account_id)
-  select contact.id, list_id, contact.account_id from contact, json_array_elements_text(?::json) as list_id
+  select contact.id, wanted.list_id, contact.account_id from contact, wanted
+), event as (
+  insert into events (id, account_id, name, payload)
+  select ?, a.id, ?, ?::jsonb || jsonb_build_object('user', jsonb_build_object('id', a.id, 'email', a.email, 'name', a.name))
+    from accounts a, contact where a.id = contact.account_id
 )
-insert into events (id, account_id, name, payload)
-select ?, a.id, ?, ?::jsonb || jsonb_build_object('user', jsonb_build_object('id', a.id, 'email', a.email, 'name', a.name))
-  from accounts a, contact where a.id = contact.account_id`;
+select (select ok from allowed) as ok, coalesce((select json_agg(json_build_object('id', id, 'account_id', account_id)) from found), '[]'::json) as found`;
 
-export async function insertContactWithLists(em: EntityManager, contact: ContactRow, listIds: string[], event: EventRowWithoutUser): Promise<void> {
+/** Written, or not because a list is missing or another account's (the lists that exist and their owners). */
+export type InsertContactOutcome = { written: true } | { written: false; lists: { id: string; account_id: string }[] };
+
+export async function insertContactWithLists(em: EntityManager, contact: ContactRow, listIds: string[], event: EventRowWithoutUser): Promise<InsertContactOutcome> {
   // em.execute: on the caller's transaction when there is one.
-  await em.execute(INSERT_CONTACT, [
+  const [row] = await em.execute<{ ok: boolean; found: { id: string; account_id: string }[] }[]>(INSERT_CONTACT, [
+    JSON.stringify(listIds),
+    contact.accountId,
     contact.id,
     contact.accountId,
     contact.phoneNumber,
@@ -60,9 +76,9 @@ export async function insertContactWithLists(em: EntityManager, contact: Contact
     contact.externalId,
     contact.customChannel,
     contact.chatWidgetId,
-    JSON.stringify(listIds),
     event.id,
     event.name,
     JSON.stringify(event.payload),
   ]);
+  return row.ok ? { written: true } : { written: false, lists: row.found };
 }
