@@ -1,0 +1,87 @@
+// POST /whatsapp-templates/send, and one recipient of a broadcast: a template rendered
+// against the contact, charged, recorded and handed to the messaging provider, all or
+// nothing. A refused or failed provider call rolls the charge, the message and its events
+// back together, so the caller is charged exactly when a message went out.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordBroadcastSend } from '../broadcasts/record-recipient-outcome.ts';
+import { requireContact } from '../contacts/find-contact.ts';
+import { spendCredits } from '../credits/spend-credits.ts';
+import { MessageTemplate } from '../db/entities/index.ts';
+import { ApiError, InvalidInputError, NotFoundError } from '../errors.ts';
+import { recordMessage } from '../messages/record-message.ts';
+import type { Services } from '../services.ts';
+import { requireProviderCredentials } from './connection.ts';
+import { contactTemplateFields } from './contact-template-fields.ts';
+import type { ProviderSendResult } from './provider-client.ts';
+import { renderTemplate, validateTemplateBody } from './template-variables.ts';
+
+export type TemplateSendInput = { contactId: string; templateId: string };
+export type TemplateSent = { messageId: string; providerMessageId: string };
+
+export const TEMPLATE_SEND_CREDITS = 1;
+export const PROVIDER_UNAVAILABLE = 'The messaging provider did not answer; nothing was sent or charged';
+
+/** A template of the account that may be sent now, or the 404/400 saying why not. */
+export async function requireSendableTemplate(em: EntityManager, accountId: string, templateId: string): Promise<MessageTemplate> {
+  const template = await em.findOne(MessageTemplate, { id: templateId, account: accountId });
+  if (!template) throw new NotFoundError('Template not found', { reason: 'template_not_found' });
+  if (template.status !== 'APPROVED') {
+    throw new InvalidInputError(`Template "${template.name}" is ${template.status}; only APPROVED templates can be sent`, { reason: 'template_not_approved' });
+  }
+  const checked = validateTemplateBody(template.body);
+  if (!checked.ok) {
+    throw new InvalidInputError(`Template "${template.name}" cannot be rendered: ${checked.problems.join('; ')}`, { reason: 'invalid_template' });
+  }
+  return template;
+}
+
+/** The provider's refusal as this endpoint's 400 or 500 (the only failures its spec allows). */
+function sendFailure(result: Extract<ProviderSendResult, { ok: false }>): ApiError {
+  const refused = result.status !== null && result.status >= 400 && result.status < 500 && result.status !== 429;
+  if (refused) return new InvalidInputError(result.message, { reason: 'provider_refused' });
+  // Accepted without an id: the message may be on its way, so "nothing was sent" would be untrue.
+  if (result.status !== null && result.status < 400) return new ApiError(500, result.message, { reason: 'provider_unreadable' });
+  return new ApiError(500, PROVIDER_UNAVAILABLE, { reason: 'provider_unavailable' });
+}
+
+export async function sendTemplate(
+  services: Services,
+  accountId: string,
+  input: TemplateSendInput,
+  options: { broadcastId?: string } = {},
+): Promise<TemplateSent> {
+  const em = services.orm.em.fork();
+  const contact = await requireContact(em, accountId, input.contactId);
+  const template = await requireSendableTemplate(em, accountId, input.templateId);
+  const credentials = await requireProviderCredentials(em, services.secrets, accountId);
+  const rendered = renderTemplate(template.body, contactTemplateFields(contact));
+
+  return em.transactional(async (tx) => {
+    await spendCredits(tx, accountId, TEMPLATE_SEND_CREDITS, 'template_send');
+    const { messageId } = await recordMessage(tx, accountId, {
+      contactId: contact.id,
+      direction: 'outbound-api',
+      body: rendered.text,
+      channel: 'whatsapp',
+      status: 'sent',
+      templateId: template.id,
+      reopenClosedSession: true,
+    });
+    // The account row stays locked (by the spend) through the provider call: accepted, so
+    // there is no charge without a send and no send without a charge.
+    const result = await services.messaging.sendTemplate(credentials, {
+      to: contact.phoneNumber,
+      templateName: template.name,
+      language: template.language,
+      parameters: rendered.parameters,
+    });
+    if (!result.ok) {
+      services.log.warn({ accountId, contactId: contact.id, templateId: template.id, broadcastId: options.broadcastId, status: result.status }, 'template send failed');
+      throw sendFailure(result);
+    }
+    await tx.execute('update messages set provider_message_id = ? where id = ?', [result.providerMessageId, messageId]);
+    // A broadcast's recipient is marked sent with the message, so its outcome cannot be lost.
+    if (options.broadcastId) await recordBroadcastSend(tx, options.broadcastId, contact.id, messageId, result.providerMessageId);
+    return { messageId, providerMessageId: result.providerMessageId };
+  });
+}
