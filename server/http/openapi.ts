@@ -75,7 +75,7 @@ const RETRY_AFTER_HEADER: Json = {
   'Retry-After': { description: 'Seconds until the rate-limit window resets.', required: true, schema: { type: 'integer', minimum: 1 } },
 };
 
-function errorResponse(status: number, shapes: ErrorShape[], headers?: Json): Json {
+export function errorResponse(status: number, shapes: ErrorShape[], headers?: Json): Json {
   const unique = [...new Set(shapes)];
   const content: Json = {};
   const json = unique.filter((shape) => shape !== 'text').map((shape) => ERROR_SCHEMAS[shape]);
@@ -129,6 +129,8 @@ export type PlainRoute = {
   contentType: string;
   tags?: string[];
   parameters?: Json[];
+  /** The request body object, for a route that takes one. */
+  requestBody?: Json;
   /** Responses other than the 200 of `contentType` (a readiness 503, say). */
   responses?: Record<string, Json>;
 };
@@ -232,6 +234,7 @@ export function buildOpenApiDocument(
       summary: route.summary,
       tags: route.tags ?? ['System'],
       parameters: (route.parameters ?? []) as never,
+      ...(route.requestBody ? { requestBody: route.requestBody as never } : {}),
       security: [],
       responses,
     };
