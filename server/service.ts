@@ -9,6 +9,7 @@ import { DataDirLockedError, lockDataDir } from './data-dir-lock.ts';
 import { startEmbeddedPostgres } from './db/embedded.ts';
 import { migrate, openOrm, pgPool } from './db/orm.ts';
 import { attachUpgrades, buildHttpHost, type HostOptions, type UpgradeHandler } from './http/host.ts';
+import { PROVIDER_CALLBACK_ROUTES, registerProviderCallbacks } from './http/provider-callbacks.ts';
 import { READY_ROUTE, registerReadiness } from './http/readiness.ts';
 import { loadTlsMaterial } from './http/tls.ts';
 import { createMessagingProvider } from './messaging/provider-client.ts';
@@ -140,9 +141,10 @@ export async function startService(config: Config, log: Logger, definition: Serv
               databaseUrl: services.databaseUrl,
               workerRunning: config.ROLE === 'api' ? null : () => worker?.running() ?? false,
             }),
+          (host) => registerProviderCallbacks(host, services),
           ...(definition.plugins ?? []),
         ],
-        plainRoutes: [READY_ROUTE, ...(definition.plainRoutes ?? [])],
+        plainRoutes: [READY_ROUTE, ...PROVIDER_CALLBACK_ROUTES, ...(definition.plainRoutes ?? [])],
       });
       await app.ready();
       const extra = definition.upgrades?.(services, app) ?? [];

@@ -1,0 +1,33 @@
+// Closes the customer-service windows whose 24 hours have passed, so contacts'
+// isChatWindowOpen says whether a free-form answer may still be sent.
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+/** Contacts closed per statement, so a large backlog holds neither many row locks nor one long transaction. */
+const BATCH_SIZE = 1000;
+
+/** Returns how many windows were closed. */
+export async function closeExpiredChatWindows(em: EntityManager, now: Date): Promise<number> {
+  let total = 0;
+  for (;;) {
+    // Rows locked by an inbound message (which may be extending the window) are skipped;
+    // the outer condition re-checks the expiry of the rows it does update.
+    const rows = await em.execute<{ id: string }[]>(
+      `with due as (
+         select id from contacts
+          where chat_window_expires_at <= ?::timestamptz
+          limit ?
+            for update skip locked
+       )
+       update contacts c
+          set is_chat_window_open = false,
+              chat_window_expires_at = null,
+              updated_at = now()
+         from due
+        where c.id = due.id and c.chat_window_expires_at <= ?::timestamptz
+       returning c.id`,
+      [now.toISOString(), BATCH_SIZE, now.toISOString()],
+    );
+    total += rows.length;
+    if (rows.length < BATCH_SIZE) return total;
+  }
+}
