@@ -19,7 +19,7 @@ export type ProcedureMeta = OpenApiMeta<{
   /** The spec's failure body shapes for this endpoint; the envelope when unset. */
   errorShapes?: ErrorShapes;
   /** The success status when it is not 200. */
-  successStatus?: 201;
+  successStatus?: 201 | 202;
   /** `owner`: only the main key or an owner session (key management). */
   requires?: 'owner';
   /** Agency-only endpoints refuse `userId`. */
