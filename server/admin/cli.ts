@@ -1,12 +1,16 @@
 // `npm run -s admin -- <command> [--flags]`: operator commands. Each prints one
 // JSON line on stdout and exits 0, or prints {"error": "..."} and exits 1. They
 // work with or without a running server, against the same database.
+import { createHash, randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ZodError } from 'zod';
 import { createAccount, updateAccount } from '../accounts/accounts.ts';
+import { Account } from '../db/entities/index.ts';
 import { ConfigError, loadConfig } from '../config.ts';
 import { describeZodError } from '../errors.ts';
 import { createLogger } from '../log.ts';
+import { addTemplate } from '../messaging/add-template.ts';
+import { connectMessagingProvider } from '../messaging/connection.ts';
 import { createServices, openDatabase } from '../service.ts';
 import type { Services } from '../services.ts';
 
@@ -20,6 +24,16 @@ function onOff(value: string | boolean | undefined, flag: string): boolean | und
   if (value === 'on') return true;
   if (value === 'off') return false;
   throw new UsageError(`${flag} must be on or off`);
+}
+
+function text(value: string | boolean | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** A stable phone-number id per account, so connecting again keeps the same number. */
+function defaultPhoneNumberId(userId: string): string {
+  const digits = BigInt(`0x${createHash('sha256').update(userId).digest('hex').slice(0, 24)}`) % 10n ** 14n;
+  return `1${digits.toString().padStart(14, '0')}`;
 }
 
 function integer(value: string | boolean | undefined, flag: string): number | undefined {
@@ -73,6 +87,47 @@ const commands: Record<string, Command> = {
       });
     },
   },
+  'template:add': {
+    options: {
+      user: { type: 'string' },
+      name: { type: 'string' },
+      body: { type: 'string' },
+      language: { type: 'string' },
+      category: { type: 'string' },
+      status: { type: 'string' },
+    },
+    async run(services, flags) {
+      if (typeof flags.user !== 'string') throw new UsageError('--user is required');
+      if (typeof flags.name !== 'string') throw new UsageError('--name is required');
+      if (typeof flags.body !== 'string') throw new UsageError('--body is required');
+      return addTemplate(services.orm.em.fork(), flags.user, {
+        name: flags.name,
+        body: flags.body,
+        language: text(flags.language),
+        category: text(flags.category),
+        status: text(flags.status),
+      });
+    },
+  },
+  'messaging:connect': {
+    options: {
+      user: { type: 'string' },
+      token: { type: 'string' },
+      'phone-number-id': { type: 'string' },
+      'business-account-id': { type: 'string' },
+    },
+    async run(services, flags) {
+      if (typeof flags.user !== 'string') throw new UsageError('--user is required');
+      const em = services.orm.em.fork();
+      if (!(await em.findOne(Account, flags.user, { fields: ['id'] }))) throw new UsageError(`No account ${flags.user}`);
+      await connectMessagingProvider(em, services.secrets, flags.user, {
+        phone_number_id: text(flags['phone-number-id']) ?? defaultPhoneNumberId(flags.user),
+        business_account_id: text(flags['business-account-id']) ?? null,
+        access_token: text(flags.token) ?? `admin-${randomBytes(24).toString('base64url')}`,
+      });
+      return { userId: flags.user, connected: true };
+    },
+  },
 };
 
 /** Registers further commands (templates, messaging credentials) from their own modules. */
@@ -114,6 +169,7 @@ export async function runAdmin(argv: string[]): Promise<void> {
   } catch (error) {
     failure = error instanceof ZodError ? describeZodError(error) : (error as Error).message;
   } finally {
+    await services?.messaging.close().catch(() => {});
     await services?.orm.close().catch(() => {});
     await database.stop().catch(() => {});
   }
