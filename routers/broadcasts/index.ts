@@ -1,4 +1,50 @@
 // Broadcasts: a template sent to every contact of a list by a background job.
-import { router } from '../../server/trpc.ts';
+import { z } from 'zod';
+import { BroadcastCreateInput, createBroadcast } from '../../server/broadcasts/create-broadcast.ts';
+import { getBroadcast } from '../../server/broadcasts/find-broadcast.ts';
+import { listBroadcasts } from '../../server/broadcasts/list-broadcasts.ts';
+import { PageInput } from '../../server/pagination.ts';
+import { accountProcedure, router } from '../../server/trpc.ts';
 
-export const broadcastsRouter = router({});
+const tags = ['Broadcasts'];
+const BroadcastOutput = z.object({
+  id: z.string(),
+  list_id: z.string(),
+  whatsapp_template_id: z.string(),
+  status: z.enum(['queued', 'running', 'completed', 'failed']),
+  total: z.number().int(),
+  sent: z.number().int(),
+  failed: z.number().int(),
+  skipped: z.number().int(),
+  error: z.string().nullable().describe('Why the broadcast stopped before its last recipient (credits ran out, say)'),
+  created_at: z.string(),
+  started_at: z.string().nullable(),
+  completed_at: z.string().nullable(),
+});
+const BroadcastData = z.object({ success: z.literal(true), data: BroadcastOutput });
+
+export const broadcastsRouter = router({
+  create: accountProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/broadcasts', tags, summary: 'Send an approved template to every contact of a list, as a background job (one credit per message sent)' },
+      section: 'Broadcasts',
+      access: 'write',
+      successStatus: 201,
+      errorShapes: { '400': 'envelope', '403': 'envelope', '404': 'envelope' },
+    })
+    .input(BroadcastCreateInput)
+    .output(BroadcastData)
+    .mutation(async ({ ctx, input }) => ({ success: true as const, data: await createBroadcast(ctx.em, ctx.services.secrets, ctx.account.id, input) })),
+
+  list: accountProcedure
+    .meta({ openapi: { method: 'GET', path: '/broadcasts', tags, summary: 'Page through broadcasts, oldest first' }, section: 'Broadcasts', access: 'read' })
+    .input(PageInput)
+    .output(z.object({ success: z.literal(true), broadcasts: z.array(BroadcastOutput), next_cursor: z.string().nullable() }))
+    .query(async ({ ctx, input }) => ({ success: true as const, ...(await listBroadcasts(ctx.em, ctx.services.secrets, ctx.account.id, input)) })),
+
+  get: accountProcedure
+    .meta({ openapi: { method: 'GET', path: '/broadcasts/{id}', tags, summary: "A broadcast and its progress" }, section: 'Broadcasts', access: 'read', errorShapes: { '404': 'envelope' } })
+    .input(z.object({ id: z.string() }))
+    .output(BroadcastData)
+    .query(async ({ ctx, input }) => ({ success: true as const, data: await getBroadcast(ctx.em, ctx.account.id, input.id) })),
+});

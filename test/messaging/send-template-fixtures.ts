@@ -83,3 +83,31 @@ export async function eventually<T>(read: () => Promise<T>, done: (value: T) => 
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/**
+ * `count` contacts on the list, written as rows (as POST /contacts stores them) since the
+ * API's rate limit would refuse hundreds of creates; contact i is do-not-disturb when `quiet(i)`.
+ */
+export async function insertListContacts(
+  service: TestService,
+  accountId: string,
+  listId: string,
+  count: number,
+  quiet: (index: number) => boolean = () => false,
+): Promise<string[]> {
+  const contacts = Array.from({ length: count }, (_, index) => ({
+    id: newId('ct'),
+    phone: nextPhoneNumber(),
+    first_name: `Person${index}`,
+    dnd: quiet(index),
+  }));
+  await service.services.pool.query(
+    `with rows as (select * from json_to_recordset($2::json) as r(id text, phone text, first_name text, dnd boolean)),
+     inserted as (
+       insert into contacts (id, account_id, phone_number, first_name, do_not_disturb)
+       select id, $1, phone, first_name, dnd from rows returning id)
+     insert into contact_lists (contact_id, list_id, account_id) select id, $3, $1 from inserted`,
+    [accountId, JSON.stringify(contacts), listId],
+  );
+  return contacts.map((contact) => contact.id);
+}
