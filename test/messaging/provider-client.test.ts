@@ -95,6 +95,13 @@ describe('template sends', () => {
     expect(JSON.stringify(result)).not.toContain(credentials.accessToken);
   });
 
+  test('an answer larger than the 1 MiB read cap is not buffered; the send is reported without an id and not retried', async () => {
+    const { fake, provider } = await setup();
+    fake.answerSendsWith(() => ({ status: 200, body: { messages: [{ id: 'wamid.huge' }], padding: 'x'.repeat(1024 * 1024 + 10) } }));
+    const result = await provider.sendTemplate(credentials, send);
+    expect(result).toEqual({ ok: false, status: 200, retryable: false, message: 'The messaging provider accepted the send but returned no message id' });
+  });
+
   test('the outbound address guard applies: a private address not allowed is refused', async () => {
     const { fake } = await setup();
     const provider = createMessagingProvider({ baseUrl: fake.url, timeoutMs: 5_000, allowHosts: [] });
