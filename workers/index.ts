@@ -4,11 +4,14 @@ import { createOutboundClient } from '../server/outbound/http-client.ts';
 import type { Services } from '../server/services.ts';
 import { SENDER_CLIENT_LIMITS } from '../server/webhooks/send-deliveries.ts';
 import type { WorkerDefinition } from '../server/worker.ts';
+import { CLOSE_CHAT_WINDOWS_TASK, closeChatWindowsCrontab, closeChatWindowsTask } from './close-chat-windows.ts';
 import { DAILY_SUMMARIES_TASK, dailySummariesCrontab, dailySummariesTask } from './daily-summaries.ts';
 import { DISPATCH_WEBHOOK_EVENTS_TASK, dispatchWebhookEventsCrontab, dispatchWebhookEventsTask } from './dispatch-webhook-events.ts';
 import { GENERATE_SUMMARY_TASK, generateSummaryTask } from './generate-summary.ts';
+import { RUN_BROADCAST_TASK, runBroadcastTask } from './run-broadcast.ts';
 import { RESET_MONTHLY_CREDITS_TASK, resetMonthlyCreditsCrontab, resetMonthlyCreditsTask } from './reset-monthly-credits.ts';
 import { SEND_WEBHOOK_DELIVERIES_TASK, sendWebhookDeliveriesCrontab, sendWebhookDeliveriesTask } from './send-webhook-deliveries.ts';
+import { SYNC_TEMPLATES_TASK, syncTemplatesCrontab, syncTemplatesTask } from './sync-templates.ts';
 
 export function workerDefinition(services: Services): WorkerDefinition {
   // One outbound client (connection pools, concurrency limits) per worker process.
@@ -24,8 +27,11 @@ export function workerDefinition(services: Services): WorkerDefinition {
       [RESET_MONTHLY_CREDITS_TASK]: resetMonthlyCreditsTask(services),
       [DISPATCH_WEBHOOK_EVENTS_TASK]: dispatchWebhookEventsTask(services),
       [SEND_WEBHOOK_DELIVERIES_TASK]: sendWebhookDeliveriesTask(services, webhookClient),
+      [RUN_BROADCAST_TASK]: runBroadcastTask(services),
+      [SYNC_TEMPLATES_TASK]: syncTemplatesTask(services),
+      [CLOSE_CHAT_WINDOWS_TASK]: closeChatWindowsTask(services),
     },
-    crontab: [resetMonthlyCreditsCrontab, dailySummariesCrontab, dispatchWebhookEventsCrontab, sendWebhookDeliveriesCrontab].join('\n'),
+    crontab: [resetMonthlyCreditsCrontab, dailySummariesCrontab, dispatchWebhookEventsCrontab, sendWebhookDeliveriesCrontab, closeChatWindowsCrontab, syncTemplatesCrontab].join('\n'),
     close: () => webhookClient.close(),
   };
 }
