@@ -8,7 +8,6 @@ import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
-import { fastifyTRPCPlugin } from '@trpc/server/adapters/fastify';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer } from 'ws';
 import { ApiError, InvalidInputError } from '../errors.ts';
@@ -20,6 +19,7 @@ import { buildOpenApiDocument, type PlainRoute } from './openapi.ts';
 import { buildOperationTable } from './operations.ts';
 import { registerRestSurface, renderHostError, requestInfo, REST_PREFIX } from './rest.ts';
 import type { TlsMaterial } from './tls.ts';
+import { registerTrpcHttp } from './trpc-http.ts';
 
 /** Request bodies larger than this get 413 (documented in README). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -176,20 +176,15 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
 
   registerRestSurface(app, services, router, operations);
 
-  await app.register(fastifyTRPCPlugin, {
-    prefix: '/trpc',
-    trpcOptions: {
-      router,
-      createContext: ({ req }: { req: Parameters<typeof requestInfo>[0] }) => createContext(services, requestInfo(req)),
-      // Rate-limit headers set while the procedure ran go out on /trpc too.
-      responseMeta: ({ ctx }: { ctx?: { responseHeaders: Record<string, string> } }) => ({ headers: ctx?.responseHeaders ?? {} }),
-      onError: ({ error }: { error: { code: string; cause?: unknown } }) => {
-        if (error.code === 'INTERNAL_SERVER_ERROR' && !(error.cause instanceof ApiError)) {
-          services.log.error({ err: error.cause ?? error }, 'tRPC request failed');
-        }
-      },
+  await registerTrpcHttp(app, {
+    router,
+    createContext: (request) => createContext(services, requestInfo(request)),
+    onError: (error) => {
+      if (error.code === 'INTERNAL_SERVER_ERROR' && !(error.cause instanceof ApiError)) {
+        services.log.error({ err: error.cause ?? error }, 'tRPC request failed');
+      }
     },
-  } as never);
+  });
 
   return app;
 }
