@@ -126,7 +126,8 @@ export function documentOperations(document: Json): Operation[] {
 /** Real values mixed into strings by the name of their property or parameter. */
 function knownKindFor(name: string): KnownKind | null {
   if (name === 'userId') return 'account';
-  if (/phone/i.test(name)) return 'phone';
+  // A provider's phone-number id is an id, not a phone number.
+  if (/phone/i.test(name) && !/(_id|Id)$/.test(name)) return 'phone';
   if (/email/i.test(name)) return 'email';
   if (/^(tag|tags|name)$/i.test(name)) return 'tag';
   if (/(^id|Id|Ids)$/.test(name)) return 'id';
