@@ -44,7 +44,7 @@ export function toRecentChatSession(session: ChatSession, contact: Contact, mess
     ...rest,
     contact_id: contact.id,
     contact_name: contactDisplayName(contact),
-    contact_phone: contact.phoneNumber,
+    contact_phone: contact.phoneNumber ?? '',
     contact_email: contact.email ?? PLACEHOLDER_EMAIL,
   };
 }

@@ -22,7 +22,7 @@ export function toContactRecord(contact: Contact): ContactRecord {
     id: contact.id,
     first_name: contact.firstName,
     last_name: contact.lastName,
-    phone_number: contact.phoneNumber,
+    phone_number: contact.phoneNumber ?? '',
     email: contact.email ?? PLACEHOLDER_EMAIL,
     is_bot_active: contact.isBotActive,
     do_not_disturb: contact.doNotDisturb,

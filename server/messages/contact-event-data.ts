@@ -3,12 +3,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ContactTag, type Contact } from '../db/entities/index.ts';
 
-export type ContactEventBlock = { id: string; phone_number: string; email: string | null; first_name: string; last_name: string };
+export type ContactEventBlock = { id: string; phone_number: string | null; email: string | null; first_name: string; last_name: string };
 
 export function contactEventBlock(contact: Contact): ContactEventBlock {
   return {
     id: contact.id,
-    phone_number: contact.phoneNumber,
+    phone_number: contact.phoneNumber ?? null,
     email: contact.email ?? null,
     first_name: contact.firstName,
     last_name: contact.lastName,

@@ -37,7 +37,7 @@ export async function exportChat(em: EntityManager, accountId: string, contactId
   return {
     contactId: contact.id,
     contactName: contactDisplayName(contact),
-    phoneNumber: contact.phoneNumber,
+    phoneNumber: contact.phoneNumber ?? '',
     email: contact.email ?? PLACEHOLDER_EMAIL,
     messageCount: messages.length,
     chatExport: formatChat(messages),

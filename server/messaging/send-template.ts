@@ -52,6 +52,8 @@ export async function sendTemplate(
 ): Promise<TemplateSent> {
   const em = services.orm.em.fork();
   const contact = await requireContact(em, accountId, input.contactId);
+  const to = contact.phoneNumber;
+  if (!to) throw new InvalidInputError('The contact has no phone number (a chat-widget visitor); templates are sent to phone numbers', { reason: 'contact_without_phone' });
   const template = await requireSendableTemplate(em, accountId, input.templateId);
   const credentials = await requireProviderCredentials(em, services.secrets, accountId);
   const rendered = renderTemplate(template.body, contactTemplateFields(contact));
@@ -70,7 +72,7 @@ export async function sendTemplate(
     // The account row stays locked (by the spend) through the provider call: accepted, so
     // there is no charge without a send and no send without a charge.
     const result = await services.messaging.sendTemplate(credentials, {
-      to: contact.phoneNumber,
+      to,
       templateName: template.name,
       language: template.language,
       parameters: rendered.parameters,

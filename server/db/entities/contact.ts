@@ -7,7 +7,8 @@ export const ContactSchema = defineEntity({
   properties: {
     id: p.text().primary(),
     account: () => p.manyToOne(Account).ref().deleteRule('cascade').index(false),
-    phoneNumber: p.text(),
+    /** E.164; null only for a chat-widget visitor, who is known by widget and visitor id. */
+    phoneNumber: p.text().nullable(),
     email: p.text().nullable(),
     firstName: p.text().default('Unknown'),
     lastName: p.text().default('Unknown'),
@@ -23,10 +24,18 @@ export const ContactSchema = defineEntity({
     externalId: p.text().nullable(),
     customChannel: p.text().nullable(),
     chatWidgetId: p.text().nullable(),
+    /** The visitor id a chat widget keeps in the browser; with chatWidgetId, the visitor's identity. */
+    widgetVisitorId: p.text().nullable(),
+    /** True while the bot prepares its turn in this contact's widget conversation. */
+    isBotTyping: p.boolean().default(false),
     createdAt: p.datetime().defaultRaw('now()'),
     updatedAt: p.datetime().defaultRaw('now()').onUpdate(() => new Date()),
   },
-  uniques: [{ properties: ['account', 'phoneNumber'], name: 'contacts_account_phone_unique' }],
+  uniques: [
+    { properties: ['account', 'phoneNumber'], name: 'contacts_account_phone_unique' },
+    // One contact per visitor of a widget.
+    { properties: ['chatWidgetId', 'widgetVisitorId'], name: 'contacts_chat_widget_id_widget_visitor_id_unique' },
+  ],
   indexes: [
     { properties: ['account', 'email'], name: 'contacts_account_id_email_index' },
     { properties: ['account', 'id'], name: 'contacts_account_id_id_index' },

@@ -5,6 +5,7 @@ import { BroadcastRecipientSchema } from './broadcast-recipient.ts';
 import { BroadcastSchema } from './broadcast.ts';
 import { ApiKeySchema } from './api-key.ts';
 import { ChatSessionSchema } from './chat-session.ts';
+import { ChatWidgetSchema } from './chat-widget.ts';
 import { ContactListSchema } from './contact-list.ts';
 import { ContactTagSchema } from './contact-tag.ts';
 import { ContactSchema } from './contact.ts';
@@ -29,6 +30,7 @@ export { BroadcastRecipient, BroadcastRecipientSchema } from './broadcast-recipi
 export { Broadcast, BroadcastSchema } from './broadcast.ts';
 export { ApiKey, ApiKeySchema } from './api-key.ts';
 export { ChatSession, ChatSessionSchema } from './chat-session.ts';
+export { ChatWidget, ChatWidgetSchema } from './chat-widget.ts';
 export { Contact, ContactSchema } from './contact.ts';
 export { ContactList, ContactListSchema } from './contact-list.ts';
 export { ContactTag, ContactTagSchema } from './contact-tag.ts';
@@ -68,4 +70,5 @@ export const entities = [
   MessageTemplateSchema,
   BroadcastSchema,
   BroadcastRecipientSchema,
+  ChatWidgetSchema,
 ];
