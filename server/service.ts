@@ -13,6 +13,7 @@ import { PROVIDER_CALLBACK_ROUTES, registerProviderCallbacks } from './http/prov
 import { READY_ROUTE, registerReadiness } from './http/readiness.ts';
 import { loadTlsMaterial } from './http/tls.ts';
 import { createMessagingProvider } from './messaging/provider-client.ts';
+import { createConversationEventFeed } from './realtime/conversation-events.ts';
 import { assertSameSecretAsDatabase, SecretMismatchError } from './secret-check.ts';
 import { createSecrets, loadMasterSecret } from './secrets.ts';
 import type { Services } from './services.ts';
@@ -78,7 +79,9 @@ export async function createServices(config: Config, log: Logger, databaseUrl: s
     timeoutMs: config.MESSAGING_TIMEOUT_MS,
     allowHosts: config.WEBHOOK_ALLOW_HOSTS ?? [],
   });
-  return { config, databaseUrl, orm, pool: pgPool(orm), secrets, log, messaging };
+  const pool = pgPool(orm);
+  const conversationEvents = createConversationEventFeed({ databaseUrl, pool, log });
+  return { config, databaseUrl, orm, pool, secrets, log, messaging, conversationEvents };
 }
 
 export async function startService(config: Config, log: Logger, definition: ServiceDefinition): Promise<RunningService> {
@@ -121,6 +124,7 @@ export async function startService(config: Config, log: Logger, definition: Serv
       for (const close of upgradeClosers) await close().catch(() => {});
       await app.close();
     }
+    await services.conversationEvents.stop();
     if (worker) await worker.stop();
     await services.messaging.close();
     await services.orm.close();
@@ -130,6 +134,8 @@ export async function startService(config: Config, log: Logger, definition: Serv
 
   try {
     if (config.ROLE !== 'worker') {
+      // Live pushes reach this process's sockets from whichever process stored the change.
+      await services.conversationEvents.start();
       const tls = config.TLS === 'on' ? await loadTlsMaterial(config) : null;
       app = await buildHttpHost({
         services,

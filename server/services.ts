@@ -5,6 +5,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { MessagingProvider } from './messaging/provider-client.ts';
+import type { ConversationEventFeed } from './realtime/conversation-events.ts';
 import type { Secrets } from './secrets.ts';
 
 export type Services = {
@@ -18,4 +19,6 @@ export type Services = {
   log: Logger;
   /** The messaging provider's client: one per process, so its connections are pooled. */
   messaging: MessagingProvider;
+  /** Chat-widget conversation events any process published; listening only while the HTTP host runs. */
+  conversationEvents: ConversationEventFeed;
 };

@@ -1,0 +1,225 @@
+// Live chat-widget conversation events across processes. A change announces itself with
+// pg_notify on its own transaction, so PostgreSQL delivers it to every listening API process
+// when, and only if, the change commits; each API process keeps one LISTEN connection and
+// hands what it hears to its in-process subscribers (the Socket.IO gateway, tRPC
+// subscriptions). Nothing a visitor needs lives in one process's memory. This is the one
+// module that knows the channel.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import pg from 'pg';
+import type { Logger } from 'pino';
+
+/** A chat-widget conversation message as the spec returns it. */
+export type ConversationMessage = {
+  messageSid: string;
+  body: string;
+  mediaUrl: string | null;
+  mediaContentType: string | null;
+  timestamp: string;
+  type: string;
+  direction: 'inbound' | 'outbound' | 'outbound-api';
+  status: string;
+};
+type Target = { accountId: string; widgetId: string; visitorId: string; contactId: string };
+export type ConversationEvent =
+  | (Target & { kind: 'message'; message: ConversationMessage })
+  | (Target & { kind: 'typing'; isBotTyping: boolean })
+  | (Target & { kind: 'read'; messageSids: string[] });
+
+export type ConversationEventListener = (event: ConversationEvent) => void;
+
+const CHANNEL = 'chat_widget_conversation_events';
+// PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; stay clearly below.
+const MAX_PAYLOAD_BYTES = 7900;
+
+/** A message too large to notify whole: the listener loads it by sid. */
+type MessageReference = Target & { kind: 'message-ref'; messageSid: string };
+type Notification = ConversationEvent | MessageReference;
+
+/**
+ * Announces the event with pg_notify on the caller's transaction: every API process hears it
+ * when (and only if) the change commits. Works from any process (the worker publishes the
+ * bot's replies).
+ */
+export async function publishConversationEvent(em: EntityManager, event: ConversationEvent): Promise<void> {
+  let payload = JSON.stringify(event);
+  if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
+    if (event.kind !== 'message') throw new Error(`conversation event too large to announce (${event.kind})`);
+    const reference: MessageReference = {
+      kind: 'message-ref',
+      accountId: event.accountId,
+      widgetId: event.widgetId,
+      visitorId: event.visitorId,
+      contactId: event.contactId,
+      messageSid: event.message.messageSid,
+    };
+    payload = JSON.stringify(reference);
+  }
+  await em.execute('select pg_notify(?, ?)', [CHANNEL, payload]);
+}
+
+/** This process's end of the channel: one per API process, on Services as `conversationEvents`. */
+export type ConversationEventFeed = {
+  /** Called for every event any process published (after commit). Returns an unsubscribe function. */
+  subscribe(listener: ConversationEventListener): () => void;
+  /** Opens the LISTEN connection (the HTTP host does, for ROLE=api and all). */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Whether the LISTEN connection is up now. */
+  listening(): boolean;
+};
+
+export function createConversationEventFeed(options: { databaseUrl: string; pool: pg.Pool; log: Logger }): ConversationEventFeed {
+  const log = options.log.child({ component: 'conversation-events' });
+  const listeners = new Set<ConversationEventListener>();
+  let client: pg.Client | null = null;
+  let stopped = true;
+  let retryTimer: NodeJS.Timeout | null = null;
+  let failures = 0;
+
+  const deliver = (event: ConversationEvent) => {
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        log.error({ err: error }, 'conversation event listener failed');
+      }
+    }
+  };
+
+  const receive = (payload: string | undefined) => {
+    let notification: Notification;
+    try {
+      notification = JSON.parse(payload ?? '') as Notification;
+    } catch {
+      log.warn('unreadable conversation event ignored');
+      return;
+    }
+    if (notification.kind !== 'message-ref') {
+      deliver(notification);
+      return;
+    }
+    loadReferencedMessage(options.pool, notification).then(
+      (event) => {
+        if (event) deliver(event);
+        else log.warn({ messageSid: notification.messageSid }, 'announced message not found');
+      },
+      (error) => log.error({ err: error }, 'loading an announced message failed'),
+    );
+  };
+
+  const scheduleReconnect = () => {
+    if (stopped || retryTimer) return;
+    // Back off from 0.25 s to 30 s while the database is away.
+    const delay = Math.min(30_000, 250 * 2 ** Math.min(failures, 7));
+    failures += 1;
+    retryTimer = setTimeout(() => {
+      retryTimer = null;
+      connect().catch(() => {});
+    }, delay);
+    retryTimer.unref();
+  };
+
+  const connect = async () => {
+    const next = new pg.Client({ connectionString: options.databaseUrl });
+    const lost = (error?: Error) => {
+      if (client !== next) return;
+      client = null;
+      next.removeAllListeners('notification');
+      next.end().catch(() => {});
+      if (stopped) return;
+      log.warn({ err: error }, 'conversation event connection lost; reconnecting');
+      scheduleReconnect();
+    };
+    next.on('error', lost);
+    next.on('end', () => lost());
+    next.on('notification', (message) => {
+      if (message.channel === CHANNEL) receive(message.payload);
+    });
+    client = next;
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${CHANNEL}`);
+    } catch (error) {
+      if (client === next) {
+        client = null;
+        next.end().catch(() => {});
+        if (!stopped) {
+          log.warn({ err: error }, 'conversation event connection failed; retrying');
+          scheduleReconnect();
+        }
+      }
+      throw error;
+    }
+    if (stopped) {
+      client = null;
+      await next.end().catch(() => {});
+      return;
+    }
+    if (failures > 0) log.info('conversation event connection restored');
+    failures = 0;
+  };
+
+  return {
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+    async start() {
+      if (!stopped) return;
+      stopped = false;
+      // The first connection must work: a process that cannot listen does not start.
+      await connect();
+    },
+    async stop() {
+      stopped = true;
+      if (retryTimer) clearTimeout(retryTimer);
+      retryTimer = null;
+      const current = client;
+      client = null;
+      if (current) await current.end().catch(() => {});
+    },
+    listening() {
+      return client !== null && !stopped;
+    },
+  };
+}
+
+async function loadReferencedMessage(pool: pg.Pool, reference: MessageReference): Promise<ConversationEvent | null> {
+  const { rows } = await pool.query<{
+    body: string;
+    media_url: string | null;
+    media_content_type: string | null;
+    timestamp: string;
+    type: string;
+    direction: ConversationMessage['direction'];
+    status: string;
+  }>(
+    `select body, media_url, media_content_type, type, direction, status,
+            to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as timestamp
+       from messages
+      where account_id = $1 and contact_id = $2 and (id = $3 or external_id = $3)
+      limit 1`,
+    [reference.accountId, reference.contactId, reference.messageSid],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    kind: 'message',
+    accountId: reference.accountId,
+    widgetId: reference.widgetId,
+    visitorId: reference.visitorId,
+    contactId: reference.contactId,
+    message: {
+      messageSid: reference.messageSid,
+      body: row.body,
+      mediaUrl: row.media_url,
+      mediaContentType: row.media_content_type,
+      timestamp: row.timestamp,
+      type: row.type,
+      direction: row.direction,
+      status: row.status,
+    },
+  };
+}
