@@ -19,6 +19,8 @@ const BATCH_SIZE = 50;
 /** When the next run looks in, should this one die; a live run keeps pushing it back. */
 const RESUME_AFTER_MS = 5_000;
 const PROGRESS_EVERY = 100;
+/** Provider calls in flight at once for one broadcast. */
+const SENDS_IN_FLIGHT = 16;
 /** This many provider outages in a row stop the broadcast instead of failing every recipient slowly. */
 const OUTAGE_STOP_AFTER = 5;
 /** The advisory-lock class of broadcast runs (the object is the hash of the broadcast id). */
@@ -72,6 +74,8 @@ async function runLocked(services: Services, broadcastId: string, log: RunLog): 
   let attempted = 0;
   let outagesInARow = 0;
   let stopReason: string | null = null;
+  let fatal: unknown = null;
+  const sendsInFlight = Math.max(1, Math.min(SENDS_IN_FLIGHT, services.config.BROADCAST_RATE_PER_SECOND));
   while (!stopReason) {
     const claimed = await em.fork().transactional(async (tx) => {
       const batch = await claimRecipients(tx, broadcastId, BATCH_SIZE);
@@ -82,28 +86,44 @@ async function runLocked(services: Services, broadcastId: string, log: RunLog): 
     });
     if (claimed.length === 0) break;
 
-    for (const recipient of claimed) {
-      if (recipient.doNotDisturb) continue;
-      if (stopReason) {
-        await recordRecipientOutcomes(em.fork(), broadcastId, [{ contactId: recipient.contactId, status: 'failed', error: stopReason }]);
-        continue;
-      }
-      await pace();
+    const sendOne = async (contactId: string) => {
       try {
-        await sendTemplate(services, accountId, { contactId: recipient.contactId, templateId: broadcast.templateId }, { broadcastId });
+        await sendTemplate(services, accountId, { contactId, templateId: broadcast.templateId }, { broadcastId });
         outagesInARow = 0;
       } catch (error) {
         // Anything else (the database) fails the run; the recipient stays claimed and the
         // next run fails it as interrupted, since its message may have gone out.
         if (!(error instanceof ApiError)) throw error;
         const reason = error.status === 402 ? CREDITS_EXHAUSTED : error.message;
-        await recordRecipientOutcomes(em.fork(), broadcastId, [{ contactId: recipient.contactId, status: 'failed', error: reason }]);
+        await recordRecipientOutcomes(em.fork(), broadcastId, [{ contactId, status: 'failed', error: reason }]);
         outagesInARow = error.reason === 'provider_unavailable' ? outagesInARow + 1 : 0;
-        if (stopsBroadcast(error) || outagesInARow >= OUTAGE_STOP_AFTER) stopReason = reason;
+        if (stopsBroadcast(error) || outagesInARow >= OUTAGE_STOP_AFTER) stopReason ??= reason;
       }
       attempted += 1;
       if (attempted % PROGRESS_EVERY === 0) log.info({ attempted }, 'broadcast progress');
+    };
+    // Several sends in flight, paced at their start, so the provider's answer time does not
+    // cap the rate below BROADCAST_RATE_PER_SECOND.
+    const inFlight = new Set<Promise<void>>();
+    for (const recipient of claimed) {
+      if (recipient.doNotDisturb) continue;
+      // A failed run leaves the rest claimed; the next run fails them as interrupted.
+      if (fatal) break;
+      if (stopReason) {
+        await recordRecipientOutcomes(em.fork(), broadcastId, [{ contactId: recipient.contactId, status: 'failed', error: stopReason }]);
+        continue;
+      }
+      await pace();
+      const send: Promise<void> = sendOne(recipient.contactId)
+        .catch((error: unknown) => {
+          fatal ??= error;
+        })
+        .finally(() => inFlight.delete(send));
+      inFlight.add(send);
+      if (inFlight.size >= sendsInFlight) await Promise.race(inFlight);
     }
+    await Promise.all(inFlight);
+    if (fatal) throw fatal;
   }
   if (stopReason) {
     const failed = await failPendingRecipients(em.fork(), broadcastId, stopReason);

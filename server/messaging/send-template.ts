@@ -1,11 +1,11 @@
 // POST /whatsapp-templates/send, and one recipient of a broadcast: a template rendered
-// against the contact, charged, recorded and handed to the messaging provider, all or
-// nothing. A refused or failed provider call rolls the charge, the message and its events
-// back together, so the caller is charged exactly when a message went out.
+// against the contact, charged, handed to the messaging provider and recorded. The credit
+// is reserved before the call and released when the provider refuses or fails, so the
+// caller is charged exactly when a message went out, and nothing is recorded otherwise.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordBroadcastSend } from '../broadcasts/record-recipient-outcome.ts';
 import { requireContact } from '../contacts/find-contact.ts';
-import { spendCredits } from '../credits/spend-credits.ts';
+import { releaseCreditReservation, reserveCredits, settleCreditReservation } from '../credits/spend-credits.ts';
 import { MessageTemplate } from '../db/entities/index.ts';
 import { ApiError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { recordMessage } from '../messages/record-message.ts';
@@ -58,8 +58,29 @@ export async function sendTemplate(
   const credentials = await requireProviderCredentials(em, services.secrets, accountId);
   const rendered = renderTemplate(template.body, contactTemplateFields(contact));
 
+  // Reserved rather than spent in one transaction with the call, so the account row is
+  // not locked while the provider answers (sends of one account would go one at a time).
+  const reservation = await reserveCredits(em, accountId, TEMPLATE_SEND_CREDITS);
+  let result: ProviderSendResult;
+  try {
+    result = await services.messaging.sendTemplate(credentials, {
+      to,
+      templateName: template.name,
+      language: template.language,
+      parameters: rendered.parameters,
+    });
+  } catch (error) {
+    await releaseCreditReservation(em, reservation);
+    throw error;
+  }
+  if (!result.ok) {
+    await releaseCreditReservation(em, reservation);
+    services.log.warn({ accountId, contactId: contact.id, templateId: template.id, broadcastId: options.broadcastId, status: result.status }, 'template send failed');
+    throw sendFailure(result);
+  }
+  const providerMessageId = result.providerMessageId;
+  // The message, its charge and their events commit together, once the provider took it.
   return em.transactional(async (tx) => {
-    await spendCredits(tx, accountId, TEMPLATE_SEND_CREDITS, 'template_send');
     const { messageId } = await recordMessage(tx, accountId, {
       contactId: contact.id,
       direction: 'outbound-api',
@@ -67,23 +88,12 @@ export async function sendTemplate(
       channel: 'whatsapp',
       status: 'sent',
       templateId: template.id,
+      providerMessageId,
       reopenClosedSession: true,
     });
-    // The account row stays locked (by the spend) through the provider call: accepted, so
-    // there is no charge without a send and no send without a charge.
-    const result = await services.messaging.sendTemplate(credentials, {
-      to,
-      templateName: template.name,
-      language: template.language,
-      parameters: rendered.parameters,
-    });
-    if (!result.ok) {
-      services.log.warn({ accountId, contactId: contact.id, templateId: template.id, broadcastId: options.broadcastId, status: result.status }, 'template send failed');
-      throw sendFailure(result);
-    }
-    await tx.execute('update messages set provider_message_id = ? where id = ?', [result.providerMessageId, messageId]);
+    await settleCreditReservation(tx, reservation, 'template_send');
     // A broadcast's recipient is marked sent with the message, so its outcome cannot be lost.
-    if (options.broadcastId) await recordBroadcastSend(tx, options.broadcastId, contact.id, messageId, result.providerMessageId);
-    return { messageId, providerMessageId: result.providerMessageId };
+    if (options.broadcastId) await recordBroadcastSend(tx, options.broadcastId, contact.id, messageId, providerMessageId);
+    return { messageId, providerMessageId };
   });
 }

@@ -230,3 +230,24 @@ test('a template send to a closed chat reopens that chat session, which then hol
     ['Hello Grace', 'whatsapp'],
   ]);
 });
+
+test("the account's credits are not locked while the provider answers: a tag assignment finishes before a slow send", async () => {
+  const contactId = await createContact(service, account.apiKey, { phoneNumber: '+14155550177' });
+  const templateId = await addTemplate(service, account.userId, { name: 'slow', body: 'Hello' });
+  // The provider takes its time with this one send.
+  fake.answerSendsWith(() => ({ status: 200, body: { messages: [{ id: 'wamid.slow' }] }, delayMs: 3_000 }));
+  const finished: string[] = [];
+  const sending = send({ contactId, whatsappTemplateId: templateId }).then((answer) => {
+    finished.push('send');
+    return answer;
+  });
+  await fake.waitForSends(fake.sends().length + 1);
+  // Tag assignment spends a credit on the same account row.
+  const tagged = await service.request('POST', '/v1/tags', { apiKey: account.apiKey, query: { tag: 'vip', phoneNumber: '+14155550177' } });
+  finished.push('tag');
+  expect(tagged.status, tagged.text).toBe(201);
+  const answer = await sending;
+  expect(answer.status, answer.text).toBe(200);
+  expect(finished).toEqual(['tag', 'send']);
+  expect(await creditsOf(service, account.userId)).toBe(98);
+});
