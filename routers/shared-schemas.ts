@@ -9,6 +9,7 @@ export const ContactRecordOutput = z.object({
   email: z.string(),
   is_bot_active: z.boolean(),
   do_not_disturb: z.boolean(),
+  is_chat_window_open: z.boolean(),
   channel: z.string().nullable(),
   external_id: z.string().nullable(),
   created_at: z.string(),

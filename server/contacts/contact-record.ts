@@ -11,6 +11,8 @@ export type ContactRecord = {
   email: string;
   is_bot_active: boolean;
   do_not_disturb: boolean;
+  /** The 24-hour customer-service window opened by the contact's last inbound message. */
+  is_chat_window_open: boolean;
   channel: string | null;
   external_id: string | null;
   created_at: string;
@@ -26,6 +28,7 @@ export function toContactRecord(contact: Contact): ContactRecord {
     email: contact.email ?? PLACEHOLDER_EMAIL,
     is_bot_active: contact.isBotActive,
     do_not_disturb: contact.doNotDisturb,
+    is_chat_window_open: contact.isChatWindowOpen,
     channel: contact.channel ?? null,
     external_id: contact.externalId ?? null,
     created_at: contact.createdAt.toISOString(),

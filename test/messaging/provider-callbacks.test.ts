@@ -41,6 +41,14 @@ async function connectedAccount(): Promise<{ userId: string; apiKey: string; pho
   return { ...account, phoneNumberId };
 }
 
+/** The contact's `is_chat_window_open` as the contact listing reports it. */
+async function windowOpenThroughApi(apiKey: string, phoneNumber: string): Promise<boolean> {
+  const page = await service.request('GET', '/v1/contacts', { apiKey, query: { limit: 100 } });
+  expect(page.status, page.text).toBe(200);
+  const contact = page.body.contacts.find((candidate: { phone_number: string }) => candidate.phone_number === phoneNumber);
+  return contact.is_chat_window_open;
+}
+
 async function newContact(accountId: string, phoneNumber: string): Promise<string> {
   return (await createContact(service.services.orm.em.fork(), accountId, { phoneNumber })).contactId;
 }
@@ -346,12 +354,14 @@ describe('the customer-service window', () => {
     expect((await post(callback(account.phoneNumberId, inboundValue('14155550192', unique('wamid.win'))))).status).toBe(200);
     const expiring = (await contactByPhone(account.userId, '+14155550191'))!;
     expect(expiring.is_chat_window_open).toBe(true);
+    expect(await windowOpenThroughApi(account.apiKey, '+14155550191')).toBe(true);
 
     await service.services.pool.query(`update contacts set chat_window_expires_at = now() - interval '1 minute' where id = $1`, [expiring.id]);
     const closed = await closeExpiredChatWindows(service.services.orm.em.fork(), new Date());
     expect(closed).toBeGreaterThanOrEqual(1);
 
     expect(await contactByPhone(account.userId, '+14155550191')).toMatchObject({ is_chat_window_open: false, chat_window_expires_at: null });
+    expect(await windowOpenThroughApi(account.apiKey, '+14155550191')).toBe(false);
     // A window still running is left open.
     expect(await contactByPhone(account.userId, '+14155550192')).toMatchObject({ is_chat_window_open: true });
   });
