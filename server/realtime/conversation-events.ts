@@ -28,6 +28,7 @@ export type ConversationEvent =
 export type ConversationEventListener = (event: ConversationEvent) => void;
 
 const CHANNEL = 'chat_widget_conversation_events';
+export const LISTENER_APPLICATION_NAME = 'conversation-events-listener';
 // PostgreSQL refuses NOTIFY payloads of 8000 bytes or more; stay clearly below.
 const MAX_PAYLOAD_BYTES = 7900;
 
@@ -120,7 +121,8 @@ export function createConversationEventFeed(options: { databaseUrl: string; pool
   };
 
   const connect = async () => {
-    const next = new pg.Client({ connectionString: options.databaseUrl });
+    // Named, so an operator (and a test) can tell this session apart in pg_stat_activity.
+    const next = new pg.Client({ connectionString: options.databaseUrl, application_name: LISTENER_APPLICATION_NAME });
     const lost = (error?: Error) => {
       if (client !== next) return;
       client = null;

@@ -1,0 +1,160 @@
+// The chat widget's live channel: Socket.IO at /socket.io on the service's one port, beside
+// /trpc WebSockets. A visitor's socket joins exactly one room, derived here from the widget
+// and visitor id it presented at handshake; there is no join event, so it can never hear
+// another conversation. Every API process hears every conversation event (PostgreSQL
+// LISTEN/NOTIFY) and emits it to the sockets it holds, so it does not matter which process
+// stored the message or which one the visitor is connected to.
+import { createServer, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { Server, type Socket } from 'socket.io';
+import type { Services } from '../services.ts';
+import type { ConversationEvent } from './conversation-events.ts';
+
+export const SOCKET_IO_PATH = '/socket.io';
+
+const VISITOR_ID = /^[A-Za-z0-9_-]{8,128}$/;
+const MAX_CONFIG_ID_LENGTH = 200;
+
+export type WidgetGateway = {
+  /** Registers the HTTP side (long-polling and the client script) on the host. */
+  register(app: FastifyInstance): void;
+  /** Claims WebSocket upgrades for /socket.io; anything else is left to the next handler. */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean;
+  /** Visitor sockets connected to this process now (a gauge). */
+  connectedSockets(): number;
+  close(): Promise<void>;
+};
+
+/** The one room a visitor's socket is in. */
+export function conversationRoom(widgetId: string, visitorId: string): string {
+  return `conversation:${widgetId}:${visitorId}`;
+}
+
+export class HandshakeRefusedError extends Error {
+  override name = 'HandshakeRefusedError';
+}
+
+export function createWidgetGateway(services: Services): WidgetGateway {
+  const log = services.log.child({ component: 'widget-gateway' });
+  // Socket.IO attaches to an http.Server by listening to its 'request' and 'upgrade' events.
+  // This one never listens: the host hands it the requests for /socket.io, so fastify's hooks
+  // (HTTPS check, shutdown) still apply and /trpc keeps its own upgrade path.
+  const bridge = createServer();
+  const io = new Server(bridge, {
+    path: SOCKET_IO_PATH,
+    serveClient: true,
+    // Cross-origin polling must be readable by the page for the handshake to reach the origin
+    // check below, which knows the widget's allowed origins.
+    cors: { origin: true, credentials: false },
+    maxHttpBufferSize: 64 * 1024,
+  });
+
+  io.use((socket, next) => {
+    authorizeHandshake(services, socket).then(
+      ({ widgetId, visitorId }) => {
+        socket.data = { widgetId, visitorId };
+        void socket.join(conversationRoom(widgetId, visitorId));
+        next();
+      },
+      (error: unknown) => {
+        if (error instanceof HandshakeRefusedError) return next(error);
+        log.error({ err: error }, 'widget socket handshake failed');
+        next(new Error('handshake failed'));
+      },
+    );
+  });
+  const unsubscribe = services.conversationEvents.subscribe((event) => {
+    const room = io.to(conversationRoom(event.widgetId, event.visitorId));
+    emitToRoom(room, event);
+  });
+
+  return {
+    register(app) {
+      app.route({
+        method: ['GET', 'POST', 'OPTIONS'],
+        url: `${SOCKET_IO_PATH}/*`,
+        // Engine.IO reads long-polling bodies itself, so the request leaves fastify before any
+        // body parsing; the host's own onRequest hooks have run by then.
+        onRequest: (request, reply) => {
+          reply.hijack();
+          bridge.emit('request', request.raw, reply.raw);
+        },
+        handler: async () => undefined,
+      });
+    },
+    handleUpgrade(request, socket, head) {
+      const pathname = (request.url ?? '/').split('?')[0];
+      if (pathname !== SOCKET_IO_PATH && !pathname.startsWith(`${SOCKET_IO_PATH}/`)) return false;
+      bridge.emit('upgrade', request, socket, head);
+      return true;
+    },
+    connectedSockets() {
+      return io.of('/').sockets.size;
+    },
+    async close() {
+      unsubscribe();
+      // The bridge never listened; its close reports that, which is not a failure here.
+      await new Promise<void>((resolve) => io.close(() => resolve()));
+    },
+  };
+}
+
+function emitToRoom(room: ReturnType<Server['to']>, event: ConversationEvent) {
+  if (event.kind === 'message') room.emit('message', event.message);
+  else if (event.kind === 'typing') room.emit('typing', { isBotTyping: event.isBotTyping });
+  else room.emit('read', { messageSids: event.messageSids });
+}
+
+async function authorizeHandshake(services: Services, socket: Socket): Promise<{ widgetId: string; visitorId: string }> {
+  const auth = (socket.handshake.auth ?? {}) as Record<string, unknown>;
+  const { configId, visitorId } = auth;
+  if (typeof configId !== 'string' || configId.length === 0 || configId.length > MAX_CONFIG_ID_LENGTH) {
+    throw new HandshakeRefusedError('configId is required');
+  }
+  if (typeof visitorId !== 'string' || !VISITOR_ID.test(visitorId)) {
+    throw new HandshakeRefusedError('visitorId must be 8 to 128 letters, digits, "-" or "_"');
+  }
+  const { rows } = await services.pool.query<{ settings: Record<string, unknown> | null }>(
+    'select settings from chat_widgets where id = $1',
+    [configId],
+  );
+  const widget = rows[0];
+  if (!widget) throw new HandshakeRefusedError('unknown chat widget');
+  const origin = socket.handshake.headers.origin;
+  if (origin && !originAllowed(origin, socket.handshake.headers, widget.settings, services.config.TRUST_PROXY)) {
+    throw new HandshakeRefusedError('origin not allowed for this chat widget');
+  }
+  return { widgetId: configId, visitorId };
+}
+
+/**
+ * The widget page is served from this origin; another origin may connect only when the
+ * widget's `settings.allowedOrigins` lists it (absent: any origin).
+ */
+function originAllowed(
+  origin: string,
+  headers: IncomingMessage['headers'],
+  settings: Record<string, unknown> | null,
+  trustProxy: unknown,
+): boolean {
+  let originHost: string;
+  try {
+    originHost = new URL(origin).host;
+  } catch {
+    return false;
+  }
+  const forwardedHost = trustProxy ? String(headers['x-forwarded-host'] ?? '').split(',')[0]?.trim() : '';
+  if (originHost === headers.host || (forwardedHost && originHost === forwardedHost)) return true;
+  const allowed = settings?.allowedOrigins;
+  if (!Array.isArray(allowed)) return true;
+  return allowed.some((entry) => typeof entry === 'string' && normalizeOrigin(entry) === normalizeOrigin(origin));
+}
+
+function normalizeOrigin(value: string): string | null {
+  try {
+    return new URL(value).origin;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,123 @@
+// Conversation events travel through PostgreSQL NOTIFY on the transaction of the change:
+// heard by every API process when, and only if, the change commits.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { createContact } from '../../server/contacts/create-contact.ts';
+import { recordMessage } from '../../server/messages/record-message.ts';
+import { LISTENER_APPLICATION_NAME, publishConversationEvent, type ConversationEvent } from '../../server/realtime/conversation-events.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { insertWidget, messageEvent, publish, type Target } from './widget-fixtures.ts';
+
+let service: TestService;
+let target: Target;
+
+beforeAll(async () => {
+  service = await startTestService();
+  const { userId } = await service.createAccount();
+  const widgetId = await insertWidget(service, userId);
+  target = { accountId: userId, widgetId, visitorId: 'visitor-events-1', contactId: 'ct_unused' };
+});
+afterAll(async () => {
+  await service?.stop();
+});
+
+/** Everything this process hears until `until` matches (the events published before it included). */
+function listen(until: (event: ConversationEvent) => boolean) {
+  const heard: ConversationEvent[] = [];
+  let unsubscribe = () => {};
+  const done = new Promise<ConversationEvent[]>((resolve) => {
+    unsubscribe = service.services.conversationEvents.subscribe((event) => {
+      heard.push(event);
+      if (until(event)) resolve(heard);
+    });
+  });
+  return { done: done.finally(() => unsubscribe()), heard };
+}
+
+const bodyIs = (body: string) => (event: ConversationEvent) => event.kind === 'message' && event.message.body === body;
+
+test('an event published in a transaction that rolls back is never heard; one that commits is heard once', async () => {
+  const listening = listen(bodyIs('committed'));
+  const rolledBack = messageEvent(target, 'rolled back');
+  await expect(
+    service.services.orm.em.fork().transactional(async (tx) => {
+      await publishConversationEvent(tx, rolledBack);
+      throw new Error('the change fails');
+    }),
+  ).rejects.toThrow('the change fails');
+  const committed = messageEvent(target, 'committed');
+  await publish(service, committed);
+  // NOTIFY delivers in commit order on the one LISTEN connection: the rolled-back event
+  // would have arrived first.
+  const heard = await listening.done;
+  expect(heard).toEqual([committed]);
+
+  // Heard once: a later event arrives with nothing repeated before it.
+  const next = listen(bodyIs('after'));
+  await publish(service, messageEvent(target, 'after'));
+  expect((await next.done).map((event) => (event.kind === 'message' ? event.message.body : event.kind))).toEqual(['after']);
+});
+
+test('typing and read events reach subscribers as published', async () => {
+  const listening = listen((event) => event.kind === 'read');
+  const typing: ConversationEvent = { ...target, kind: 'typing', isBotTyping: true };
+  const read: ConversationEvent = { ...target, kind: 'read', messageSids: ['msg_a', 'msg_b'] };
+  await publish(service, typing);
+  await publish(service, read);
+  expect(await listening.done).toEqual([typing, read]);
+});
+
+test('a message too large for a NOTIFY payload is announced by id and loaded by the listening process', async () => {
+  const em = service.services.orm.em.fork();
+  const { contactId } = await createContact(em, target.accountId, { phoneNumber: '+14155550101' } as never);
+  const body = 'long reply '.repeat(1000);
+  const listening = listen(bodyIs(body));
+  await service.services.orm.em.fork().transactional(async (tx) => {
+    const recorded = await recordMessage(tx, target.accountId, { contactId, direction: 'outbound', body });
+    await publishConversationEvent(tx, {
+      ...target,
+      contactId,
+      kind: 'message',
+      message: {
+        messageSid: recorded.messageId,
+        body,
+        mediaUrl: null,
+        mediaContentType: null,
+        timestamp: new Date().toISOString(),
+        type: 'text',
+        direction: 'outbound',
+        status: 'sent',
+      },
+    });
+  });
+  const [event] = await listening.done;
+  expect(event).toMatchObject({ kind: 'message', contactId, widgetId: target.widgetId, visitorId: target.visitorId });
+  expect(event.kind === 'message' && event.message).toMatchObject({ body, direction: 'outbound', status: 'sent', type: 'text', mediaUrl: null });
+  expect(event.kind === 'message' && Buffer.byteLength(JSON.stringify(event))).toBeGreaterThan(8000);
+});
+
+test('when the database drops the listening connection, the process reconnects and hears later events', async () => {
+  const { rows } = await service.services.pool.query<{ terminated: boolean }>(
+    `select pg_terminate_backend(pid) as terminated from pg_stat_activity
+      where application_name = $1 and datname = current_database()`,
+    [LISTENER_APPLICATION_NAME],
+  );
+  expect(rows.map((row) => row.terminated)).toEqual([true]);
+  // Events published while it is away are lost to it (the page refetches); publish until one
+  // is heard after the reconnection.
+  let attempt = 0;
+  let heard = false;
+  const listening = listen((event) => event.kind === 'message' && event.message.body.startsWith('after reconnect'));
+  void listening.done.then(() => {
+    heard = true;
+  });
+  while (!heard) {
+    attempt += 1;
+    await publish(service, messageEvent(target, `after reconnect ${attempt}`));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const { rows: listeners } = await service.services.pool.query(
+    `select 1 from pg_stat_activity where application_name = $1 and datname = current_database()`,
+    [LISTENER_APPLICATION_NAME],
+  );
+  expect(listeners).toHaveLength(1);
+});

@@ -1,0 +1,102 @@
+// What the realtime tests share: a chat widget row, publishing an event the way a domain
+// function does (inside a transaction), and a visitor's Socket.IO client that records what
+// it hears.
+import { io, type Socket } from 'socket.io-client';
+import { newId } from '../../server/db/ids.ts';
+import { publishConversationEvent, type ConversationEvent, type ConversationMessage } from '../../server/realtime/conversation-events.ts';
+import type { TestService } from '../helpers/service.ts';
+
+export async function insertWidget(service: TestService, accountId: string, settings: Record<string, unknown> = {}): Promise<string> {
+  const id = newId('cw');
+  await service.services.pool.query(
+    `insert into chat_widgets (id, account_id, name, settings, otp_secret_sealed) values ($1, $2, 'Test widget', $3, $4)`,
+    [id, accountId, JSON.stringify(settings), service.services.secrets.seal('x')],
+  );
+  return id;
+}
+
+let messageCounter = 0;
+export function conversationMessage(body: string): ConversationMessage {
+  messageCounter += 1;
+  return {
+    messageSid: `msg_test${messageCounter}_${process.pid}`,
+    body,
+    mediaUrl: null,
+    mediaContentType: null,
+    timestamp: new Date().toISOString(),
+    type: 'text',
+    direction: 'outbound',
+    status: 'sent',
+  };
+}
+
+export type Target = { accountId: string; widgetId: string; visitorId: string; contactId: string };
+
+export function messageEvent(target: Target, body: string): ConversationEvent & { kind: 'message' } {
+  return { ...target, kind: 'message', message: conversationMessage(body) };
+}
+
+/** Publishes on a committed transaction, as a domain function storing a change would. */
+export async function publish(service: TestService, event: ConversationEvent): Promise<void> {
+  await service.services.orm.em.fork().transactional((tx) => publishConversationEvent(tx, event));
+}
+
+export type Heard = { name: string; payload: unknown };
+
+export type Visitor = {
+  socket: Socket;
+  heard: Heard[];
+  /** Resolves with everything heard up to and including the first event that matches. */
+  waitFor(predicate: (heard: Heard) => boolean): Promise<Heard[]>;
+  close(): void;
+};
+
+/** A visitor's client, connected (or refused: the promise rejects with the handshake error). */
+export function connectVisitor(
+  origin: string,
+  auth: Record<string, unknown>,
+  options: { transports?: ('websocket' | 'polling')[]; extraHeaders?: Record<string, string> } = {},
+): Promise<Visitor> {
+  const socket = io(origin, {
+    path: '/socket.io',
+    auth,
+    transports: options.transports ?? ['websocket'],
+    extraHeaders: options.extraHeaders,
+    rejectUnauthorized: false,
+    reconnectionDelay: 50,
+    reconnectionDelayMax: 200,
+  });
+  const heard: Heard[] = [];
+  const waiters: { predicate: (heard: Heard) => boolean; resolve: (heard: Heard[]) => void }[] = [];
+  socket.onAny((name: string, payload: unknown) => {
+    const entry = { name, payload };
+    heard.push(entry);
+    for (const waiter of [...waiters]) {
+      if (waiter.predicate(entry)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve([...heard]);
+      }
+    }
+  });
+  const visitor: Visitor = {
+    socket,
+    heard,
+    waitFor(predicate) {
+      const index = heard.findIndex(predicate);
+      if (index !== -1) return Promise.resolve(heard.slice(0, index + 1));
+      return new Promise((resolve) => waiters.push({ predicate, resolve }));
+    },
+    close: () => socket.close(),
+  };
+  return new Promise((resolve, reject) => {
+    socket.once('connect', () => resolve(visitor));
+    socket.once('connect_error', (error) => {
+      socket.close();
+      reject(error);
+    });
+  });
+}
+
+export function isMessage(body: string) {
+  return (heard: Heard) => heard.name === 'message' && (heard.payload as ConversationMessage).body === body;
+}

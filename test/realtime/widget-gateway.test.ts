@@ -1,0 +1,115 @@
+// The widget's Socket.IO gateway: a visitor's socket hears its own conversation and no
+// other, whichever transport it uses, across reconnections; a handshake naming an unknown
+// widget, a malformed visitor id or a foreign origin is refused.
+import { fetch } from 'undici';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { insecureAgent, startTestService, type TestService } from '../helpers/service.ts';
+import { connectVisitor, insertWidget, isMessage, messageEvent, publish, type Target } from './widget-fixtures.ts';
+
+let service: TestService;
+let accountId: string;
+let widgetId: string;
+
+beforeAll(async () => {
+  service = await startTestService();
+  ({ userId: accountId } = await service.createAccount());
+  widgetId = await insertWidget(service, accountId);
+});
+afterAll(async () => {
+  await service?.stop();
+});
+
+const visitor = (visitorId: string): Target => ({ accountId, widgetId, visitorId, contactId: `ct_${visitorId}` });
+
+test('a visitor hears events published for its conversation, and not those of another visitor of the same widget', async () => {
+  const a = await connectVisitor(service.origin, { configId: widgetId, visitorId: 'visitor-aaaa' });
+  const b = await connectVisitor(service.origin, { configId: widgetId, visitorId: 'visitor-bbbb' });
+  try {
+    await publish(service, messageEvent(visitor('visitor-bbbb'), 'for B'));
+    await publish(service, { ...visitor('visitor-aaaa'), kind: 'typing', isBotTyping: true });
+    await publish(service, { ...visitor('visitor-aaaa'), kind: 'read', messageSids: ['msg_1'] });
+    const forA = messageEvent(visitor('visitor-aaaa'), 'for A');
+    await publish(service, forA);
+    // One socket hears its events in publication order: B's would have come first.
+    expect(await a.waitFor(isMessage('for A'))).toEqual([
+      { name: 'typing', payload: { isBotTyping: true } },
+      { name: 'read', payload: { messageSids: ['msg_1'] } },
+      { name: 'message', payload: forA.message },
+    ]);
+    expect((await b.waitFor(isMessage('for B'))).map((heard) => heard.name)).toEqual(['message']);
+    expect(b.heard).toHaveLength(1);
+  } finally {
+    a.close();
+    b.close();
+  }
+});
+
+test('a client cannot join another conversation: the room is fixed at handshake', async () => {
+  const a = await connectVisitor(service.origin, { configId: widgetId, visitorId: 'visitor-cccc' });
+  try {
+    a.socket.emit('join', `conversation:${widgetId}:visitor-dddd`);
+    a.socket.emit('subscribe', { configId: widgetId, visitorId: 'visitor-dddd' });
+    await publish(service, messageEvent(visitor('visitor-dddd'), 'for D'));
+    await publish(service, messageEvent(visitor('visitor-cccc'), 'for C'));
+    expect((await a.waitFor(isMessage('for C'))).map((heard) => heard.payload)).toMatchObject([{ body: 'for C' }]);
+  } finally {
+    a.close();
+  }
+});
+
+test('an unknown widget, a malformed visitor id or a missing one is refused at handshake', async () => {
+  await expect(connectVisitor(service.origin, { configId: 'cw_unknown', visitorId: 'visitor-eeee' })).rejects.toThrow('unknown chat widget');
+  for (const visitorId of ['short', 'has spaces in it', 'x'.repeat(129), 'semi;colon-id', 12345678, undefined]) {
+    await expect(connectVisitor(service.origin, { configId: widgetId, visitorId })).rejects.toThrow(/visitorId/);
+  }
+  await expect(connectVisitor(service.origin, { visitorId: 'visitor-eeee' })).rejects.toThrow(/configId/);
+});
+
+test('long-polling works too (the transport a browser falls back to)', async () => {
+  const a = await connectVisitor(service.origin, { configId: widgetId, visitorId: 'visitor-poll' }, { transports: ['polling'] });
+  try {
+    expect(a.socket.io.engine.transport.name).toBe('polling');
+    await publish(service, messageEvent(visitor('visitor-poll'), 'polled'));
+    expect((await a.waitFor(isMessage('polled'))).map((heard) => heard.name)).toEqual(['message']);
+  } finally {
+    a.close();
+  }
+});
+
+test('a cross-origin handshake is refused unless the widget lists the origin in allowedOrigins', async () => {
+  const listing = await insertWidget(service, accountId, { allowedOrigins: ['https://shop.example.com'] });
+  const open = await insertWidget(service, accountId, {});
+  const connect = (configId: string, origin: string, transports: ('websocket' | 'polling')[]) =>
+    connectVisitor(service.origin, { configId, visitorId: 'visitor-origin' }, { transports, extraHeaders: { origin } });
+  for (const transports of [['websocket'], ['polling']] as const) {
+    await expect(connect(listing, 'https://evil.example.net', [...transports])).rejects.toThrow('origin not allowed');
+    (await connect(listing, 'https://shop.example.com', [...transports])).close();
+    (await connect(listing, service.origin, [...transports])).close();
+    (await connect(open, 'https://anywhere.example.org', [...transports])).close();
+  }
+});
+
+test('after the connection is dropped the client reconnects to its conversation and hears later events', async () => {
+  const a = await connectVisitor(service.origin, { configId: widgetId, visitorId: 'visitor-recon' });
+  try {
+    const firstId = a.socket.id;
+    const dropped = new Promise((resolve) => a.socket.once('disconnect', resolve));
+    // The TCP connection breaks under the socket, as when the network or a process goes away.
+    (a.socket.io.engine.transport as unknown as { ws: { _socket: { destroy(): void } } }).ws._socket.destroy();
+    expect(await dropped).toBe('transport close');
+    // Connected again only after the server ran the handshake checks and joined the room.
+    await new Promise((resolve) => a.socket.once('connect', resolve));
+    expect(a.socket.id).not.toBe(firstId);
+    await publish(service, messageEvent(visitor('visitor-recon'), 'after the drop'));
+    expect((await a.waitFor(isMessage('after the drop'))).map((heard) => heard.name)).toEqual(['message']);
+  } finally {
+    a.close();
+  }
+});
+
+test('the widget page can load the Socket.IO client from /socket.io/socket.io.min.js', async () => {
+  const response = await fetch(`${service.origin}/socket.io/socket.io.min.js`, { dispatcher: insecureAgent });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/javascript/);
+  expect(await response.text()).toContain('io');
+});
