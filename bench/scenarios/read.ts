@@ -15,7 +15,14 @@ const PAIRS: Pair[] = [
 
 const WARM_UP_SECONDS = 2;
 
+/** BENCH_READ_KINDS=read-trpc,... measures only those figures (to profile one path alone). */
+function selectedPairs(): Pair[] {
+  const kinds = process.env.BENCH_READ_KINDS?.split(',').map((kind) => kind.trim());
+  return kinds ? PAIRS.filter((pair) => kinds.includes(pair.kind)) : PAIRS;
+}
+
 export async function runReadScenario(settings: Settings, databaseUrl: string, loads: LoadRunner): Promise<ScenarioResult> {
+  const pairs = selectedPairs();
   const service = await startApiProcess(databaseUrl);
   const bare = await startBareServer(databaseUrl, service.dataDir);
   try {
@@ -23,14 +30,14 @@ export async function runReadScenario(settings: Settings, databaseUrl: string, l
       loads.run({ urls: [origin], kind, connections: settings.connections, durationSeconds });
 
     progress('read: warming up');
-    for (const pair of PAIRS) {
+    for (const pair of pairs) {
       await load(bare.origin, pair.bareKind, WARM_UP_SECONDS);
       await load(service.origin, pair.kind, WARM_UP_SECONDS);
     }
 
-    const results = PAIRS.map(() => ({ bare: [] as LoadResult[], full: [] as LoadResult[] }));
+    const results = pairs.map(() => ({ bare: [] as LoadResult[], full: [] as LoadResult[] }));
     for (let round = 1; round <= settings.rounds; round++) {
-      for (const [index, pair] of PAIRS.entries()) {
+      for (const [index, pair] of pairs.entries()) {
         const bareResult = await load(bare.origin, pair.bareKind);
         const fullResult = await load(service.origin, pair.kind);
         results[index].bare.push(bareResult);
@@ -44,7 +51,7 @@ export async function runReadScenario(settings: Settings, databaseUrl: string, l
 
     const rows: Row[] = [];
     const notes: string[] = [];
-    for (const [index, pair] of PAIRS.entries()) {
+    for (const [index, pair] of pairs.entries()) {
       const { bare: bareRuns, full: fullRuns } = results[index];
       const of = (runs: LoadResult[], pick: (run: LoadResult) => number) => median(runs.map(pick));
       const target = pair.targets;

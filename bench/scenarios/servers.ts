@@ -22,6 +22,9 @@ export async function startApiProcess(databaseUrl: string): Promise<StartedServe
       ROLE: 'api',
     },
     /listening on (https:\/\/\S+)/,
+    undefined,
+    // BENCH_API_CPU_PROF=<dir>: a CPU profile of each API process, written when it stops.
+    globalThis.process.env.BENCH_API_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${globalThis.process.env.BENCH_API_CPU_PROF}`] : [],
   );
   return { process, origin: new URL(process.ready[1]).origin, dataDir };
 }
