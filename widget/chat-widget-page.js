@@ -198,6 +198,11 @@
     elements.notice.hidden = !text;
   }
 
+  /** fetch rejects with a TypeError when the network is down; other failures carry a sentence for the visitor. */
+  function failureText(error) {
+    return error instanceof TypeError ? 'You appear to be offline. Please try again.' : String(error.message);
+  }
+
   function setConnection(text) {
     elements.connection.textContent = text;
   }
@@ -218,8 +223,9 @@
   function loadConfig() {
     return api('/chat-widget-config?' + query({ configId: configId }))
       .then(function (response) {
-        return response.json().then(function (body) {
-          if (!response.ok || !body || !body.data) throw new Error((body && body.error) || 'This chat is not available');
+        if (response.status === 404) throw new Error('This chat is not available.');
+        return response.json().catch(function () { return null; }).then(function (body) {
+          if (!response.ok || !body || !body.data) throw new Error('This chat is not available right now. Please try again later.');
           return body.data;
         });
       })
@@ -415,14 +421,16 @@
     event.preventDefault();
     var text = elements.text.value.trim();
     if (!text) return;
-    if (!userId) {
-      showNotice('The chat is still loading. Please try again in a moment.');
-      return;
-    }
     elements.text.value = '';
     resizeComposer();
-    send(text);
     elements.text.focus();
+    // The configuration names the widget's owner, whom a message is sent to; it may have failed to load.
+    (userId ? Promise.resolve() : loadConfig())
+      .then(function () { send(text); })
+      .catch(function (error) {
+        if (!elements.text.value) elements.text.value = text;
+        showNotice(failureText(error));
+      });
   });
 
   // Enter sends; Shift+Enter (or an input method composing text) makes a new line.
@@ -454,7 +462,7 @@
 
   loadConfig()
     .catch(function (error) {
-      showNotice(error && error.message ? String(error.message) : 'This chat is not available right now.');
+      showNotice(failureText(error));
     })
     .then(function () {
       refetch();

@@ -91,7 +91,11 @@
       frame.title = title;
       frame.setAttribute('allow', 'clipboard-write');
       setStyle(frame, { border: '0', width: '100%', height: '100%', display: 'block' });
+      // Until it loads, the frame holds a blank page of the site's origin: tell the page once it is there.
+      frame.addEventListener('load', function () { if (isOpen) post({ type: 'chat-widget:opened' }); });
       panel.appendChild(frame);
+    } else {
+      post({ type: 'chat-widget:opened' });
     }
     isOpen = true;
     panel.style.display = 'block';
@@ -99,7 +103,6 @@
     launcher.setAttribute('aria-label', 'Close chat');
     layout();
     frame.focus();
-    post({ type: 'chat-widget:opened' });
   }
 
   function close() {
