@@ -98,7 +98,7 @@ test('after the connection is dropped the client reconnects to its conversation 
     (a.socket.io.engine.transport as unknown as { ws: { _socket: { destroy(): void } } }).ws._socket.destroy();
     expect(await dropped).toBe('transport close');
     // Connected again only after the server ran the handshake checks and joined the room.
-    await new Promise((resolve) => a.socket.once('connect', resolve));
+    await new Promise((resolve) => a.socket.once('connect', () => resolve(undefined)));
     expect(a.socket.id).not.toBe(firstId);
     await publish(service, messageEvent(visitor('visitor-recon'), 'after the drop'));
     expect((await a.waitFor(isMessage('after the drop'))).map((heard) => heard.name)).toEqual(['message']);
