@@ -2,22 +2,20 @@
 // worker process. No contact is messaged twice: recipients the dead run had claimed are
 // failed, never sent again, since the provider may already have sent them; the rest are
 // sent and the broadcast completes with every recipient accounted for.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { INTERRUPTED_ERROR } from '../../server/broadcasts/record-recipient-outcome.ts';
 import { startFakeMessagingProvider, type FakeMessagingProvider } from '../helpers/fake-messaging-provider.ts';
-import { startTestService, TEST_SECRET_KEY, type TestService } from '../helpers/service.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { workerProcesses } from '../helpers/worker-process.ts';
 import { addTemplate, connectAccount, eventsOf, eventually, insertListContacts, MESSAGING_ALLOW_HOSTS } from '../messaging/send-template-fixtures.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
 const CONTACTS = 500;
 
 let service: TestService;
 let fake: FakeMessagingProvider;
-const workers: { child: ChildProcess; dataDir: string }[] = [];
+const workers = workerProcesses(() => service.databaseUrl);
+/** A worker process with this test's settings. */
+const startWorkerProcess = () => workers.start({ MESSAGING_API_URL: fake.url, BROADCAST_RATE_PER_SECOND: '200', ...MESSAGING_ALLOW_HOSTS });
 
 beforeAll(async () => {
   fake = await startFakeMessagingProvider();
@@ -26,52 +24,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const { child, dataDir } of workers) {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
-    await rm(dataDir, { recursive: true, force: true });
-  }
+  await workers.stopAll();
   await service?.stop();
   await fake?.close();
 });
-
-/** `node server/main.ts` with ROLE=worker on the test's database; resolves once it runs. */
-async function startWorkerProcess(): Promise<ChildProcess> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'mapi-broadcast-worker-'));
-  const child = spawn(process.execPath, ['server/main.ts'], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      // The fake provider's certificate is signed by the run's test CA.
-      NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS,
-      DATABASE_URL: service.databaseUrl,
-      SECRET_KEY: TEST_SECRET_KEY,
-      DATA_DIR: dataDir,
-      ROLE: 'worker',
-      LOG_LEVEL: 'warn',
-      MESSAGING_API_URL: fake.url,
-      BROADCAST_RATE_PER_SECOND: '200',
-      ...MESSAGING_ALLOW_HOSTS,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  workers.push({ child, dataDir });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('worker running')) resolve();
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal}): ${output}`)));
-  });
-  return child;
-}
 
 test('a broadcast whose worker is killed half-way resumes in a new worker and messages no contact twice', async () => {
   const account = await service.createAccount({ credits: 1000 });

@@ -1,21 +1,19 @@
 // Crash safety: a worker process killed mid-delivery loses no event. Its leases expire
 // and another worker sends the same deliveries again, with their original delivery ids
 // (at least once; Delivery rule 3: retries may produce duplicates).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startTestService, TEST_SECRET_KEY, type TestService } from '../helpers/service.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { workerProcesses } from '../helpers/worker-process.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { createTask, deliveriesOf, eventually, subscribe, WEBHOOK_ENV } from './webhook-fixtures.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
 const EVENTS = 5;
 
 let service: TestService;
 let receiver: WebhookReceiver;
-const workers: { child: ChildProcess; dataDir: string }[] = [];
+const workers = workerProcesses(() => service.databaseUrl);
+/** A worker process with this test's settings. */
+const startWorkerProcess = () => workers.start({ ...WEBHOOK_ENV, WEBHOOK_TIMEOUT_MS: '2000' });
 
 beforeAll(async () => {
   // The API only: the deliveries are sent by the worker processes this test starts and kills.
@@ -24,51 +22,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const { child, dataDir } of workers) {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
-    await rm(dataDir, { recursive: true, force: true });
-  }
+  await workers.stopAll();
   await receiver?.close();
   await service?.stop();
 });
-
-/** `node server/main.ts` with ROLE=worker on the test's database; resolves once it runs. */
-async function startWorkerProcess(): Promise<ChildProcess> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'mapi-worker-'));
-  const child = spawn(process.execPath, ['server/main.ts'], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      // The receiver's certificate is signed by the run's test CA.
-      NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS,
-      DATABASE_URL: service.databaseUrl,
-      SECRET_KEY: TEST_SECRET_KEY,
-      DATA_DIR: dataDir,
-      ROLE: 'worker',
-      LOG_LEVEL: 'warn',
-      ...WEBHOOK_ENV,
-      WEBHOOK_TIMEOUT_MS: '2000',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  workers.push({ child, dataDir });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('worker running')) resolve();
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal}): ${output}`)));
-  });
-  return child;
-}
 
 test('a worker killed (SIGKILL) mid-delivery loses no event: every delivery reaches the receiver again with its original X-Webhook-Delivery', async () => {
   const account = await service.createAccount();
