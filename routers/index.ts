@@ -4,6 +4,8 @@ import { router } from '../server/trpc.ts';
 import { apiKeysRouter } from './api-keys/index.ts';
 import { broadcastsRouter } from './broadcasts/index.ts';
 import { chatSessionsRouter } from './chat-sessions/index.ts';
+import { chatWidgetPublicRouter } from './chat-widget-public/index.ts';
+import { chatWidgetsRouter } from './chat-widgets/index.ts';
 import { messagesRouter } from './messages/index.ts';
 import { summariesRouter } from './summaries/index.ts';
 import { contactsRouter } from './contacts/index.ts';
@@ -31,6 +33,8 @@ export const appRouter = router({
   messaging: messagingRouter,
   templates: templatesRouter,
   broadcasts: broadcastsRouter,
+  chatWidgets: chatWidgetsRouter,
+  chatWidgetPublic: chatWidgetPublicRouter,
 });
 
 /** For internal TypeScript apps: `createTRPCClient<AppRouter>(...)`. */

@@ -1,0 +1,71 @@
+// What an owner may configure on a chat widget, validated once here for create and
+// update: colours as CSS hex, the bot's texts, the button's corner, the sites that may
+// embed the widget. Strings are bounded so a widget's settings stay a small row.
+import { z } from 'zod';
+
+const HexColour = z
+  .string()
+  .regex(/^#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$/, 'must be a CSS hex colour such as #1a73e8');
+
+export const WidgetColors = z.strictObject({
+  primary: HexColour.optional(),
+  background: HexColour.optional(),
+  text: HexColour.optional(),
+  /** The visitor's bubbles. */
+  visitorBubble: HexColour.optional(),
+  /** The bot's and agents' bubbles. */
+  botBubble: HexColour.optional(),
+});
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** `https://site.example` (no path, query or trailing slash); plain http only for loopback sites. */
+const Origin = z
+  .string()
+  .max(200, 'must be at most 200 characters')
+  .refine((text) => {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      return false;
+    }
+    if (url.origin !== text) return false;
+    return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
+  }, 'must be an origin such as https://site.example (scheme and host, optional port, no path; http only for loopback)');
+
+const Text = (max: number) => z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
+
+export const WidgetSettings = z.strictObject({
+  title: Text(100).optional(),
+  colors: WidgetColors.optional(),
+  /** The bot's answer to the first visitor message of a chat session. */
+  greeting: Text(1000).optional(),
+  /** The bot's answer to later visitor messages, at most once per AWAY_MESSAGE_INTERVAL_MINUTES. */
+  awayMessage: Text(1000).optional(),
+  position: z.enum(['bottom-right', 'bottom-left'], { error: 'must be bottom-right or bottom-left' }).optional(),
+  /** Sites that may embed the widget and call its public endpoints; any site when absent. */
+  allowedOrigins: z.array(Origin).max(50, 'must list at most 50 origins').optional(),
+});
+export type WidgetSettings = z.infer<typeof WidgetSettings>;
+
+const Name = Text(100);
+
+export const ChatWidgetCreateInput = z.object({
+  name: Name,
+  settings: WidgetSettings.optional(),
+});
+export type ChatWidgetCreateInput = z.infer<typeof ChatWidgetCreateInput>;
+
+/** `settings`, when sent, replaces the widget's settings as a whole. */
+export const ChatWidgetUpdateInput = z.object({
+  name: Name.optional(),
+  settings: WidgetSettings.optional(),
+});
+export type ChatWidgetUpdateInput = z.infer<typeof ChatWidgetUpdateInput>;
+
+/** Settings as stored (validated on the way in; read back leniently so an old row never breaks a page). */
+export function readSettings(stored: unknown): WidgetSettings {
+  const parsed = WidgetSettings.safeParse(stored ?? {});
+  return parsed.success ? parsed.data : {};
+}
