@@ -3,6 +3,7 @@
 import type { LoadResult, LoadSpec } from '../load.ts';
 import { median, progress, ratioRow, type LoadRunner, type Row, type ScenarioResult, type Settings } from '../measure.ts';
 import { startApiProcess, startBareServer } from './servers.ts';
+import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
 
 type Pair = { label: string; kind: LoadSpec['kind']; bareKind: LoadSpec['kind']; targets: boolean };
 
@@ -35,11 +36,25 @@ export async function runReadScenario(settings: Settings, databaseUrl: string, l
       await load(service.origin, pair.kind, WARM_UP_SECONDS);
     }
 
-    const results = pairs.map(() => ({ bare: [] as LoadResult[], full: [] as LoadResult[] }));
+    const postmaster = await postmasterPid(databaseUrl);
+    // CPU milliseconds per request of the server process and of PostgreSQL during one load.
+    type Measured = LoadResult & { serverCpuMs: number; postgresCpuMs: number };
+    const measured = async (server: typeof service, kind: LoadSpec['kind']): Promise<Measured> => {
+      const pid = server.process.child.pid!;
+      const before = { server: processCpuMs(pid), postgres: postgresCpuMs(postmaster) };
+      const result = await load(server.origin, kind);
+      const requests = Math.max(1, result.requests);
+      return {
+        ...result,
+        serverCpuMs: (processCpuMs(pid) - before.server) / requests,
+        postgresCpuMs: (postgresCpuMs(postmaster) - before.postgres) / requests,
+      };
+    };
+    const results = pairs.map(() => ({ bare: [] as Measured[], full: [] as Measured[] }));
     for (let round = 1; round <= settings.rounds; round++) {
       for (const [index, pair] of pairs.entries()) {
-        const bareResult = await load(bare.origin, pair.bareKind);
-        const fullResult = await load(service.origin, pair.kind);
+        const bareResult = await measured(bare, pair.bareKind);
+        const fullResult = await measured(service, pair.kind);
         results[index].bare.push(bareResult);
         results[index].full.push(fullResult);
         progress(
@@ -53,12 +68,14 @@ export async function runReadScenario(settings: Settings, databaseUrl: string, l
     const notes: string[] = [];
     for (const [index, pair] of pairs.entries()) {
       const { bare: bareRuns, full: fullRuns } = results[index];
-      const of = (runs: LoadResult[], pick: (run: LoadResult) => number) => median(runs.map(pick));
+      const of = (runs: Measured[], pick: (run: Measured) => number) => median(runs.map(pick));
       const target = pair.targets;
       rows.push(
         ratioRow(`${pair.label}: req/s`, 'req/s', of(fullRuns, (r) => r.requestsPerSecond), of(bareRuns, (r) => r.requestsPerSecond), target ? { atLeast: 0.75 } : undefined),
         ratioRow(`${pair.label}: p50`, 'ms', of(fullRuns, (r) => r.p50), of(bareRuns, (r) => r.p50)),
         ratioRow(`${pair.label}: p99`, 'ms', of(fullRuns, (r) => r.p99), of(bareRuns, (r) => r.p99), target ? { atMost: 1.5 } : undefined),
+        ratioRow(`${pair.label}: CPU per request, server process`, 'ms', of(fullRuns, (r) => r.serverCpuMs), of(bareRuns, (r) => r.serverCpuMs)),
+        ratioRow(`${pair.label}: CPU per request, PostgreSQL`, 'ms', of(fullRuns, (r) => r.postgresCpuMs), of(bareRuns, (r) => r.postgresCpuMs)),
       );
       const sum = (runs: LoadResult[]) => runs.reduce((total, run) => total + run.non2xx + run.errors + run.timeouts, 0);
       const failed = sum(fullRuns);

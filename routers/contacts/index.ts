@@ -24,7 +24,7 @@ export const contactsRouter = router({
     })
     .input(ContactCreateInput)
     .output(z.object({ success: z.literal(true), data: z.object({ message: z.string(), contactId: z.string(), listsAdded: z.array(z.string()) }) }))
-    .mutation(async ({ ctx, input }) => ({ success: true as const, data: await createContact(ctx.em, ctx.account.id, input) })),
+    .mutation(async ({ ctx, input }) => ({ success: true as const, data: await createContact(ctx.em, ctx.account.id, input, ctx.services.pool) })),
 
   find: accountProcedure
     .meta({

@@ -1,6 +1,7 @@
 // POST /contacts: the contact, its list memberships and its event in one statement,
 // after every list was checked for existence, then for permission.
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import type pg from 'pg';
 import { z } from 'zod';
 import { newId } from '../db/ids.ts';
 import { ConflictError } from '../errors.ts';
@@ -33,7 +34,8 @@ export type ContactCreateInput = z.infer<typeof ContactCreateInput>;
 
 export type ContactCreated = { message: string; contactId: string; listsAdded: string[] };
 
-export async function createContact(em: EntityManager, accountId: string, input: ContactCreateInput): Promise<ContactCreated> {
+/** `pool`: the request's pool, for the prepared statement when `em` is not in a transaction. */
+export async function createContact(em: EntityManager, accountId: string, input: ContactCreateInput, pool?: pg.Pool): Promise<ContactCreated> {
   const phoneNumber = normalisePhoneNumber(input.phoneNumber);
   // listIds takes precedence over listId when both are sent.
   const listIds = [...new Set(input.listIds ?? (input.listId ? [input.listId] : []))];
@@ -63,10 +65,12 @@ export async function createContact(em: EntityManager, accountId: string, input:
       },
       listIds,
       newEventRow('Contact Created', { contact: { id: contactId, phone_number: phoneNumber, email, lists: listIds } }),
+      pool,
     );
     if (!outcome.written) refuseListsForContacts(accountId, listIds, outcome.lists);
   } catch (error) {
-    if (error instanceof UniqueConstraintViolationException) {
+    // From the ORM (in a transaction) or from pg itself (the prepared statement).
+    if (error instanceof UniqueConstraintViolationException || (error as { code?: unknown }).code === '23505') {
       throw new ConflictError('A contact with that phone number already exists');
     }
     throw error;

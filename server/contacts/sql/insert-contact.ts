@@ -3,6 +3,7 @@
 // transaction, so everything commits together without BEGIN/COMMIT round trips, and no
 // entity is loaded. Nothing is written unless every list exists and is the account's.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type pg from 'pg';
 
 export type ContactRow = {
   id: string;
@@ -52,12 +53,25 @@ with wanted as (
 )
 select (select ok from allowed) as ok, coalesce((select json_agg(json_build_object('id', id, 'account_id', account_id)) from found), '[]'::json) as found`;
 
+/** The same statement with numbered parameters, prepared once per pool connection. */
+let parameter = 0;
+const INSERT_CONTACT_PREPARED = { name: 'insert-contact-with-lists', text: INSERT_CONTACT.replace(/\?/g, () => `$${(parameter += 1)}`) };
+
 /** Written, or not because a list is missing or another account's (the lists that exist and their owners). */
 export type InsertContactOutcome = { written: true } | { written: false; lists: { id: string; account_id: string }[] };
 
-export async function insertContactWithLists(em: EntityManager, contact: ContactRow, listIds: string[], event: EventRowWithoutUser): Promise<InsertContactOutcome> {
-  // em.execute: on the caller's transaction when there is one.
-  const [row] = await em.execute<{ ok: boolean; found: { id: string; account_id: string }[] }[]>(INSERT_CONTACT, [
+/**
+ * Runs on `em`'s transaction when it has one; otherwise, given the pool, as a prepared
+ * statement there (parsing and planning this statement is a third of its database time).
+ */
+export async function insertContactWithLists(
+  em: EntityManager,
+  contact: ContactRow,
+  listIds: string[],
+  event: EventRowWithoutUser,
+  pool?: pg.Pool,
+): Promise<InsertContactOutcome> {
+  const values = [
     JSON.stringify(listIds),
     contact.accountId,
     contact.id,
@@ -79,6 +93,11 @@ export async function insertContactWithLists(em: EntityManager, contact: Contact
     event.id,
     event.name,
     JSON.stringify(event.payload),
-  ]);
-  return row.ok ? { written: true } : { written: false, lists: row.found };
+  ];
+  type Row = { ok: boolean; found: { id: string; account_id: string }[] };
+  const [row] =
+    pool && !em.isInTransaction()
+      ? (await pool.query<Row>({ ...INSERT_CONTACT_PREPARED, values })).rows
+      : await em.execute<Row[]>(INSERT_CONTACT, values);
+  return row!.ok ? { written: true } : { written: false, lists: row.found };
 }
