@@ -75,6 +75,8 @@ export const configSchema = z.object({
   OIDC_AUDIENCE: z.string().min(1).optional(),
   /** Where the identity provider publishes its signing keys. */
   OIDC_JWKS_URL: url.optional(),
+  /** `development` adds what failed as `details` to the chat-widget endpoints' 500 answers; any other value never does. */
+  NODE_ENV: z.string().min(1).optional(),
   /** fatal, error, warn, info, debug, trace or silent. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });

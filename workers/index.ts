@@ -4,6 +4,7 @@ import { createOutboundClient } from '../server/outbound/http-client.ts';
 import type { Services } from '../server/services.ts';
 import { SENDER_CLIENT_LIMITS } from '../server/webhooks/send-deliveries.ts';
 import type { WorkerDefinition } from '../server/worker.ts';
+import { CHAT_WIDGET_MESSAGE_TASK, chatWidgetMessageTask } from './chat-widget-message.ts';
 import { CLOSE_CHAT_WINDOWS_TASK, closeChatWindowsCrontab, closeChatWindowsTask } from './close-chat-windows.ts';
 import { DAILY_SUMMARIES_TASK, dailySummariesCrontab, dailySummariesTask } from './daily-summaries.ts';
 import { DISPATCH_WEBHOOK_EVENTS_TASK, dispatchWebhookEventsCrontab, dispatchWebhookEventsTask } from './dispatch-webhook-events.ts';
@@ -30,6 +31,7 @@ export function workerDefinition(services: Services): WorkerDefinition {
       [RUN_BROADCAST_TASK]: runBroadcastTask(services),
       [SYNC_TEMPLATES_TASK]: syncTemplatesTask(services),
       [CLOSE_CHAT_WINDOWS_TASK]: closeChatWindowsTask(services),
+      [CHAT_WIDGET_MESSAGE_TASK]: chatWidgetMessageTask(services),
     },
     crontab: [resetMonthlyCreditsCrontab, dailySummariesCrontab, dispatchWebhookEventsCrontab, sendWebhookDeliveriesCrontab, closeChatWindowsCrontab, syncTemplatesCrontab].join('\n'),
     close: () => webhookClient.close(),

@@ -2,16 +2,58 @@
 // visitor's browser calls. No API key (Authentication rule 9); each names its widget, whose
 // allowed origins and abuse limits apply instead. Failure bodies are the spec's own shapes
 // for these endpoints, not the envelope.
-import { z } from 'zod';
+import { z, ZodError } from 'zod';
+import { ApiError, describeZodError, InvalidInputError } from '../../server/errors.ts';
 import type { RequestInfo } from '../../server/trpc.ts';
 import { publicProcedure, router } from '../../server/trpc.ts';
 import type { RequestOrigin } from '../../server/widgets/check-widget-origin.ts';
+import { listConversationMessages } from '../../server/widgets/list-conversation-messages.ts';
+import { markConversationRead } from '../../server/widgets/mark-conversation-read.ts';
 import { readPublicWidgetConfig } from '../../server/widgets/read-public-widget-config.ts';
+import { receiveVisitorMessage, VisitorId, VisitorMessageInput, WidgetId } from '../../server/widgets/receive-visitor-message.ts';
 
 function originOf(request: RequestInfo): RequestOrigin {
   const origin = request.headers.origin;
   return { origin: typeof origin === 'string' ? origin : undefined, host: request.headers.host };
 }
+
+/** The incoming message's 400 says which field failed as `details` too (spec: 400 `{error, details}`). */
+const detailedInputErrors = publicProcedure.use(async ({ next, getRawInput }) => {
+  const result = await next();
+  if (result.ok) return result;
+  const cause = result.error.cause;
+  if (cause instanceof ZodError) {
+    const details = cause.issues.map((issue) => ({ path: issue.path.join('.') || 'body', message: issue.message }));
+    throw new InvalidInputError(describeZodError(cause, await getRawInput()), { details });
+  }
+  return result;
+});
+
+/** Unexpected failures of the polling and read endpoints: 500 `{error, details}`, with details only in development. */
+const developmentDetails = publicProcedure.use(async ({ ctx, next }) => {
+  const result = await next();
+  if (result.ok) return result;
+  const cause = result.error.cause ?? result.error;
+  if (cause instanceof ApiError || cause instanceof ZodError || result.error.code === 'BAD_REQUEST') return result;
+  const details = ctx.services.config.NODE_ENV === 'development' && cause instanceof Error ? cause.message : undefined;
+  throw new ApiError(500, 'Internal server error', { reason: 'internal', details, cause });
+});
+
+const ConversationMessageOutput = z.object({
+  messageSid: z.string().describe('Our id of the message (`msg_…`).'),
+  body: z.string(),
+  mediaUrl: z.string().nullable(),
+  mediaContentType: z.string().nullable(),
+  timestamp: z.string().describe('ISO 8601 date-time.'),
+  type: z.string().describe('`text` or `image`.'),
+  direction: z.enum(['inbound', 'outbound', 'outbound-api']).describe('`inbound` is from the visitor.'),
+  status: z.string().describe('Delivery status: received, sent, delivered, read, failed.'),
+});
+
+const ConversationInput = z.object({
+  fromId: VisitorId.describe('The visitor id.'),
+  toId: WidgetId.describe('The widget id (configId).'),
+});
 
 const PublicConfigOutput = z.object({
   success: z.literal(true),
@@ -46,4 +88,82 @@ export const chatWidgetPublicRouter = router({
       success: true as const,
       data: await readPublicWidgetConfig(ctx.services.pool, input.configId, originOf(ctx.request)),
     })),
+
+  incomingMessage: detailedInputErrors
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/incoming-chat-widget-message',
+        tags: ['Chat Widget'],
+        summary: "A visitor's message from the chat widget (no credentials; `userId` names the widget's owner)",
+        description:
+          'Stores the message on the visitor\'s contact (created with the first message), and queues the bot\'s turn; `messageId` is the stored message\'s id, which also keys the queued job. ' +
+          'Limits: 20 messages per minute per visitor and 600 per minute per widget (429 with Retry-After); body text up to 4,000 characters.',
+        protect: false,
+      },
+      section: 'Chat Widget',
+      access: 'write',
+      queryFields: ['userId'],
+      errorShapes: { default: 'error', '400': 'errorDetails', '403': 'error', '404': 'error', '405': 'error', '429': 'error' },
+    })
+    .input(VisitorMessageInput)
+    .output(z.object({ success: z.literal(true), messageId: z.string() }))
+    .mutation(async ({ ctx, input }) => {
+      const ownerId = input.userId ?? ctx.request.query.get('userId') ?? undefined;
+      const received = await receiveVisitorMessage(ctx.services.orm.em.fork(), ownerId || undefined, input, originOf(ctx.request));
+      return { success: true as const, messageId: received.messageId };
+    }),
+
+  messages: developmentDetails
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/chat-widget-messages',
+        tags: ['Chat Widget'],
+        summary: "A visitor's conversation with a widget, oldest first (no credentials)",
+        description: 'All chat sessions, at most 200 messages per answer: the oldest ones after `after`; ask again with the last timestamp for more.',
+        protect: false,
+      },
+      section: 'Chat Widget',
+      access: 'read',
+      errorShapes: { default: 'error', '403': 'error', '404': 'error', '500': 'errorDetails' },
+    })
+    .input(
+      ConversationInput.extend({
+        after: z
+          .string()
+          .regex(/^\d{1,15}$/, 'must be a time in milliseconds since 1970 (digits only)')
+          .optional()
+          .describe('Only messages strictly after this time, in milliseconds since 1970.'),
+      }),
+    )
+    .output(z.object({ messages: z.array(ConversationMessageOutput), isBotTyping: z.boolean() }))
+    .query(({ ctx, input }) =>
+      listConversationMessages(
+        ctx.services.pool,
+        { widgetId: input.toId, visitorId: input.fromId, after: input.after === undefined ? undefined : Number(input.after) },
+        originOf(ctx.request),
+      ),
+    ),
+
+  markRead: developmentDetails
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/update-message-read-status',
+        tags: ['Chat Widget'],
+        summary: "Mark the messages sent to a visitor read (no credentials)",
+        description: 'Every unread outbound message of the conversation becomes `read`; one Reads event per call that changed something.',
+        protect: false,
+      },
+      section: 'Chat Widget',
+      access: 'write',
+      errorShapes: { default: 'error', '403': 'error', '404': 'error', '500': 'errorDetails' },
+    })
+    .input(ConversationInput)
+    .output(z.object({ success: z.literal(true) }))
+    .mutation(async ({ ctx, input }) => {
+      await markConversationRead(ctx.services.orm.em.fork(), { widgetId: input.toId, visitorId: input.fromId }, originOf(ctx.request));
+      return { success: true as const };
+    }),
 });

@@ -100,8 +100,11 @@ export function registerRestSurface(
     const pathname = (request.raw.url ?? '/').slice(REST_PREFIX.length).split('?')[0] || '/';
     const { operation } = operations.match(request.method, pathname);
     if (!operation) {
-      const allowed = operations.all.filter((candidate) => candidate.pattern.test(pathname)).map((candidate) => candidate.method);
-      return sendRendered(reply, unservedMethodError(request.method, REST_PREFIX + pathname, allowed), undefined, {}, services.log);
+      const samePath = operations.all.filter((candidate) => candidate.pattern.test(pathname));
+      // A path whose operation declares its own 405 body (the incoming widget message) answers in it.
+      const declared = samePath.find((candidate) => candidate.meta.errorShapes?.['405'])?.meta.errorShapes?.['405'];
+      const error = unservedMethodError(request.method, REST_PREFIX + pathname, samePath.map((candidate) => candidate.method));
+      return sendRendered(reply, error, declared ? { '405': declared } : undefined, {}, services.log);
     }
 
     let input: unknown;

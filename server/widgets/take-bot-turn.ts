@@ -1,0 +1,79 @@
+// The bot's turn after a visitor message (job `chat_widget_message`). With no bot
+// connected, the widget answers from its settings:
+// - the first visitor message of a chat session gets the `greeting` (DEFAULT_GREETING
+//   when the widget has none);
+// - a later message gets the `awayMessage`, when one is set and the bot has not replied
+//   to this visitor within AWAY_MESSAGE_INTERVAL_MINUTES;
+// - nothing while the bot is paused for the contact (a human took over).
+// Then typing ends, unless a later visitor message is waiting for its own turn.
+// Safe to retry: the reply carries the visitor message's id (external id
+// `bot-turn:<messageId>`), and a turn that finds it already recorded does not reply again.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordMessage } from '../messages/record-message.ts';
+import { publishConversationEvent } from '../realtime/conversation-events.ts';
+import { loadConversationMessage } from './conversation-message.ts';
+import { WIDGET_CHANNEL } from './find-or-create-visitor.ts';
+import type { BotTurnJob } from './receive-visitor-message.ts';
+import { readSettings, type WidgetSettings } from './widget-settings.ts';
+
+export const DEFAULT_GREETING = 'Hi! Thanks for your message. We will get back to you here as soon as we can.';
+export const AWAY_MESSAGE_INTERVAL_MINUTES = 10;
+
+export type BotTurnOutcome = 'replied' | 'silent' | 'already-taken' | 'no-contact';
+
+async function chooseReply(em: EntityManager, job: BotTurnJob, settings: WidgetSettings): Promise<string | null> {
+  if (job.firstOfSession) return settings.greeting ?? DEFAULT_GREETING;
+  if (!settings.awayMessage) return null;
+  const [recent] = await em.execute(
+    `select 1 from messages where contact_id = ? and sender = 'bot'
+        and created_at > now() - interval '${AWAY_MESSAGE_INTERVAL_MINUTES} minutes' limit 1`,
+    [job.contactId],
+  );
+  return recent ? null : settings.awayMessage;
+}
+
+export async function takeBotTurn(em: EntityManager, job: BotTurnJob): Promise<BotTurnOutcome> {
+  return em.transactional(async (tx) => {
+    // The contact's row lock orders the turns of one visitor's messages.
+    const [contact] = await tx.execute<{ is_bot_active: boolean; is_bot_typing: boolean }[]>(
+      'select is_bot_active, is_bot_typing from contacts where id = ? and account_id = ? for update',
+      [job.contactId, job.accountId],
+    );
+    if (!contact) return 'no-contact';
+    const target = { accountId: job.accountId, widgetId: job.widgetId, visitorId: job.visitorId, contactId: job.contactId };
+    const replyKey = `bot-turn:${job.messageId}`;
+
+    let outcome: BotTurnOutcome = 'silent';
+    const [taken] = await tx.execute('select 1 from messages where contact_id = ? and external_id = ? limit 1', [job.contactId, replyKey]);
+    if (taken) {
+      outcome = 'already-taken';
+    } else if (contact.is_bot_active) {
+      // A deleted widget has no settings left to answer from.
+      const [widget] = await tx.execute<{ settings: unknown }[]>('select settings from chat_widgets where id = ? and account_id = ?', [job.widgetId, job.accountId]);
+      const text = widget ? await chooseReply(tx, job, readSettings(widget.settings)) : null;
+      if (text) {
+        const reply = await recordMessage(tx, job.accountId, {
+          contactId: job.contactId,
+          direction: 'outbound',
+          body: text,
+          channel: WIDGET_CHANNEL,
+          sender: 'bot',
+          externalId: replyKey,
+        });
+        await tx.flush();
+        await publishConversationEvent(tx, { ...target, kind: 'message', message: await loadConversationMessage(tx, reply.messageId) });
+        outcome = 'replied';
+      }
+    }
+
+    const [latest] = await tx.execute<{ id: string }[]>(
+      `select id from messages where contact_id = ? and direction = 'inbound' order by created_at desc, id desc limit 1`,
+      [job.contactId],
+    );
+    if (contact.is_bot_typing && latest?.id === job.messageId) {
+      await tx.execute('update contacts set is_bot_typing = false where id = ?', [job.contactId]);
+      await publishConversationEvent(tx, { ...target, kind: 'typing', isBotTyping: false });
+    }
+    return outcome;
+  });
+}

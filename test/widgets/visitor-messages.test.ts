@@ -1,0 +1,272 @@
+// The chat widget's public message endpoints over real HTTPS (spec "Chat widget" table):
+// POST /incoming-chat-widget-message, GET /chat-widget-messages,
+// POST /update-message-read-status; with the queue's bot turn run by the real worker.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { DEFAULT_GREETING } from '../../server/widgets/take-bot-turn.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(async () => {
+  await service?.stop();
+});
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const JSON_TYPE = /^application\/json/;
+
+type Widget = { id: string; userId: string; apiKey: string };
+
+async function newWidget(settings: Record<string, unknown> = {}): Promise<Widget> {
+  const { apiKey, userId } = await service.createAccount();
+  const created = await service.request('POST', '/chat-widgets', { apiKey, body: { name: 'Site', settings } });
+  expect(created.status).toBe(201);
+  return { id: created.body.data.id, userId, apiKey };
+}
+
+function visitor(): string {
+  return `v_${randomUUID().replaceAll('-', '')}`;
+}
+
+function send(widget: Widget, fromId: string, body: string, extra: Record<string, unknown> = {}, headers?: Record<string, string>) {
+  return service.request('POST', '/incoming-chat-widget-message', {
+    query: { userId: widget.userId },
+    body: { customData: { body, fromId, toId: widget.id, ...extra }, messageType: 'text' },
+    headers,
+  });
+}
+
+function poll(widget: Widget, fromId: string, after?: string | number) {
+  return service.request('GET', '/chat-widget-messages', { query: { fromId, toId: widget.id, after } });
+}
+
+/** Polls (as the widget page does) until the conversation satisfies `done`, or fails at the deadline. */
+async function pollUntil(widget: Widget, fromId: string, done: (body: { messages: any[]; isBotTyping: boolean }) => boolean) {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const response = await poll(widget, fromId);
+    expect(response.status).toBe(200);
+    if (done(response.body)) return response.body as { messages: any[]; isBotTyping: boolean };
+    if (Date.now() > deadline) throw new Error(`conversation never settled: ${response.text}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function eventsOf(accountId: string, name: string) {
+  const { rows } = await service.services.pool.query<{ payload: any }>('select payload from events where account_id = $1 and name = $2 order by id', [accountId, name]);
+  return rows.map((row) => row.payload);
+}
+
+describe('POST /incoming-chat-widget-message', () => {
+  test('200 {success, messageId}: the message is stored on the visitor\'s new contact, the bot greets, typing ends', async () => {
+    const widget = await newWidget({ greeting: 'Welcome to the shop!' });
+    const fromId = visitor();
+    const response = await send(widget, fromId, 'Hello there', { messageSid: 'wsid-1' });
+    expect(response.status).toBe(200);
+    expect(response.contentType).toMatch(JSON_TYPE);
+    expect(response.body).toEqual({ success: true, messageId: expect.stringMatching(/^msg_/) });
+
+    const { rows: contacts } = await service.services.pool.query(
+      'select id, phone_number, channel, chat_widget_id from contacts where account_id = $1 and widget_visitor_id = $2',
+      [widget.userId, fromId],
+    );
+    expect(contacts).toEqual([{ id: expect.any(String), phone_number: null, channel: 'chat_widget', chat_widget_id: widget.id }]);
+    const { rows: stored } = await service.services.pool.query('select contact_id, body, direction, external_id from messages where id = $1', [response.body.messageId]);
+    expect(stored).toEqual([{ contact_id: contacts[0].id, body: 'Hello there', direction: 'inbound', external_id: 'wsid-1' }]);
+    // The queued job is keyed by the same id.
+    const { rows: jobs } = await service.services.pool.query(
+      `select key from graphile_worker.jobs where key = $1 union all select $1 from messages where external_id = $2`,
+      [`chat_widget_message:${response.body.messageId}`, `bot-turn:${response.body.messageId}`],
+    );
+    expect(jobs.length).toBeGreaterThan(0);
+
+    const conversation = await pollUntil(widget, fromId, (body) => body.messages.length === 2 && !body.isBotTyping);
+    expect(conversation).toEqual({
+      messages: [
+        { messageSid: response.body.messageId, body: 'Hello there', mediaUrl: null, mediaContentType: null, timestamp: expect.stringMatching(ISO), type: 'text', direction: 'inbound', status: 'received' },
+        { messageSid: expect.stringMatching(/^msg_/), body: 'Welcome to the shop!', mediaUrl: null, mediaContentType: null, timestamp: expect.stringMatching(ISO), type: 'text', direction: 'outbound', status: 'sent' },
+      ],
+      isBotTyping: false,
+    });
+
+    const created = await eventsOf(widget.userId, 'Contact Created');
+    expect(created).toHaveLength(1);
+    expect(created[0].data.contact).toMatchObject({ id: contacts[0].id, phone_number: null });
+  });
+
+  test('two first messages at once create one contact; a later message gets the away message once', async () => {
+    const widget = await newWidget({ awayMessage: 'We are away; we will answer soon.' });
+    const fromId = visitor();
+    const [a, b] = await Promise.all([send(widget, fromId, 'one'), send(widget, fromId, 'two')]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    const { rows } = await service.services.pool.query('select id from contacts where chat_widget_id = $1 and widget_visitor_id = $2', [widget.id, fromId]);
+    expect(rows).toHaveLength(1);
+    expect(await eventsOf(widget.userId, 'Contact Created')).toHaveLength(1);
+
+    // No greeting configured: the default greets the first message of the session; the
+    // second, within the away interval of that reply, gets nothing more.
+    const settled = await pollUntil(widget, fromId, (body) => body.messages.length >= 3 && !body.isBotTyping);
+    const bot = settled.messages.filter((message) => message.direction === 'outbound');
+    expect(bot.map((message) => message.body)).toEqual([DEFAULT_GREETING]);
+  });
+
+  test('the away message answers a later message when the bot has not replied recently', async () => {
+    const widget = await newWidget({ greeting: 'Hi!', awayMessage: 'Away for now.' });
+    const fromId = visitor();
+    expect((await send(widget, fromId, 'first')).status).toBe(200);
+    await pollUntil(widget, fromId, (body) => body.messages.length === 2 && !body.isBotTyping);
+    // Age the greeting past the away interval.
+    await service.services.pool.query(
+      `update messages set created_at = created_at - interval '11 minutes' where contact_id = (select id from contacts where widget_visitor_id = $1)`,
+      [fromId],
+    );
+    expect((await send(widget, fromId, 'second')).status).toBe(200);
+    const settled = await pollUntil(widget, fromId, (body) => body.messages.length === 4 && !body.isBotTyping);
+    expect(settled.messages.map((message) => message.body)).toEqual(['first', 'Hi!', 'second', 'Away for now.']);
+  });
+
+  test('400 {error, details} for empty or missing body text and over-long text; 400 {error} without userId', async () => {
+    const widget = await newWidget();
+    const fromId = visitor();
+    for (const body of ['', '   ']) {
+      const response = await send(widget, fromId, body);
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ error: 'customData.body: must not be empty', details: [{ path: 'customData.body', message: 'must not be empty' }] });
+    }
+    const missing = await service.request('POST', '/incoming-chat-widget-message', {
+      query: { userId: widget.userId },
+      body: { customData: { fromId, toId: widget.id }, messageType: 'text' },
+    });
+    expect(missing.status).toBe(400);
+    expect(missing.body).toEqual({ error: 'customData.body is required', details: [{ path: 'customData.body', message: expect.any(String) }] });
+    const long = await send(widget, fromId, 'x'.repeat(4001));
+    expect(long.status).toBe(400);
+    expect(long.body.details).toEqual([{ path: 'customData.body', message: 'must be at most 4000 characters' }]);
+
+    const noUser = await service.request('POST', '/incoming-chat-widget-message', {
+      body: { customData: { body: 'hi', fromId, toId: widget.id }, messageType: 'text' },
+    });
+    expect(noUser.status).toBe(400);
+    expect(noUser.body).toEqual({ error: 'userId is required' });
+  });
+
+  test('404 {error} for an unknown widget, another owner\'s widget, or a deleted one', async () => {
+    const widget = await newWidget();
+    const other = await newWidget();
+    const fromId = visitor();
+    const unknown = await send({ ...widget, id: 'cw_unknown' }, fromId, 'hi');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ error: 'Chat widget not found' });
+    const notOwned = await send({ ...widget, userId: other.userId }, fromId, 'hi');
+    expect(notOwned.status).toBe(404);
+    expect(notOwned.body).toEqual({ error: 'Chat widget not found' });
+    expect((await send(widget, fromId, 'before')).status).toBe(200);
+    expect((await service.request('DELETE', `/chat-widgets/${widget.id}`, { apiKey: widget.apiKey })).status).toBe(200);
+    expect((await send(widget, fromId, 'after')).body).toEqual({ error: 'Chat widget not found' });
+    expect((await poll(widget, fromId)).status).toBe(404);
+    // The visitor stays a contact.
+    const { rows } = await service.services.pool.query('select 1 from contacts where widget_visitor_id = $1', [fromId]);
+    expect(rows).toHaveLength(1);
+  });
+
+  test('405 {error} for any other method on the path', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
+      const response = await service.request(method, '/incoming-chat-widget-message', { body: method === 'GET' || method === 'DELETE' ? undefined : {} });
+      expect(response.status, method).toBe(405);
+      expect(response.contentType).toMatch(JSON_TYPE);
+      expect(response.body, method).toEqual({ error: `Method ${method} is not allowed on this path` });
+      expect(response.headers.get('allow')).toBe('POST');
+    }
+  });
+
+  test('429 with Retry-After after 20 messages a minute from one visitor; other visitors still pass', async () => {
+    const widget = await newWidget();
+    const fromId = visitor();
+    // Start at the beginning of a window so all 21 land in the same minute.
+    const { rows } = await service.services.pool.query<{ s: number }>('select extract(second from now())::float8 as s');
+    if (rows[0]!.s > 45) await new Promise((resolve) => setTimeout(resolve, (61 - rows[0]!.s) * 1000));
+    for (let i = 0; i < 20; i += 1) expect((await send(widget, fromId, `m${i}`)).status).toBe(200);
+    const refused = await send(widget, fromId, 'one too many');
+    expect(refused.status).toBe(429);
+    expect(refused.body).toEqual({ success: false, error: 'Rate limit exceeded, please try again later', error_code: 429 });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await send(widget, visitor(), 'someone else')).status).toBe(200);
+  }, 60_000);
+
+  test('403 {error} from a site outside allowedOrigins; this service and listed sites pass', async () => {
+    const widget = await newWidget({ allowedOrigins: ['https://site.example'] });
+    const fromId = visitor();
+    const foreign = await send(widget, fromId, 'hi', {}, { origin: 'https://evil.example' });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body).toEqual({ error: 'This site may not use the chat widget' });
+    expect((await send(widget, fromId, 'hi', {}, { origin: 'https://site.example' })).status).toBe(200);
+    expect((await send(widget, fromId, 'hi', {}, { origin: service.origin })).status).toBe(200);
+    const pollForeign = await service.request('GET', '/chat-widget-messages', { query: { fromId, toId: widget.id }, headers: { origin: 'https://evil.example' } });
+    expect(pollForeign.status).toBe(403);
+    expect(pollForeign.body).toEqual({ error: 'This site may not use the chat widget' });
+  });
+});
+
+describe('GET /chat-widget-messages', () => {
+  test('`after` returns only messages strictly after that millisecond', async () => {
+    const widget = await newWidget({ greeting: 'Hi' });
+    const fromId = visitor();
+    expect((await send(widget, fromId, 'first')).status).toBe(200);
+    const all = await pollUntil(widget, fromId, (body) => body.messages.length === 2 && !body.isBotTyping);
+    const firstAt = Date.parse(all.messages[0].timestamp);
+    const secondAt = Date.parse(all.messages[1].timestamp);
+
+    const afterFirst = await poll(widget, fromId, String(firstAt));
+    expect(afterFirst.body.messages.map((message: any) => message.body)).toEqual(secondAt > firstAt ? ['Hi'] : []);
+    expect((await poll(widget, fromId, String(firstAt - 1))).body.messages.map((message: any) => message.body)).toEqual(['first', 'Hi']);
+    expect((await poll(widget, fromId, String(secondAt))).body).toEqual({ messages: [], isBotTyping: false });
+  });
+
+  test('400 {error} for a missing fromId or toId or a bad after; 404 {error} for a visitor with no contact', async () => {
+    const widget = await newWidget();
+    for (const query of [{ toId: widget.id }, { fromId: 'visitor1' }, { fromId: 'visitor1', toId: widget.id, after: 'yesterday' }, { fromId: 'visitor1', toId: widget.id, after: '-5' }]) {
+      const response = await service.request('GET', '/chat-widget-messages', { query });
+      expect(response.status, JSON.stringify(query)).toBe(400);
+      expect(Object.keys(response.body), JSON.stringify(query)).toEqual(['error']);
+    }
+    const unknown = await poll(widget, visitor());
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ error: 'Contact not found' });
+  });
+});
+
+describe('POST /update-message-read-status', () => {
+  test('marks the visitor\'s unread outbound messages read, with one Reads event per call that changed something', async () => {
+    const widget = await newWidget({ greeting: 'Hello' });
+    const fromId = visitor();
+    const sent = await send(widget, fromId, 'question');
+    await pollUntil(widget, fromId, (body) => body.messages.length === 2 && !body.isBotTyping);
+
+    const marked = await service.request('POST', '/update-message-read-status', { body: { fromId, toId: widget.id } });
+    expect(marked.status).toBe(200);
+    expect(marked.body).toEqual({ success: true });
+    const conversation = (await poll(widget, fromId)).body;
+    expect(conversation.messages.map((message: any) => [message.direction, message.status])).toEqual([['inbound', 'received'], ['outbound', 'read']]);
+    const { rows } = await service.services.pool.query('select id, read_at is not null as read from messages where contact_id = (select contact_id from messages where id = $1) order by created_at, id', [sent.body.messageId]);
+    expect(rows.map((row) => row.read)).toEqual([false, true]);
+
+    expect((await service.request('POST', '/update-message-read-status', { body: { fromId, toId: widget.id } })).body).toEqual({ success: true });
+    const reads = await eventsOf(widget.userId, 'Reads');
+    expect(reads).toHaveLength(1);
+    expect(reads[0].data.message_ids).toEqual([conversation.messages[1].messageSid]);
+  });
+
+  test('400 {error} without fromId or toId; 404 {error} for an unknown conversation', async () => {
+    const widget = await newWidget();
+    for (const body of [{ toId: widget.id }, { fromId: 'visitor1' }]) {
+      const response = await service.request('POST', '/update-message-read-status', { body });
+      expect(response.status).toBe(400);
+      expect(Object.keys(response.body)).toEqual(['error']);
+    }
+    const unknown = await service.request('POST', '/update-message-read-status', { body: { fromId: visitor(), toId: widget.id } });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual({ error: 'Contact not found' });
+  });
+});

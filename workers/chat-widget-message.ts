@@ -1,0 +1,24 @@
+// Task `chat_widget_message` (queued with each chat-widget visitor message, keyed by its
+// id): the bot's turn (server/widgets/take-bot-turn.ts). A thrown error lets Graphile
+// Worker retry; the turn is idempotent.
+import type { Task } from 'graphile-worker';
+import { z } from 'zod';
+import type { Services } from '../server/services.ts';
+import { takeBotTurn } from '../server/widgets/take-bot-turn.ts';
+
+export { CHAT_WIDGET_MESSAGE_TASK } from '../server/widgets/receive-visitor-message.ts';
+
+const Payload = z.object({
+  accountId: z.string().min(1),
+  widgetId: z.string().min(1),
+  contactId: z.string().min(1),
+  visitorId: z.string().min(1),
+  messageId: z.string().min(1),
+  firstOfSession: z.boolean(),
+});
+
+export function chatWidgetMessageTask(services: Services): Task {
+  return async (payload) => {
+    await takeBotTurn(services.orm.em.fork(), Payload.parse(payload));
+  };
+}
