@@ -210,6 +210,8 @@ export function buildOpenApiDocument(
       if (!meta.agencyOnly && !parameters.some((parameter) => parameter.name === 'userId')) parameters.push(USER_ID_PARAMETER);
     }
     entry.parameters = parameters;
+    // Public operations (the chat widget's) say outright that they take no credentials.
+    if (isPublic) entry.security = [];
 
     // Rules the domain enforces beyond each field's own schema (at least one field, exactly one identifier).
     if (meta.bodyConstraints && bodySchema) Object.assign(bodySchema, meta.bodyConstraints);
