@@ -11,6 +11,8 @@
   // earlier timestamp is still picked up, and messageSid de-duplicates the overlap.
   var REFETCH_OVERLAP_MS = 5000;
   var VISITOR_ID = /^[A-Za-z0-9_-]{8,128}$/;
+  // The most messages /chat-widget-messages answers at once.
+  var PAGE_SIZE = 200;
 
   var page = document.body.dataset;
   var configId = page.configId;
@@ -236,7 +238,13 @@
     userId = data.userId;
     var colors = data.colors || {};
     var root = document.documentElement.style;
-    [['--primary', colors.primary], ['--background', colors.background], ['--text', colors.text]].forEach(function (pair) {
+    [
+      ['--primary', colors.primary],
+      ['--background', colors.background],
+      ['--text', colors.text],
+      ['--bubble-mine', colors.visitorBubble],
+      ['--bubble-theirs', colors.botBubble],
+    ].forEach(function (pair) {
       if (typeof pair[1] === 'string' && CSS.supports('color', pair[1])) root.setProperty(pair[0], pair[1]);
     });
     if (data.title) {
@@ -252,13 +260,14 @@
   }
 
   /** Everything after the newest message held (all of it the first time); concurrent calls coalesce. */
-  function refetch() {
+  function refetch(exactAfterMs) {
     if (fetching) {
       fetchAgain = true;
       return Promise.resolve();
     }
     fetching = true;
-    var after = newestMs ? String(Math.max(0, newestMs - REFETCH_OVERLAP_MS)) : undefined;
+    var nextPageAfter = null;
+    var after = exactAfterMs !== undefined ? String(exactAfterMs) : newestMs ? String(Math.max(0, newestMs - REFETCH_OVERLAP_MS)) : undefined;
     return api('/chat-widget-messages?' + query({ fromId: visitorId, toId: configId, after: after }))
       .then(function (response) {
         // 404: no message from this visitor yet, so no conversation.
@@ -267,7 +276,10 @@
         return response.json();
       })
       .then(function (body) {
-        (body.messages || []).forEach(addMessage);
+        var messages = body.messages || [];
+        messages.forEach(addMessage);
+        // A full page (oldest first): the rest comes after its last message.
+        if (messages.length >= PAGE_SIZE) nextPageAfter = timeOf(messages[messages.length - 1]);
         setTyping(!!body.isBotTyping);
         markReadIfVisible();
         if (!socket || !socket.connected) setConnection(navigator.onLine === false ? 'Offline' : '');
@@ -277,6 +289,7 @@
       })
       .then(function () {
         fetching = false;
+        if (nextPageAfter !== null) return refetch(nextPageAfter);
         if (fetchAgain) {
           fetchAgain = false;
           return refetch();

@@ -3,7 +3,7 @@
 // and gets a launcher button that opens the widget page (/v1/chat-widget/{id}) in an iframe.
 // It runs inside someone else's page, so: one closure, one global (window.ChatWidget),
 // styles set through element.style (allowed by a site CSP without 'unsafe-inline'), no
-// cookies or storage of its own (the iframe keeps the visitor id on our origin).
+// cookies; two localStorage entries, the visitor id (see visitorPath) and the last config.
 (function () {
   'use strict';
   if (window.ChatWidget && window.ChatWidget.widgetId) return; // the tag was added twice
@@ -18,7 +18,7 @@
   // The page and its API live where this script came from: https://HOST/v1/.
   var apiBase = new URL('../', script.src);
   var widgetOrigin = apiBase.origin;
-  var pageUrl = new URL('chat-widget/' + encodeURIComponent(widgetId), apiBase).href;
+  var pageUrl = new URL('chat-widget/' + encodeURIComponent(widgetId) + visitorPath(), apiBase).href;
 
   var position = script.getAttribute('data-position') === 'bottom-left' ? 'bottom-left' : 'bottom-right';
   var accent = '#2563eb';
@@ -46,6 +46,25 @@
     position: 'fixed', zIndex: '2147483001', display: 'none', overflow: 'hidden',
     background: '#fff', boxShadow: '0 8px 30px rgba(0,0,0,.25)',
   });
+
+  // The visitor id is kept here, in the site's own (first-party) storage, and handed to the page
+  // as its fromId: browsers that block or partition a third-party frame's storage would
+  // otherwise give the visitor a new id, and an empty conversation, on every page load.
+  function visitorPath() {
+    var key = 'chat-widget:visitor:' + widgetId;
+    try {
+      var id = localStorage.getItem(key);
+      if (!id || !/^[A-Za-z0-9_-]{8,128}$/.test(id)) {
+        var bytes = new Uint8Array(18);
+        crypto.getRandomValues(bytes);
+        id = btoa(String.fromCharCode.apply(null, bytes)).replace(/\+/g, '-').replace(/\//g, '_');
+        localStorage.setItem(key, id);
+      }
+      return '/' + id;
+    } catch (error) {
+      return ''; // no storage here either: the page keeps its own id
+    }
+  }
 
   function setStyle(element, styles) {
     for (var name in styles) element.style[name] = styles[name];
@@ -129,8 +148,29 @@
     if (!frame || event.source !== frame.contentWindow || event.origin !== widgetOrigin) return;
     var data = event.data || {};
     if (data.type === 'chat-widget:close') close();
-    if (data.type === 'chat-widget:config') applyConfig(data);
+    if (data.type === 'chat-widget:config') {
+      applyConfig(data);
+      rememberConfig(data);
+    }
   });
+
+  // Remembered for the next page load: the public config endpoint is not readable cross-origin,
+  // so the first load shows the default corner and colour until the page has said its own.
+  var configKey = 'chat-widget:config:' + widgetId;
+  function rememberConfig(config) {
+    try {
+      localStorage.setItem(configKey, JSON.stringify({ position: config.position, primary: config.primary, title: config.title }));
+    } catch (error) {
+      // no storage: the defaults again next time
+    }
+  }
+  function rememberedConfig() {
+    try {
+      return JSON.parse(localStorage.getItem(configKey) || 'null');
+    } catch (error) {
+      return null;
+    }
+  }
 
   function applyConfig(config) {
     if (config.position === 'bottom-left' || config.position === 'bottom-right') position = config.position;
@@ -148,6 +188,12 @@
   if (smallScreen.addEventListener) smallScreen.addEventListener('change', layout);
 
   function mount() {
+    var remembered = rememberedConfig();
+    // The tag's own data-position wins over what the widget said last time.
+    if (remembered) {
+      if (script.hasAttribute('data-position')) remembered.position = position;
+      applyConfig(remembered);
+    }
     document.body.appendChild(panel);
     document.body.appendChild(launcher);
     layout();
