@@ -223,6 +223,35 @@ describe('the chat widget embedded in a customer site', () => {
     await page.getByRole('button', { name: 'Open chat' }).waitFor({ timeout: DEADLINE_MS });
     expect(errors).toEqual([]);
   });
+
+  it('shows a 429 as a friendly notice and gives the text back', async () => {
+    const visitorId = await page.evaluate((id) => localStorage.getItem(`chat-widget:visitor:${id}`), widgetId);
+    expect(visitorId).toMatch(/^[A-Za-z0-9_-]{22,}$/);
+    await page.getByRole('button', { name: 'Open chat' }).click();
+    const frame = await widgetFrame(page);
+    const box = frame.getByRole('textbox', { name: 'Your message' });
+    // Twice at most: the per-minute window may turn between spending the budget and the page's send.
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      // The visitor's budget, spent through the public endpoint as a script on the site could.
+      let status = 200;
+      while (status !== 429) {
+        const sent = await service.request('POST', '/incoming-chat-widget-message', {
+          query: { userId },
+          body: { messageType: 'text', customData: { body: 'flood', fromId: visitorId, toId: widgetId } },
+        });
+        expect([200, 429]).toContain(sent.status);
+        status = sent.status;
+      }
+      await box.fill('Can I pay by invoice?');
+      const answered = page.waitForResponse((response) => response.url().includes('/incoming-chat-widget-message'));
+      await box.press('Enter');
+      if ((await answered).status() === 429) break;
+    }
+    const notice = frame.getByRole('alert');
+    await notice.getByText('You are sending messages a little too quickly').waitFor({ timeout: DEADLINE_MS });
+    expect(await box.inputValue()).toBe('Can I pay by invoice?');
+    expect(await frame.getByRole('log').getByText('Can I pay by invoice?').count()).toBe(0);
+  });
 });
 
 describe('the chat widget on a phone', () => {
