@@ -179,9 +179,44 @@ export function describeZodError(error: ZodError, input?: unknown): string {
   return `${field}: ${issue.message}`;
 }
 
+/**
+ * PostgreSQL errors (SQLSTATE) that mean the database cannot serve now rather than that the
+ * request was wrong: class 08 (connection exception), 57P01-57P03 (shut down, crashed,
+ * still starting) and 53300 (too many connections).
+ */
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300)$/;
+/** Socket errors on the way to the database (only when node-postgres raised them; see below). */
+const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
+const FROM_NODE_POSTGRES = /[\\/]node_modules[\\/](pg|pg-pool|pg-protocol)[\\/]/;
+/** What node-postgres says when a session ends under it or the pool cannot get one in time. */
+const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Connection terminated unexpectedly)/;
+
+/**
+ * Whether the failure (or any cause it wraps: the ORM's exceptions, tRPC's) is the database
+ * being unreachable: a 503 the client may retry, not a 500.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current = error, depth = 0; current instanceof Error && depth < 8; current = current.cause, depth++) {
+    if (current instanceof ApiError) return false;
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && UNAVAILABLE_SQLSTATE.test(code)) return true;
+    // The same codes from an outbound HTTP call (a provider, a webhook) are not the database.
+    if (typeof code === 'string' && UNAVAILABLE_SOCKET_CODES.has(code) && FROM_NODE_POSTGRES.test(current.stack ?? '')) return true;
+    if (UNAVAILABLE_MESSAGES.test(current.message)) return true;
+  }
+  return false;
+}
+
 /** Whatever was thrown, as an ApiError (unknown failures become a 500 that reveals nothing). */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (isDatabaseUnavailable(error)) {
+    return new ApiError(503, 'The database is unavailable; retry the request', {
+      reason: 'database_unavailable',
+      headers: { 'Retry-After': '1' },
+      cause: error,
+    });
+  }
   if (error instanceof ZodError) return new InvalidInputError(describeZodError(error));
   if (error instanceof TRPCError) {
     if (error.cause instanceof ApiError) return error.cause;
