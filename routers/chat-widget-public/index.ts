@@ -4,6 +4,7 @@
 // for these endpoints, not the envelope.
 import { z, ZodError } from 'zod';
 import { ApiError, describeZodError, InvalidInputError } from '../../server/errors.ts';
+import { sweepOldWindows } from '../../server/rate-limit/count-requests.ts';
 import type { RequestInfo } from '../../server/trpc.ts';
 import { publicProcedure, router } from '../../server/trpc.ts';
 import type { RequestOrigin } from '../../server/widgets/check-widget-origin.ts';
@@ -110,6 +111,8 @@ export const chatWidgetPublicRouter = router({
     .output(z.object({ success: z.literal(true), messageId: z.string() }))
     .mutation(async ({ ctx, input }) => {
       const ownerId = input.userId ?? ctx.request.query.get('userId') ?? undefined;
+      // Widget traffic counts in rate_counters too, so it also clears out old windows (at most once a minute).
+      sweepOldWindows(ctx.services.pool, ctx.services.log);
       const received = await receiveVisitorMessage(ctx.services.orm.em.fork(), ownerId || undefined, input, originOf(ctx.request));
       return { success: true as const, messageId: received.messageId };
     }),

@@ -3,7 +3,7 @@
 // POST /update-message-read-status; with the queue's bot turn run by the real worker.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { DEFAULT_GREETING } from '../../server/widgets/take-bot-turn.ts';
+import { DEFAULT_GREETING, takeBotTurn } from '../../server/widgets/take-bot-turn.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
@@ -94,6 +94,17 @@ describe('POST /incoming-chat-widget-message', () => {
     const created = await eventsOf(widget.userId, 'Contact Created');
     expect(created).toHaveLength(1);
     expect(created[0].data.contact).toMatchObject({ id: contacts[0].id, phone_number: null });
+  });
+
+  test('a retried bot turn does not reply twice', async () => {
+    const widget = await newWidget({ greeting: 'Only once' });
+    const fromId = visitor();
+    const sent = await send(widget, fromId, 'hello');
+    await pollUntil(widget, fromId, (body) => body.messages.length === 2 && !body.isBotTyping);
+    const { rows } = await service.services.pool.query('select contact_id from messages where id = $1', [sent.body.messageId]);
+    const job = { accountId: widget.userId, widgetId: widget.id, contactId: rows[0].contact_id, visitorId: fromId, messageId: sent.body.messageId, firstOfSession: true };
+    expect(await takeBotTurn(service.services.orm.em.fork(), job)).toBe('already-taken');
+    expect((await poll(widget, fromId)).body.messages.map((message: any) => message.body)).toEqual(['hello', 'Only once']);
   });
 
   test('two first messages at once create one contact; a later message gets the away message once', async () => {
