@@ -3,6 +3,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { AnyRouter } from '@trpc/server';
 import type { FastifyInstance } from 'fastify';
+import { Logger as JobQueueLogger, runMigrations } from 'graphile-worker';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { DataDirLockedError, lockDataDir } from './data-dir-lock.ts';
@@ -11,9 +12,11 @@ import { migrate, openOrm, pgPool } from './db/orm.ts';
 import { attachUpgrades, buildHttpHost, type HostOptions, type UpgradeHandler } from './http/host.ts';
 import { PROVIDER_CALLBACK_ROUTES, registerProviderCallbacks } from './http/provider-callbacks.ts';
 import { READY_ROUTE, registerReadiness } from './http/readiness.ts';
+import { registerWidgetPages, WIDGET_PAGE_ROUTES } from './http/widget-pages.ts';
 import { loadTlsMaterial } from './http/tls.ts';
 import { createMessagingProvider } from './messaging/provider-client.ts';
 import { createConversationEventFeed } from './realtime/conversation-events.ts';
+import { createWidgetGateway } from './realtime/widget-gateway.ts';
 import { assertSameSecretAsDatabase, SecretMismatchError } from './secret-check.ts';
 import { createSecrets, loadMasterSecret } from './secrets.ts';
 import type { Services } from './services.ts';
@@ -58,11 +61,17 @@ export async function openDatabase(config: Config, log: Logger, use: 'service' |
   });
 }
 
+/** Graphile Worker's migration messages are not worth a line of ours. */
+const jobQueueMigrationLogger = new JobQueueLogger(() => () => {});
+
 /** Builds the shared services on an open database (used by the service and the admin CLI). */
 export async function createServices(config: Config, log: Logger, databaseUrl: string): Promise<Services> {
   const orm = await openOrm(databaseUrl);
   try {
     await migrate(orm);
+    // The job queue's schema too, in every role: an API process enqueues jobs (in the
+    // transaction of a request) even when no worker has ever run on this database.
+    await runMigrations({ connectionString: databaseUrl, logger: jobQueueMigrationLogger });
   } catch (error) {
     await orm.close();
     throw error;
@@ -137,6 +146,8 @@ export async function startService(config: Config, log: Logger, definition: Serv
       // Live pushes reach this process's sockets from whichever process stored the change.
       await services.conversationEvents.start();
       const tls = config.TLS === 'on' ? await loadTlsMaterial(config) : null;
+      const widgetGateway = createWidgetGateway(services);
+      upgradeClosers = [() => widgetGateway.close()];
       app = await buildHttpHost({
         services,
         router: definition.router,
@@ -148,14 +159,16 @@ export async function startService(config: Config, log: Logger, definition: Serv
               workerRunning: config.ROLE === 'api' ? null : () => worker?.running() ?? false,
             }),
           (host) => registerProviderCallbacks(host, services),
+          (host) => registerWidgetPages(host, services),
+          (host) => widgetGateway.register(host),
           ...(definition.plugins ?? []),
         ],
-        plainRoutes: [READY_ROUTE, ...PROVIDER_CALLBACK_ROUTES, ...(definition.plainRoutes ?? [])],
+        plainRoutes: [READY_ROUTE, ...PROVIDER_CALLBACK_ROUTES, ...WIDGET_PAGE_ROUTES, ...(definition.plainRoutes ?? [])],
       });
       await app.ready();
       const extra = definition.upgrades?.(services, app) ?? [];
-      const trpcSockets = attachUpgrades(app, services, definition.router, extra.map((item) => item.handler));
-      upgradeClosers = [...extra.map((item) => () => item.close()), () => trpcSockets.close()];
+      const trpcSockets = attachUpgrades(app, services, definition.router, [widgetGateway.handleUpgrade, ...extra.map((item) => item.handler)]);
+      upgradeClosers = [() => widgetGateway.close(), ...extra.map((item) => () => item.close()), () => trpcSockets.close()];
       try {
         // fastify names the scheme from its own https option, which the one-port server factory
         // does not set; clients speak TLS to this port (or to the proxy in front of it).

@@ -10,6 +10,7 @@ import { updateWidget } from '../../server/widgets/update-widget.ts';
 import { currentWidgetOtp } from '../../server/widgets/widget-otp.ts';
 import { ChatWidgetCreateInput, ChatWidgetUpdateInput, WidgetSettings } from '../../server/widgets/widget-settings.ts';
 import { SuccessOnly } from '../shared-schemas.ts';
+import { conversationEventsProcedure } from './subscription.ts';
 
 const ChatWidgetOutput = z.object({
   id: z.string().describe('The configId a site embeds.'),
@@ -63,4 +64,6 @@ export const chatWidgetsRouter = router({
     .input(ConfigId)
     .output(z.object({ success: z.literal(true), current_otp: z.string().regex(/^\d{6}$/), expires_in: z.number().int().min(0).max(30) }))
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await currentWidgetOtp(ctx.em, ctx.services.secrets, ctx.account.id, input.configId)) })),
+
+  onConversationEvent: conversationEventsProcedure,
 });
