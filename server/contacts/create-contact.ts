@@ -4,7 +4,7 @@ import { UniqueConstraintViolationException, type EntityManager } from '@mikro-o
 import type pg from 'pg';
 import { z } from 'zod';
 import { newId } from '../db/ids.ts';
-import { ConflictError } from '../errors.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
 import { newEventRow } from '../events/emit.ts';
 import { refuseListsForContacts } from '../lists/list-access.ts';
 import { normalisePhoneNumber, PhoneNumberText } from './phone.ts';
@@ -39,6 +39,12 @@ export async function createContact(em: EntityManager, accountId: string, input:
   const phoneNumber = normalisePhoneNumber(input.phoneNumber);
   // listIds takes precedence over listId when both are sent.
   const listIds = [...new Set(input.listIds ?? (input.listId ? [input.listId] : []))];
+
+  // Another account's widget is not found, like any object of another account.
+  if (input.chatWidgetId) {
+    const [widget] = await em.execute('select 1 from chat_widgets where id = ? and account_id = ?', [input.chatWidgetId, accountId]);
+    if (!widget) throw new NotFoundError(`Chat widget ${input.chatWidgetId} not found`);
+  }
 
   const contactId = newId('ct');
   const email = input.email ?? null;
