@@ -1,8 +1,10 @@
 // The Graphile Worker runner: same database as the API, its own schema,
 // migrations and pool, started in-process (ROLE=all) or alone (ROLE=worker).
-import { Logger as WorkerLogger, parseCrontab, run, type Runner, type TaskList } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+import { Logger as WorkerLogger, parseCrontab, run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';
 import type { Services } from './services.ts';
+import { createWorkerLiveness } from './worker-liveness.ts';
 
 export type WorkerDefinition = {
   taskList: TaskList;
@@ -34,16 +36,30 @@ export async function startWorker(services: Services, definition: WorkerDefiniti
     const method = level === 'warning' ? 'warn' : level === 'error' ? 'error' : level === 'debug' ? 'debug' : 'info';
     log[method]({ ...scope, ...meta }, message);
   });
-  const runner = await run({
-    pgPool: pool,
-    taskList: definition.taskList,
-    // Parsed here so an empty crontab never falls back to reading a crontab file.
-    parsedCronItems: parseCrontab(definition.crontab),
-    concurrency: 4,
-    pollInterval: 1000,
-    noHandleSignals: true,
-    logger,
-  });
+  // Jobs of worker processes that died (SIGKILL, a lost machine) are handed on in seconds.
+  const liveness = createWorkerLiveness({ databaseUrl: services.databaseUrl, pool, log });
+  const events: WorkerEvents = new EventEmitter();
+  events.on('worker:create', ({ worker }) => liveness.add(worker.workerId));
+  events.on('worker:stop', ({ worker }) => liveness.remove(worker.workerId));
+  let runner: Runner;
+  try {
+    await liveness.start();
+    runner = await run({
+      events,
+      pgPool: pool,
+      taskList: definition.taskList,
+      // Parsed here so an empty crontab never falls back to reading a crontab file.
+      parsedCronItems: parseCrontab(definition.crontab),
+      concurrency: 4,
+      pollInterval: 1000,
+      noHandleSignals: true,
+      logger,
+    });
+  } catch (error) {
+    await liveness.stop();
+    await pool.end();
+    throw error;
+  }
   // The runner's promise settles when it stops, whether asked to or because it failed.
   let running = true;
   runner.promise.then(
@@ -58,6 +74,7 @@ export async function startWorker(services: Services, definition: WorkerDefiniti
     running: () => running,
     async stop() {
       await runner.stop();
+      await liveness.stop();
       await definition.close?.();
       const closed = connections === 0 ? Promise.resolve() : new Promise<void>((resolve) => allClosed.push(resolve));
       await pool.end();
