@@ -13,8 +13,10 @@ const Payload = z.object({ accountId: z.string().min(1), contactId: z.string().m
 export function generateSummaryTask(services: Services): Task {
   const summarize = summarizerFor(services.config);
   const log = services.log.child({ task: 'generate-summary' });
-  return async (payload) => {
+  return async (payload, helpers) => {
     const { accountId, contactId } = Payload.parse(payload);
-    await generateConversationSummary(services.orm.em.fork(), { summarize, log }, accountId, contactId);
+    // A worker shutting down aborts the signal after its grace period: the provider call is
+    // abandoned, the job fails this attempt and is unlocked for another worker.
+    await generateConversationSummary(services.orm.em.fork(), { summarize, log, signal: helpers.abortSignal }, accountId, contactId);
   };
 }

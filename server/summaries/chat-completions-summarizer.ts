@@ -38,7 +38,8 @@ function tail(transcript: string): string {
   return firstLineBreak === -1 ? cut : cut.slice(firstLineBreak + 1);
 }
 
-export async function summarizeWithChatCompletions(settings: ChatCompletionsSettings, transcript: string): Promise<string> {
+/** `signal`: the job's own (aborted when the worker shuts down), besides the time-out. */
+export async function summarizeWithChatCompletions(settings: ChatCompletionsSettings, transcript: string, signal?: AbortSignal): Promise<string> {
   const response = await request(chatCompletionsUrl(settings.url), {
     method: 'POST',
     headers: {
@@ -54,7 +55,7 @@ export async function summarizeWithChatCompletions(settings: ChatCompletionsSett
         { role: 'user', content: tail(transcript) || '(no messages yet)' },
       ],
     }),
-    signal: AbortSignal.timeout(TIMEOUT_MS),
+    signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]) : AbortSignal.timeout(TIMEOUT_MS),
   });
   const text = await response.body.text();
   if (response.statusCode >= 400 && response.statusCode < 500) {

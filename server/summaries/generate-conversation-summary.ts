@@ -24,7 +24,7 @@ export type SummaryOutcome =
  */
 export async function generateConversationSummary(
   em: EntityManager,
-  deps: { summarize: Summarizer; log: Logger },
+  deps: { summarize: Summarizer; log: Logger; signal?: AbortSignal },
   accountId: string,
   contactId: string,
 ): Promise<SummaryOutcome> {
@@ -39,7 +39,7 @@ export async function generateConversationSummary(
 
   let text: string;
   try {
-    text = await deps.summarize(newest.reverse());
+    text = await deps.summarize(newest.reverse(), deps.signal);
   } catch (error) {
     if (!(error instanceof SummaryRejectedError)) throw error;
     deps.log.error({ accountId, contactId, status: error.status, err: error }, 'summary provider refused the request; no summary stored');

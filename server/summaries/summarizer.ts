@@ -6,12 +6,12 @@ import { formatChat } from '../messages/export-chat.ts';
 import { summarizeWithChatCompletions } from './chat-completions-summarizer.ts';
 import { summarizeExtractively } from './extractive-summarizer.ts';
 
-/** Summarizes a conversation given oldest first. */
-export type Summarizer = (messages: Message[]) => Promise<string>;
+/** Summarizes a conversation given oldest first; `signal` abandons a remote call (a worker shutting down). */
+export type Summarizer = (messages: Message[], signal?: AbortSignal) => Promise<string>;
 
 export function summarizerFor(config: Pick<Config, 'SUMMARY_API_URL' | 'SUMMARY_API_KEY' | 'SUMMARY_MODEL'>): Summarizer {
   const url = config.SUMMARY_API_URL;
   if (!url) return async (messages) => summarizeExtractively(messages);
   const settings = { url, apiKey: config.SUMMARY_API_KEY, model: config.SUMMARY_MODEL };
-  return (messages) => summarizeWithChatCompletions(settings, formatChat(messages));
+  return (messages, signal) => summarizeWithChatCompletions(settings, formatChat(messages), signal);
 }
