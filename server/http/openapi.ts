@@ -223,13 +223,18 @@ export function buildOpenApiDocument(
       '200': { description: 'OK', content: { [route.contentType]: { schema: { type: 'string' } } } },
       ...route.responses,
     };
-    // What the host answers before any route runs (a body or head over the limit, shutdown).
-    for (const status of [413, 431, 503]) {
-      const own = responses[String(status)] as { content?: Record<string, { schema: Json }> } | undefined;
-      const ownJson = own?.content?.['application/json']?.schema;
-      responses[String(status)] = ownJson
-        ? { ...own, content: { ...own!.content, 'application/json': { schema: { anyOf: [ownJson, ERROR_SCHEMAS.envelope] } } } }
-        : errorResponse(status, ['envelope']);
+    // What the host answers before any route runs, in the envelope: a URL that is not validly
+    // percent-encoded (400), a path segment too long to route (404), a body or head over the
+    // limit, shutdown. Beside the route's own.
+    for (const status of [400, ...(route.path.includes('{') ? [404] : []), 413, 431, 503]) {
+      const own = responses[String(status)] as { description?: string; content?: Record<string, { schema: Json }> } | undefined;
+      if (!own) {
+        responses[String(status)] = errorResponse(status, ['envelope']);
+        continue;
+      }
+      const ownJson = own.content?.['application/json']?.schema;
+      const json = ownJson ? { anyOf: [ownJson, ERROR_SCHEMAS.envelope] } : ERROR_SCHEMAS.envelope;
+      responses[String(status)] = { ...own, content: { ...own.content, 'application/json': { schema: json } } };
     }
     pathItem[route.method] = {
       operationId: `${route.method}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,

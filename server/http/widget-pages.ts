@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { normalisePhoneNumber } from '../contacts/phone.ts';
 import { ApiError } from '../errors.ts';
 import type { Services } from '../services.ts';
+import { couldBeWidgetId } from '../widgets/widget-record.ts';
 import { errorResponse, type PlainRoute } from './openapi.ts';
 import { REST_PREFIX } from './rest.ts';
 
@@ -17,7 +18,6 @@ const ASSET_BASE = `${REST_PREFIX}/chat-widget-assets`;
 const SCRIPT_PATH = '/scripts/chat-widget.js';
 
 // Longer ids are no widget's; refused before the database is asked.
-const MAX_CONFIG_ID_LENGTH = 200;
 
 const TAGS = ['Chat widget'];
 
@@ -205,7 +205,7 @@ export async function registerWidgetPages(app: FastifyInstance, services: Servic
     const { configId } = request.params;
     const fromId = request.params['*'] ?? '';
     const { rows } =
-      configId.length > MAX_CONFIG_ID_LENGTH
+      !couldBeWidgetId(configId)
         ? { rows: [] }
         : await services.pool.query<{ settings: Record<string, unknown> | null }>('select settings from chat_widgets where id = $1', [configId]);
     if (!rows[0]) {

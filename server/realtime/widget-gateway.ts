@@ -9,12 +9,12 @@ import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { Server, type Socket } from 'socket.io';
 import type { Services } from '../services.ts';
+import { couldBeWidgetId } from '../widgets/widget-record.ts';
 import type { ConversationEvent } from './conversation-events.ts';
 
 export const SOCKET_IO_PATH = '/socket.io';
 
 const VISITOR_ID = /^[A-Za-z0-9_-]{8,128}$/;
-const MAX_CONFIG_ID_LENGTH = 200;
 
 export type WidgetGateway = {
   /** Registers the HTTP side (long-polling and the client script) on the host. */
@@ -109,8 +109,8 @@ function emitToRoom(room: ReturnType<Server['to']>, event: ConversationEvent) {
 async function authorizeHandshake(services: Services, socket: Socket): Promise<{ widgetId: string; visitorId: string }> {
   const auth = (socket.handshake.auth ?? {}) as Record<string, unknown>;
   const { configId, visitorId } = auth;
-  if (typeof configId !== 'string' || configId.length === 0 || configId.length > MAX_CONFIG_ID_LENGTH) {
-    throw new HandshakeRefusedError('configId is required');
+  if (!couldBeWidgetId(configId)) {
+    throw new HandshakeRefusedError('configId must be a chat widget id');
   }
   if (typeof visitorId !== 'string' || !VISITOR_ID.test(visitorId)) {
     throw new HandshakeRefusedError('visitorId must be 8 to 128 letters, digits, "-" or "_"');

@@ -8,6 +8,15 @@ import { readSettings, type WidgetSettings } from './widget-settings.ts';
 /** Chat widget ids (the `configId` a site embeds) carry this prefix. */
 export const WIDGET_ID_PREFIX = 'cw';
 
+/**
+ * Whether text can be a widget id at all (ids are `cw_` + 26 base32 characters). Paths and
+ * socket handshakes that name a widget check this first, so text no id could be (a NUL, a
+ * megabyte) is simply not found instead of reaching the database.
+ */
+export function couldBeWidgetId(text: unknown): text is string {
+  return typeof text === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(text);
+}
+
 export type ChatWidgetRecord = {
   id: string;
   name: string;
