@@ -12,6 +12,7 @@ import { runReadScenario } from './scenarios/read.ts';
 import { runScaleOutScenario } from './scenarios/scaleout.ts';
 import { runStartupScenario } from './scenarios/startup.ts';
 import { runWebhooksScenario } from './scenarios/webhooks.ts';
+import { runPushScenario } from './scenarios/push.ts';
 
 type Seeded = { databaseUrl: string; loads: LoadRunner; spareKey: string };
 
@@ -20,6 +21,7 @@ const SCENARIOS: { name: string; run: (settings: Settings, seeded: () => Promise
   { name: 'scaleout', run: async (settings, seeded) => { const s = await seeded(); return runScaleOutScenario(settings, s.databaseUrl, s.loads, s.spareKey); } },
   { name: 'startup', run: (settings) => runStartupScenario(settings) },
   { name: 'webhooks', run: (settings) => runWebhooksScenario(settings) },
+  { name: 'push', run: async (settings, seeded) => { const s = await seeded(); return runPushScenario(settings, s.databaseUrl, s.spareKey); } },
 ];
 
 async function main() {

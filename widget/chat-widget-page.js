@@ -391,7 +391,9 @@
       startPolling();
       return;
     }
-    socket = window.io({ path: '/socket.io', auth: { configId: configId, visitorId: visitorId } });
+    // WebSocket first: a long-polling handshake behind several API processes needs a sticky
+    // balancer, a WebSocket does not; polling stays as the fallback.
+    socket = window.io({ path: '/socket.io', transports: ['websocket', 'polling'], auth: { configId: configId, visitorId: visitorId } });
     socket.on('connect', function () {
       stopPolling();
       setConnection('');

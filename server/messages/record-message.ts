@@ -32,7 +32,7 @@ export type RecordMessageInput = {
   reopenClosedSession?: boolean;
 };
 
-export type RecordedMessage = { messageId: string; sessionId: string; sessionOpened: boolean };
+export type RecordedMessage = { messageId: string; sessionId: string; sessionOpened: boolean; message: Message };
 
 /**
  * Emits `New Message` for every message, and `Replies` for an inbound message
@@ -97,6 +97,6 @@ export async function recordMessage(em: EntityManager, accountId: string, input:
     if (input.direction === 'inbound' && previous && previous.direction !== 'inbound') {
       await emit(tx, accountId, 'Replies', { ...data, in_reply_to: previous.id });
     }
-    return { messageId: message.id, sessionId: session.id, sessionOpened };
+    return { messageId: message.id, sessionId: session.id, sessionOpened, message };
   });
 }

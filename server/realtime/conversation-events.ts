@@ -42,6 +42,17 @@ type Notification = ConversationEvent | MessageReference;
  * bot's replies).
  */
 export async function publishConversationEvent(em: EntityManager, event: ConversationEvent): Promise<void> {
+  await publishConversationEvents(em, [event]);
+}
+
+/** Several events in one statement, announced in this order. */
+export async function publishConversationEvents(em: EntityManager, events: ConversationEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const payloads = events.map(notificationPayload);
+  await em.execute(`select ${payloads.map(() => 'pg_notify(?, ?)').join(', ')}`, payloads.flatMap((payload) => [CHANNEL, payload]));
+}
+
+function notificationPayload(event: ConversationEvent): string {
   let payload = JSON.stringify(event);
   if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
     if (event.kind !== 'message') throw new Error(`conversation event too large to announce (${event.kind})`);
@@ -55,7 +66,7 @@ export async function publishConversationEvent(em: EntityManager, event: Convers
     };
     payload = JSON.stringify(reference);
   }
-  await em.execute('select pg_notify(?, ?)', [CHANNEL, payload]);
+  return payload;
 }
 
 /** This process's end of the channel: one per API process, on Services as `conversationEvents`. */

@@ -1,6 +1,7 @@
 // A stored message as the widget conversation shows it (spec: Chat-widget conversation
 // message). `messageSid` is our message id (`msg_…`), whatever id the widget sent with it.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Message } from '../db/entities/index.ts';
 import type { ConversationMessage } from '../realtime/conversation-events.ts';
 
 /** The columns a conversation message is made of, as SQL selects them (timestamp already ISO 8601). */
@@ -32,9 +33,17 @@ export function toConversationMessage(row: ConversationMessageRow): Conversation
   };
 }
 
-/** One message, read on `em` (inside the transaction that stored it, to announce it). */
-export async function loadConversationMessage(em: EntityManager, messageId: string): Promise<ConversationMessage> {
-  const [row] = await em.execute<ConversationMessageRow[]>(`select ${CONVERSATION_MESSAGE_COLUMNS} from messages where id = ?`, [messageId]);
-  if (!row) throw new Error(`message ${messageId} not found`);
-  return toConversationMessage(row);
+/** A message just stored (its entity), without reading it back. */
+export function conversationMessageOf(message: Message): ConversationMessage {
+  return toConversationMessage({
+    id: message.id,
+    body: message.body,
+    media_url: message.mediaUrl ?? null,
+    media_content_type: message.mediaContentType ?? null,
+    type: message.type,
+    direction: message.direction,
+    status: message.status,
+    timestamp: message.createdAt.toISOString(),
+  });
 }
+

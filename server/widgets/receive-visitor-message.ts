@@ -8,9 +8,9 @@ import { z } from 'zod';
 import { InvalidInputError, MissingParametersError, NotFoundError } from '../errors.ts';
 import { enqueueJob } from '../jobs.ts';
 import { recordMessage } from '../messages/record-message.ts';
-import { publishConversationEvent } from '../realtime/conversation-events.ts';
+import { publishConversationEvents } from '../realtime/conversation-events.ts';
 import { refuseForeignOrigin, type RequestOrigin } from './check-widget-origin.ts';
-import { loadConversationMessage } from './conversation-message.ts';
+import { conversationMessageOf } from './conversation-message.ts';
 import { countVisitorMessage } from './count-visitor-messages.ts';
 import { findOrCreateVisitorContact, WIDGET_CHANNEL } from './find-or-create-visitor.ts';
 import { MAX_WIDGET_ID_LENGTH } from './read-public-widget-config.ts';
@@ -88,17 +88,18 @@ export async function receiveVisitorMessage(
       mediaContentType: customData.mediaContentType ?? null,
       externalId: customData.messageSid ?? customData.id ?? null,
     });
-    await tx.flush();
     const target = { accountId: ownerId, widgetId, visitorId, contactId };
-    await publishConversationEvent(tx, { ...target, kind: 'message', message: await loadConversationMessage(tx, recorded.messageId) });
-
     // The bot types only while it is active for the contact (not after a human took over);
     // the job runs either way and decides the turn.
     const [typing] = await tx.execute<{ is_bot_typing: boolean }[]>(
       'update contacts set is_bot_typing = is_bot_active where id = ? returning is_bot_typing',
       [contactId],
     );
-    if (typing!.is_bot_typing) await publishConversationEvent(tx, { ...target, kind: 'typing', isBotTyping: true });
+    // The message and the typing flag in one round trip (this is the push's latency).
+    await publishConversationEvents(tx, [
+      { ...target, kind: 'message', message: conversationMessageOf(recorded.message) },
+      ...(typing!.is_bot_typing ? [{ ...target, kind: 'typing' as const, isBotTyping: true }] : []),
+    ]);
     const job: BotTurnJob = { ...target, messageId: recorded.messageId, firstOfSession: recorded.sessionOpened };
     await enqueueJob(tx, CHAT_WIDGET_MESSAGE_TASK, job, { jobKey: `${CHAT_WIDGET_MESSAGE_TASK}:${recorded.messageId}` });
     return { messageId: recorded.messageId };

@@ -11,7 +11,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { recordMessage } from '../messages/record-message.ts';
 import { publishConversationEvent } from '../realtime/conversation-events.ts';
-import { loadConversationMessage } from './conversation-message.ts';
+import { conversationMessageOf } from './conversation-message.ts';
 import { WIDGET_CHANNEL } from './find-or-create-visitor.ts';
 import type { BotTurnJob } from './receive-visitor-message.ts';
 import { readSettings, type WidgetSettings } from './widget-settings.ts';
@@ -61,7 +61,7 @@ export async function takeBotTurn(em: EntityManager, job: BotTurnJob): Promise<B
           externalId: replyKey,
         });
         await tx.flush();
-        await publishConversationEvent(tx, { ...target, kind: 'message', message: await loadConversationMessage(tx, reply.messageId) });
+        await publishConversationEvent(tx, { ...target, kind: 'message', message: conversationMessageOf(reply.message) });
         outcome = 'replied';
       }
     }

@@ -9,7 +9,7 @@ import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordMessage } from '../../server/messages/record-message.ts';
 import { publishConversationEvent } from '../../server/realtime/conversation-events.ts';
-import { loadConversationMessage } from '../../server/widgets/conversation-message.ts';
+import { conversationMessageOf } from '../../server/widgets/conversation-message.ts';
 import { WIDGET_CHANNEL } from '../../server/widgets/find-or-create-visitor.ts';
 import { launchBrowser } from '../helpers/browser.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -87,7 +87,7 @@ async function storeReply(body: string): Promise<void> {
   await service.services.orm.em.fork().transactional(async (em) => {
     const recorded = await recordMessage(em, userId, { contactId, direction: 'outbound', body, channel: WIDGET_CHANNEL, sender: 'agent' });
     await em.flush();
-    const message = await loadConversationMessage(em, recorded.messageId);
+    const message = conversationMessageOf(recorded.message);
     await publishConversationEvent(em, { kind: 'message', accountId: userId, widgetId, visitorId, contactId, message });
   });
 }
