@@ -12,6 +12,7 @@ import { GENERATE_SUMMARY_TASK, generateSummaryTask } from './generate-summary.t
 import { RUN_BROADCAST_TASK, runBroadcastTask } from './run-broadcast.ts';
 import { RESET_MONTHLY_CREDITS_TASK, resetMonthlyCreditsCrontab, resetMonthlyCreditsTask } from './reset-monthly-credits.ts';
 import { SEND_WEBHOOK_DELIVERIES_TASK, sendWebhookDeliveriesCrontab, sendWebhookDeliveriesTask } from './send-webhook-deliveries.ts';
+import { SWEEP_IDEMPOTENCY_KEYS_TASK, sweepIdempotencyKeysCrontab, sweepIdempotencyKeysTask } from './sweep-idempotency-keys.ts';
 import { SYNC_TEMPLATES_TASK, syncTemplatesCrontab, syncTemplatesTask } from './sync-templates.ts';
 
 export function workerDefinition(services: Services): WorkerDefinition {
@@ -32,8 +33,9 @@ export function workerDefinition(services: Services): WorkerDefinition {
       [SYNC_TEMPLATES_TASK]: syncTemplatesTask(services),
       [CLOSE_CHAT_WINDOWS_TASK]: closeChatWindowsTask(services),
       [CHAT_WIDGET_MESSAGE_TASK]: chatWidgetMessageTask(services),
+      [SWEEP_IDEMPOTENCY_KEYS_TASK]: sweepIdempotencyKeysTask(services),
     },
-    crontab: [resetMonthlyCreditsCrontab, dailySummariesCrontab, dispatchWebhookEventsCrontab, sendWebhookDeliveriesCrontab, closeChatWindowsCrontab, syncTemplatesCrontab].join('\n'),
+    crontab: [resetMonthlyCreditsCrontab, dailySummariesCrontab, dispatchWebhookEventsCrontab, sendWebhookDeliveriesCrontab, closeChatWindowsCrontab, syncTemplatesCrontab, sweepIdempotencyKeysCrontab].join('\n'),
     close: () => webhookClient.close(),
   };
 }

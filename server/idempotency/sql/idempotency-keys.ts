@@ -1,0 +1,80 @@
+// The statements behind Idempotency-Key: each is one round trip on the request path,
+// on the shared pool (not the ORM). A key's row is claimed before the call runs,
+// completed with the response after it, or deleted when the call could not store one.
+import type pg from 'pg';
+
+/** A claim older than this whose call never stored a response was abandoned (a crash): a retry takes it over. */
+export const ABANDONED_AFTER = '5 minutes';
+/** How long a stored response is replayed. */
+export const KEY_LIFETIME = '24 hours';
+
+export type KeyRow = {
+  fingerprint: string;
+  state: 'running' | 'completed';
+  status: number | null;
+  content_type: string | null;
+  body: string | null;
+  headers: Record<string, string> | null;
+};
+
+export type ClaimedKey = { accountId: string; key: string; /** created_at as text: the claim's identity. */ token: string };
+
+// A new key is inserted; an existing row is taken over only when its claim was abandoned
+// (same request) or its response has outlived KEY_LIFETIME (the sweep has not run yet).
+// The conflicting row is locked while the WHERE is decided, so two claims never both win.
+const CLAIM = `
+insert into idempotency_keys as k (account_id, key, fingerprint, state, created_at)
+values ($1, $2, $3, 'running', now())
+on conflict (account_id, key) do update
+  set fingerprint = excluded.fingerprint, state = 'running', status = null, content_type = null,
+      body = null, headers = null, created_at = now(), completed_at = null
+  where (k.state = 'running' and k.fingerprint = excluded.fingerprint and k.created_at < now() - interval '${ABANDONED_AFTER}')
+     or k.created_at < now() - interval '${KEY_LIFETIME}'
+returning k.created_at::text as token`;
+
+/** The claim's token when this request now holds the key, null when another row holds it. */
+export async function claimKey(pool: pg.Pool, accountId: string, key: string, fingerprint: string): Promise<ClaimedKey | null> {
+  const { rows } = await pool.query<{ token: string }>({ name: 'idempotency-claim', text: CLAIM, values: [accountId, key, fingerprint] });
+  return rows[0] ? { accountId, key, token: rows[0].token } : null;
+}
+
+export async function readKey(pool: pg.Pool, accountId: string, key: string): Promise<KeyRow | null> {
+  const { rows } = await pool.query<KeyRow>({
+    name: 'idempotency-read',
+    text: 'select fingerprint, state, status, content_type, body, headers from idempotency_keys where account_id = $1 and key = $2',
+    values: [accountId, key],
+  });
+  return rows[0] ?? null;
+}
+
+export type StoredResponse = { status: number; contentType: string; body: string; headers: Record<string, string> };
+
+/** Completes the claim with the response (a no-op when the claim was taken over meanwhile). */
+export async function storeResponse(pool: pg.Pool, claim: ClaimedKey, response: StoredResponse): Promise<void> {
+  await pool.query({
+    name: 'idempotency-store',
+    text: `update idempotency_keys set state = 'completed', status = $4, content_type = $5, body = $6, headers = $7, completed_at = now()
+      where account_id = $1 and key = $2 and created_at = $3::timestamptz and state = 'running'`,
+    values: [claim.accountId, claim.key, claim.token, response.status, response.contentType, response.body, JSON.stringify(response.headers)],
+  });
+}
+
+/** Gives the key back, so a retry runs the call again. */
+export async function releaseKey(pool: pg.Pool, claim: ClaimedKey): Promise<void> {
+  await pool.query({
+    name: 'idempotency-release',
+    text: `delete from idempotency_keys where account_id = $1 and key = $2 and created_at = $3::timestamptz and state = 'running'`,
+    values: [claim.accountId, claim.key, claim.token],
+  });
+}
+
+/** Deletes up to `batch` rows older than KEY_LIFETIME; returns how many. */
+export async function deleteExpiredKeys(pool: pg.Pool, batch: number): Promise<number> {
+  const { rowCount } = await pool.query({
+    name: 'idempotency-sweep',
+    text: `delete from idempotency_keys where (account_id, key) in (
+      select account_id, key from idempotency_keys where created_at < now() - interval '${KEY_LIFETIME}' limit $1)`,
+    values: [batch],
+  });
+  return rowCount ?? 0;
+}
