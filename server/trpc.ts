@@ -9,6 +9,7 @@ import type { ApiSection, Access, TargetAccount } from './auth/scopes.ts';
 import { ZodError } from 'zod';
 import { ApiError, describeZodError, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';
 import { checkRequestInput } from './input-rules.ts';
+import { claimIdempotencyKey, type IdempotentCall } from './idempotency/idempotent-call.ts';
 import type { Services } from './services.ts';
 
 export type ProcedureMeta = OpenApiMeta<{
@@ -57,6 +58,8 @@ export type Context = {
   request: RequestInfo;
   /** Headers a procedure or middleware adds to the response (rate-limit headers). */
   responseHeaders: Record<string, string>;
+  /** Set by the adapter on a POST / single mutation carrying Idempotency-Key (server/idempotency). */
+  idempotency?: IdempotentCall;
 };
 
 export function createContext(services: Services, request: RequestInfo): Context {
@@ -139,6 +142,10 @@ export const accountProcedure = publicProcedure.use(async ({ ctx, meta, next, ge
     readInput: getRawInput,
   });
   extendContext(ctx, auth);
+  // Claimed once the account acted on is known, before the procedure runs; the adapter stores the response.
+  if (ctx.idempotency) {
+    await claimIdempotencyKey(ctx.services.pool, ctx.idempotency, { accountId: auth.account.id, credentialAccountId: auth.credential.accountId }, await getRawInput());
+  }
   // The same context object goes on: a ctx passed to next() would be spread, running the getter.
   return next() as ReturnType<typeof next<Authenticated & { em: EntityManager }>>;
 });

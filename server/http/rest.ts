@@ -9,7 +9,8 @@
 // builds a WHATWG Request per call.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
-import { ApiError, renderError, type ErrorShapes } from '../errors.ts';
+import { ApiError, renderError, type ErrorShapes, type RenderedError } from '../errors.ts';
+import { finishIdempotentCall, idempotentCallFor, replayedHeaders } from '../idempotency/idempotent-call.ts';
 import type { Services } from '../services.ts';
 import { createContext, type Context, type RequestInfo } from '../trpc.ts';
 import { unservedMethodError } from './client-errors.ts';
@@ -59,8 +60,16 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 function sendRendered(reply: FastifyReply, error: unknown, shapes: ErrorShapes | undefined, extraHeaders: Record<string, string>, log: Services['log']) {
+  return sendError(reply, renderFailure(error, shapes, log), extraHeaders);
+}
+
+function renderFailure(error: unknown, shapes: ErrorShapes | undefined, log: Services['log']): RenderedError {
   const rendered = renderError(error, shapes);
   if (rendered.status >= 500) log.error({ err: error instanceof ApiError && error.cause ? error.cause : error }, 'request failed');
+  return rendered;
+}
+
+function sendError(reply: FastifyReply, rendered: RenderedError, extraHeaders: Record<string, string>) {
   return reply
     .code(rendered.status)
     .headers({ ...extraHeaders, ...rendered.headers })
@@ -119,6 +128,8 @@ export function registerRestSurface(
     if (isPlainObject(input)) Object.assign(input, pathParameters(operation, pathname));
 
     const ctx = createContext(services, info);
+    // Idempotency-Key on a POST: the middleware claims the key, the response is stored below (server/idempotency).
+    if (operation.method === 'POST') ctx.idempotency = idempotentCallFor(request.headers, `POST ${REST_PREFIX}${pathname}`);
     try {
       const procedure = procedures[operation.procedurePath]!;
       const data = await procedure({
@@ -129,13 +140,18 @@ export function registerRestSurface(
         signal: undefined,
         batchIndex: 0,
       });
-      return reply
-        .code(operation.meta.successStatus ?? 200)
-        .headers(ctx.responseHeaders)
-        .type('application/json; charset=utf-8')
-        .send(JSON.stringify(data));
+      const status = operation.meta.successStatus ?? 200;
+      const body = JSON.stringify(data);
+      await finishIdempotentCall(services.pool, ctx.idempotency, { status, contentType: 'application/json; charset=utf-8', body, headers: {} }, services.log);
+      return reply.code(status).headers(ctx.responseHeaders).type('application/json; charset=utf-8').send(body);
     } catch (error) {
-      return sendRendered(reply, error, operation.meta.errorShapes, ctx.responseHeaders, services.log);
+      const replay = ctx.idempotency?.replay;
+      if (replay) {
+        return reply.code(replay.status).headers({ ...ctx.responseHeaders, ...replayedHeaders(replay) }).type(replay.contentType).send(replay.body);
+      }
+      const rendered = renderFailure(error, operation.meta.errorShapes, services.log);
+      await finishIdempotentCall(services.pool, ctx.idempotency, rendered, services.log);
+      return sendError(reply, rendered, ctx.responseHeaders);
     }
   };
 

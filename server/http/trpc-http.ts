@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
 import { fastifyRequestHandler } from '@trpc/server/adapters/fastify';
 import { getErrorShape, getTRPCErrorFromUnknown, type TRPCError } from '@trpc/server/unstable-core-do-not-import';
+import { finishIdempotentCall, idempotentCallFor, replayedHeaders } from '../idempotency/idempotent-call.ts';
 import type { Context } from '../trpc.ts';
 
 export const TRPC_PREFIX = '/trpc';
@@ -67,18 +68,29 @@ export async function registerTrpcHttp(app: FastifyInstance, options: TrpcHttpOp
     }
 
     const ctx = options.createContext(request);
+    // Idempotency-Key is honoured on single mutations only (batches above go to tRPC's handler): server/idempotency.
+    if (procedure._def.type === 'mutation') ctx.idempotency = idempotentCallFor(request.headers, `POST ${TRPC_PREFIX}/${path}`);
     let status = 200;
     let body: string;
     try {
       const data = await procedure({ path, getRawInput: async () => input, ctx, type: procedure._def.type, signal: undefined, batchIndex: 0 });
       body = JSON.stringify({ result: { data } });
     } catch (cause) {
+      const replay = ctx.idempotency?.replay;
+      if (replay) {
+        return reply
+          .code(replay.status)
+          .headers({ vary: 'trpc-accept, accept', ...ctx.responseHeaders, ...replayedHeaders(replay) })
+          .type(replay.contentType)
+          .send(replay.body);
+      }
       const error = getTRPCErrorFromUnknown(cause);
       options.onError(error);
       const shape = getErrorShape({ config, error, type: procedure._def.type, path, input, ctx }) as { data?: { httpStatus?: unknown } };
       status = typeof shape.data?.httpStatus === 'number' ? shape.data.httpStatus : 500;
       body = JSON.stringify({ error: shape });
     }
+    await finishIdempotentCall(ctx.services.pool, ctx.idempotency, { status, contentType: 'application/json', body, headers: {} }, ctx.services.log);
     return reply
       .code(status)
       .headers({ vary: 'trpc-accept, accept', ...ctx.responseHeaders })

@@ -1,0 +1,131 @@
+// `Idempotency-Key` on POST /v1 operations and single /trpc mutations, with Stripe's
+// semantics: the first response to a key (status, body, content type; errors included)
+// is stored and replayed for 24 hours to retries of the same request by the same account;
+// the key with a different request is 422; a retry while the first still runs is 409.
+//
+// Design: the key belongs to the account acted on, which is only known once
+// `accountProcedure` has authenticated, so the work is split where the facts are.
+// The adapter (rest.ts, trpc-http.ts) attaches an IdempotentCall to the context when
+// the header is present; the middleware calls claimIdempotencyKey right after
+// authentication and BEFORE the procedure runs (claim, or replay / 409 / 422); the
+// adapter, which alone knows the response as its surface renders it, then calls
+// finishIdempotentCall to store it (or give the key back on a 5xx). So refusals decided
+// while authenticating (401, 429, the plan's and the key scopes' 403) are never stored,
+// and a request without the header runs no SQL here. tRPC batches go to tRPC's own
+// handler and ignore the header; public (unauthenticated) operations ignore it too.
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { ApiError, ConflictError, InvalidInputError } from '../errors.ts';
+import { claimKey, readKey, releaseKey, storeResponse, type ClaimedKey, type StoredResponse } from './sql/idempotency-keys.ts';
+
+export type { StoredResponse } from './sql/idempotency-keys.ts';
+
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+/** 1 to 255 printable ASCII characters. */
+const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+
+/** An idempotent request in flight: attached to the tRPC context by the adapter. */
+export type IdempotentCall = {
+  /** The header as received (validated by claimIdempotencyKey). */
+  key: string;
+  /** What the request calls (`POST /v1/contacts`, `POST /trpc/contacts.create`); part of the fingerprint. */
+  target: string;
+  /** Set when this request holds the key: its response must be stored. */
+  claim?: ClaimedKey;
+  /** Set when the key already holds this request's response: the adapter sends it instead. */
+  replay?: StoredResponse;
+};
+
+/** Thrown by the middleware to stop the procedure when the response is replayed; the adapter sends `call.replay`. */
+export class IdempotentReplay extends Error {
+  override name = 'IdempotentReplay';
+}
+
+/** The call for a request carrying the header, undefined without it. */
+export function idempotentCallFor(headers: IncomingHttpHeaders, target: string): IdempotentCall | undefined {
+  const value = headers['idempotency-key'];
+  if (value === undefined) return undefined;
+  return { key: Array.isArray(value) ? value.join(', ') : value, target };
+}
+
+/** JSON with object keys sorted, so the same input always has the same text. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+function fingerprintOf(call: IdempotentCall, credentialAccountId: string, input: unknown): string {
+  return createHash('sha256').update(canonicalJson([call.target, credentialAccountId, input ?? null])).digest('base64url');
+}
+
+/**
+ * Claims the key for this request before its procedure runs (the caller is authenticated).
+ * Throws 400 for a malformed key, 422 when the key was used for a different request, 409
+ * while the first request still runs, and IdempotentReplay (with `call.replay` set) when
+ * the response is stored.
+ */
+export async function claimIdempotencyKey(
+  pool: pg.Pool,
+  call: IdempotentCall,
+  caller: { accountId: string; credentialAccountId: string },
+  input: unknown,
+): Promise<void> {
+  if (!VALID_KEY.test(call.key)) {
+    throw new InvalidInputError(`${IDEMPOTENCY_KEY_HEADER} header must be 1 to 255 printable ASCII characters`, {
+      reason: 'invalid_idempotency_key',
+    });
+  }
+  const fingerprint = fingerprintOf(call, caller.credentialAccountId, input);
+  const claim = await claimKey(pool, caller.accountId, call.key, fingerprint);
+  if (claim) {
+    call.claim = claim;
+    return;
+  }
+  const row = await readKey(pool, caller.accountId, call.key);
+  // Named error codes: these two always answer in the envelope, whatever the endpoint's shapes.
+  if (row && row.fingerprint !== fingerprint) {
+    throw new ApiError(422, `${IDEMPOTENCY_KEY_HEADER} was already used with a different request; use a new key for a new request`, {
+      code: 'idempotency_key_reused',
+    });
+  }
+  // No row: the first request failed and gave the key back a moment ago.
+  if (!row || row.state !== 'completed') {
+    throw new ConflictError(`A request with this ${IDEMPOTENCY_KEY_HEADER} is still being processed; retry later`, {
+      code: 'idempotency_key_in_use',
+    });
+  }
+  call.replay = { status: row.status!, contentType: row.content_type!, body: row.body!, headers: row.headers ?? {} };
+  throw new IdempotentReplay();
+}
+
+/**
+ * Stores the response of a call that holds its key. A 5xx gives the key back instead (the
+ * failure was ours, so a retry should run again), as does a failure to store.
+ */
+export async function finishIdempotentCall(pool: pg.Pool, call: IdempotentCall | undefined, response: StoredResponse, log: Logger): Promise<void> {
+  const claim = call?.claim;
+  if (!claim) return;
+  call.claim = undefined;
+  try {
+    if (response.status >= 500) await releaseKey(pool, claim);
+    else await storeResponse(pool, claim, response);
+  } catch (error) {
+    log.error({ err: error }, 'could not store the response of an idempotent request');
+    // An abandoned claim is taken over after ABANDONED_AFTER anyway; this just makes it sooner.
+    await releaseKey(pool, claim).catch(() => {});
+  }
+}
+
+/** The headers a replayed response carries besides the request's own (rate limits). */
+export function replayedHeaders(stored: StoredResponse): Record<string, string> {
+  return { ...stored.headers, [REPLAYED_HEADER]: 'true' };
+}
