@@ -3,6 +3,7 @@
 import { EventEmitter } from 'node:events';
 import { Logger as WorkerLogger, parseCrontab, run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';
+import { continuingRequests } from './jobs.ts';
 import type { Services } from './services.ts';
 import { createWorkerLiveness } from './worker-liveness.ts';
 
@@ -47,7 +48,7 @@ export async function startWorker(services: Services, definition: WorkerDefiniti
     runner = await run({
       events,
       pgPool: pool,
-      taskList: definition.taskList,
+      taskList: continuingRequests(definition.taskList),
       // Parsed here so an empty crontab never falls back to reading a crontab file.
       parsedCronItems: parseCrontab(definition.crontab),
       concurrency: 4,

@@ -4,6 +4,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account, Event } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
+import { currentRequestId } from '../request-context.ts';
 
 export const EVENT_NAMES = [
   'Contact Created',
@@ -47,7 +48,7 @@ export async function emit(
   const account = await em.findOneOrFail(Account, accountId);
   const row = newEventRow(name, data);
   const user: UserBlock = { id: account.id, email: account.email, name: account.name ?? null };
-  em.persist(em.create(Event, { id: row.id, account: account.id, name, payload: { ...row.payload, user } }));
+  em.persist(em.create(Event, { id: row.id, account: account.id, name, payload: { ...row.payload, user }, requestId: row.requestId }));
   return row.id;
 }
 
@@ -55,7 +56,11 @@ export async function emit(
  * A new event's id and payload without its `user` block, for statements that write the
  * event in SQL and fill `user` from the account row they read anyway.
  */
-export function newEventRow(name: EventName, data: Record<string, unknown>): { id: string; name: EventName; payload: Record<string, unknown> } {
+export function newEventRow(
+  name: EventName,
+  data: Record<string, unknown>,
+): { id: string; name: EventName; payload: Record<string, unknown>; requestId: string | null } {
   const id = newId('evt');
-  return { id, name, payload: { event: name, event_id: id, occurred_at: new Date().toISOString(), data } };
+  // The request being served, if any: its deliveries carry the id as X-Request-Id.
+  return { id, name, payload: { event: name, event_id: id, occurred_at: new Date().toISOString(), data }, requestId: currentRequestId() ?? null };
 }

@@ -5,6 +5,7 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, InvalidInputError, renderError, type RenderedError } from '../errors.ts';
+import { newRequestId, REQUEST_ID_HEADER } from './request-id.ts';
 
 /** Unread bytes after an answer are drained for at most this long, then the socket is dropped. */
 const DRAIN_AFTER_ANSWER_MS = 5_000;
@@ -77,6 +78,8 @@ export function createClientErrorHandler(allowedMethods: AllowedMethods) {
     // A response already under way cannot be followed by another (Node's own rule).
     const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     if (!socket.writable || inFlight?.headersSent) return void socket.destroy();
-    writeRawResponse(socket, renderError(clientErrorToApiError(error, allowedMethods)));
+    // No request was parsed, so there is no caller's id to echo: a new one, like every answer gets.
+    const rendered = renderError(clientErrorToApiError(error, allowedMethods));
+    writeRawResponse(socket, { ...rendered, headers: { ...rendered.headers, [REQUEST_ID_HEADER]: newRequestId() } });
   };
 }

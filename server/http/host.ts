@@ -18,6 +18,7 @@ import { createOnePortServer, HTTPS_REQUIRED } from './one-port.ts';
 import { buildOpenApiDocument, type PlainRoute } from './openapi.ts';
 import { buildOperationTable } from './operations.ts';
 import { registerRestSurface, renderHostError, requestInfo, REST_PREFIX } from './rest.ts';
+import { registerRequestIds, requestIdFor, setRequestIdHeader } from './request-id.ts';
 import type { TlsMaterial } from './tls.ts';
 import { registerTrpcHttp } from './trpc-http.ts';
 
@@ -81,15 +82,24 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: config.TRUST_PROXY ?? false,
+    // The caller's X-Request-Id when well formed, else a new one (server/http/request-id.ts).
+    requestIdHeader: false,
+    genReqId: requestIdFor,
+    requestIdLogLabel: 'requestId',
     // Requests arriving while the host closes get 503 below, through the error renderer.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     ...(tls ? { serverFactory } : {}),
     // What fastify and Node would answer on their own goes through the error renderer too.
-    frameworkErrors: (error, request, reply) =>
-      renderHostError(frameworkErrorToApiError(error), request, reply, operations, services),
+    frameworkErrors: (error, request, reply) => {
+      setRequestIdHeader(request, reply);
+      return renderHostError(frameworkErrorToApiError(error), request, reply, operations, services);
+    },
     clientErrorHandler: createClientErrorHandler(allowedMethods),
   }) as unknown as FastifyInstance;
+
+  // First of all hooks, so every answer (hooks' refusals too) carries the request id.
+  registerRequestIds(app);
 
   // Access log: path without the query string, so credentials (`apiKey`) never reach the log.
   const accessLog = services.log.child({ component: 'http' });
@@ -98,7 +108,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
   app.addHook('onResponse', (request, reply, done) => {
     if (accessLog.isLevelEnabled('info')) {
       accessLog.info(
-        { method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
+        { requestId: request.id, method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
         'request',
       );
     }

@@ -104,5 +104,7 @@ async function attempt(
     body: delivery.body,
     timestamp: Math.floor(attemptedAtMs / 1000),
   });
+  // The request that caused the event, so the receiver can quote it to us.
+  if (delivery.requestId) headers['X-Request-Id'] = delivery.requestId;
   return deps.client.post(delivery.url, { headers, body: delivery.body });
 }

@@ -25,7 +25,7 @@ export type ContactRow = {
 };
 
 /** The event row to write beside the change; `payload` lacks the `user` block, filled from the account row. */
-export type EventRowWithoutUser = { id: string; name: string; payload: Record<string, unknown> };
+export type EventRowWithoutUser = { id: string; name: string; payload: Record<string, unknown>; requestId: string | null };
 
 // The `user` block is read from the account in the same statement (see emit.ts for its shape).
 const INSERT_CONTACT = `
@@ -47,8 +47,8 @@ with wanted as (
   insert into contact_lists (contact_id, list_id, account_id)
   select contact.id, wanted.list_id, contact.account_id from contact, wanted
 ), event as (
-  insert into events (id, account_id, name, payload)
-  select ?, a.id, ?, ?::jsonb || jsonb_build_object('user', jsonb_build_object('id', a.id, 'email', a.email, 'name', a.name))
+  insert into events (id, account_id, name, payload, request_id)
+  select ?, a.id, ?, ?::jsonb || jsonb_build_object('user', jsonb_build_object('id', a.id, 'email', a.email, 'name', a.name)), ?::text
     from accounts a, contact where a.id = contact.account_id
 )
 select (select ok from allowed) as ok, coalesce((select json_agg(json_build_object('id', id, 'account_id', account_id)) from found), '[]'::json) as found`;
@@ -93,6 +93,7 @@ export async function insertContactWithLists(
     event.id,
     event.name,
     JSON.stringify(event.payload),
+    event.requestId,
   ];
   type Row = { ok: boolean; found: { id: string; account_id: string }[] };
   const [row] =

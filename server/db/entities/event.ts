@@ -13,6 +13,8 @@ export const EventSchema = defineEntity({
     payload: p.json<Record<string, unknown>>(),
     createdAt: p.datetime().defaultRaw('now()'),
     dispatchedAt: p.datetime().nullable(),
+    /** The HTTP request that caused the event, sent as X-Request-Id on its webhook deliveries. */
+    requestId: p.text().nullable(),
   },
   indexes: [
     { properties: ['account', 'createdAt'], name: 'events_account_id_created_at_index' },

@@ -14,7 +14,11 @@ export const WebhookAttemptSchema = defineEntity({
     error: p.text().nullable(),
     createdAt: p.datetime().defaultRaw('now()'),
   },
-  indexes: [{ properties: ['delivery', 'attempt'], name: 'webhook_attempts_delivery_id_attempt_index' }],
+  indexes: [
+    { properties: ['delivery', 'attempt'], name: 'webhook_attempts_delivery_id_attempt_index' },
+    // Metrics read the last minutes' attempts at scrape time.
+    { properties: ['createdAt'], name: 'webhook_attempts_created_at_index' },
+  ],
 });
 
 export class WebhookAttempt extends WebhookAttemptSchema.class {}

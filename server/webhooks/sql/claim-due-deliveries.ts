@@ -20,6 +20,8 @@ export type ClaimedDelivery = {
   signingSecretSealed: string | null;
   /** The URL is auto-disabled for the account where the event happened. */
   urlDisabled: boolean;
+  /** The HTTP request that caused the event, if one did. */
+  requestId: string | null;
 };
 
 const SQL = `
@@ -52,6 +54,7 @@ select
   s.retries_enabled as "retriesEnabled",
   s.signing_secret_sealed as "signingSecretSealed",
   coalesce(h.is_disabled, false) as "urlDisabled",
+  e.request_id as "requestId",
   (extract(epoch from l.locked_until) * 1000)::float8 as "leaseUntilMs"
 from leased l
 join events e on e.id = l.event_id
