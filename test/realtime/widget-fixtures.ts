@@ -89,11 +89,16 @@ export function connectVisitor(
     close: () => socket.close(),
   };
   return new Promise((resolve, reject) => {
-    socket.once('connect', () => resolve(visitor));
-    socket.once('connect_error', (error) => {
+    // Only the first handshake decides; a failed reconnect attempt later must not close it.
+    const refused = (error: Error) => {
       socket.close();
       reject(error);
+    };
+    socket.once('connect', () => {
+      socket.off('connect_error', refused);
+      resolve(visitor);
     });
+    socket.once('connect_error', refused);
   });
 }
 
