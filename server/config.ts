@@ -45,6 +45,8 @@ export const configSchema = z.object({
   SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
   /** `api`, `worker` or `all`: lets API and worker processes scale separately. */
   ROLE: z.enum(['api', 'worker', 'all']).default('all'),
+  /** Bearer token for `GET /metrics` (root path, Prometheus text); unset = metrics not served. */
+  METRICS_TOKEN: z.string().min(1).optional(),
   /** Webhook retry delays after the first attempt. */
   WEBHOOK_RETRY_SCHEDULE: z.string().default('1m,5m,30m,2h').transform(parseDurations),
   /** Consecutive failed deliveries (after retries) that auto-disable a URL. */

@@ -13,6 +13,7 @@ import { attachUpgrades, buildHttpHost, type HostOptions, type UpgradeHandler } 
 import { PROVIDER_CALLBACK_ROUTES, registerProviderCallbacks } from './http/provider-callbacks.ts';
 import { READY_ROUTE, registerReadiness } from './http/readiness.ts';
 import { registerWidgetPages, WIDGET_PAGE_ROUTES } from './http/widget-pages.ts';
+import { registerMetrics } from './metrics/metrics-route.ts';
 import { loadTlsMaterial } from './http/tls.ts';
 import { createMessagingProvider } from './messaging/provider-client.ts';
 import { createConversationEventFeed } from './realtime/conversation-events.ts';
@@ -161,6 +162,7 @@ export async function startService(config: Config, log: Logger, definition: Serv
           (host) => registerProviderCallbacks(host, services),
           (host) => registerWidgetPages(host, services),
           (host) => widgetGateway.register(host),
+          (host) => registerMetrics(host, config.METRICS_TOKEN, { pool: services.pool, connectedSockets: () => widgetGateway.connectedSockets() }),
           ...(definition.plugins ?? []),
         ],
         plainRoutes: [READY_ROUTE, ...PROVIDER_CALLBACK_ROUTES, ...WIDGET_PAGE_ROUTES, ...(definition.plainRoutes ?? [])],

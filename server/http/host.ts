@@ -19,6 +19,7 @@ import { buildOpenApiDocument, type PlainRoute } from './openapi.ts';
 import { buildOperationTable } from './operations.ts';
 import { registerRestSurface, renderHostError, requestInfo, REST_PREFIX } from './rest.ts';
 import { registerRequestIds, requestIdFor, setRequestIdHeader } from './request-id.ts';
+import { observeRequest } from '../metrics/http-metrics.ts';
 import type { TlsMaterial } from './tls.ts';
 import { registerTrpcHttp } from './trpc-http.ts';
 
@@ -112,6 +113,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
         'request',
       );
     }
+    observeRequest(request, reply, operations);
     done();
   });
 

@@ -19,6 +19,7 @@
 // - GET /api-keys/usage reads the budget without spending it (not counted, never
 //   refused with 429), so a client can always learn when its window resets.
 import { RateLimitedError } from '../errors.ts';
+import { countRateLimitRefusal } from '../metrics/registry.ts';
 
 export const WINDOW_SECONDS = 60;
 export const MAIN_KEY_RATE_LIMIT = 300;
@@ -68,6 +69,7 @@ export function rateLimitHeaders(state: RateLimitState): Record<string, string> 
 /** Throws the 429 (with Retry-After and the RateLimit headers) when a budget refused the request. */
 export function assertWithinBudget(state: RateLimitState): void {
   if (!state.refusedBy) return;
+  countRateLimitRefusal('api_key');
   throw new RateLimitedError({ 'Retry-After': String(secondsUntilReset(state)), ...rateLimitHeaders(state) });
 }
 

@@ -6,6 +6,7 @@
 // widget's budget for everyone else.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { RateLimitedError } from '../errors.ts';
+import { countRateLimitRefusal } from '../metrics/registry.ts';
 import { WINDOW_SECONDS } from '../rate-limit/limits.ts';
 
 /** Messages one visitor of a widget may send per minute. */
@@ -40,5 +41,6 @@ export async function countVisitorMessage(em: EntityManager, widgetId: string, v
   ]);
   if (row!.counted) return;
   const retryAfter = Math.max(1, Math.ceil(row!.window_epoch + WINDOW_SECONDS - row!.now_epoch));
+  countRateLimitRefusal('widget_visitor');
   throw new RateLimitedError({ 'Retry-After': String(retryAfter) });
 }

@@ -1,0 +1,35 @@
+// The process's one metrics registry. Figures counted as they happen (requests,
+// rate-limit refusals) live here for the process's lifetime; figures that belong to
+// the whole deployment (job queue, webhook deliveries) are read from the database at
+// scrape time (scrape-figures.ts), so any API process reports them.
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+export const httpRequests = new Counter({
+  name: 'http_requests_total',
+  help: 'HTTP requests answered, by method, route pattern and status.',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [registry],
+});
+
+export const httpRequestDuration = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'Time from request received to response sent, by method, route pattern and status.',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+
+export const rateLimitRefusals = new Counter({
+  name: 'rate_limit_refusals_total',
+  help: 'Requests refused with 429 by a rate limiter (api_key: a credential or account budget; widget_visitor: a chat-widget visitor).',
+  labelNames: ['limiter'] as const,
+  registers: [registry],
+});
+
+/** Counts one 429 from a rate limiter. */
+export function countRateLimitRefusal(limiter: 'api_key' | 'widget_visitor'): void {
+  rateLimitRefusals.inc({ limiter });
+}

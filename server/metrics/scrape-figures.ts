@@ -1,0 +1,102 @@
+// Figures read at scrape time rather than counted as they happen: they belong to the
+// deployment, not to one process. The job queue and the webhook delivery log are in the
+// database, so any API process reports them, including the work of ROLE=worker processes
+// (which have no HTTP port). Pool and socket figures are this process's own.
+import type pg from 'pg';
+import { Gauge } from 'prom-client';
+import { registry } from './registry.ts';
+
+/** Webhook attempts are counted over this trailing window (the delivery log keeps every attempt). */
+export const WEBHOOK_WINDOW_MINUTES = 5;
+
+export type ScrapeSources = {
+  pool: pg.Pool;
+  /** Chat-widget sockets connected to this process. */
+  connectedSockets(): number;
+};
+
+const jobQueueDepth = new Gauge({
+  name: 'job_queue_depth',
+  help: 'Jobs in the queue (all processes), by task and state: due (waiting for a worker), scheduled (run_at in the future), running (locked by a worker). Permanently failed jobs are not counted.',
+  labelNames: ['task', 'state'] as const,
+  registers: [registry],
+});
+const jobQueueOldestAge = new Gauge({
+  name: 'job_queue_oldest_due_age_seconds',
+  help: 'How long the longest-waiting due job, not yet taken by a worker, has been due (0 when none waits).',
+  registers: [registry],
+});
+const webhookAttempts = new Gauge({
+  name: 'webhook_attempts_recent',
+  help: `Webhook delivery attempts made by any worker in the last ${WEBHOOK_WINDOW_MINUTES} minutes, by outcome (delivered: a 2xx answer; failed: anything else).`,
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+const webhookLatency = new Gauge({
+  name: 'webhook_attempt_duration_seconds_recent',
+  help: `Duration of the webhook delivery attempts of the last ${WEBHOOK_WINDOW_MINUTES} minutes, at the given quantile.`,
+  labelNames: ['quantile'] as const,
+  registers: [registry],
+});
+const poolConnections = new Gauge({
+  name: 'db_pool_connections',
+  help: "This process's database pool: connections by state (total, idle), and callers waiting for one (waiting).",
+  labelNames: ['state'] as const,
+  registers: [registry],
+});
+const widgetSockets = new Gauge({
+  name: 'widget_sockets_connected',
+  help: 'Chat-widget sockets connected to this process.',
+  registers: [registry],
+});
+
+const JOBS_SQL = `
+select t.identifier as task,
+       case when j.locked_at is not null then 'running' when j.run_at <= now() then 'due' else 'scheduled' end as state,
+       count(*)::int as count,
+       coalesce(extract(epoch from now() - min(j.run_at) filter (where j.locked_at is null and j.run_at <= now())), 0)::float8 as oldest
+from graphile_worker._private_jobs j
+join graphile_worker._private_tasks t on t.id = j.task_id
+where j.attempts < j.max_attempts
+group by 1, 2`;
+
+const QUANTILES = [0.5, 0.95, 0.99];
+const WEBHOOK_SQL = `
+select (select count(*) from recent where status_code between 200 and 299)::int as delivered,
+       (select count(*) from recent where status_code is null or status_code not between 200 and 299)::int as failed,
+       (select percentile_cont($1::float8[]) within group (order by duration_ms) from recent) as quantiles
+from (select 1) as one`;
+
+/** Reads the figures into the registry's gauges; called just before the registry is serialized. */
+export async function readScrapeFigures(sources: ScrapeSources): Promise<void> {
+  const { pool } = sources;
+  poolConnections.set({ state: 'total' }, pool.totalCount);
+  poolConnections.set({ state: 'idle' }, pool.idleCount);
+  poolConnections.set({ state: 'waiting' }, pool.waitingCount);
+  widgetSockets.set(sources.connectedSockets());
+
+  const [jobs, webhooks] = await Promise.all([
+    pool.query<{ task: string; state: string; count: number; oldest: number }>(JOBS_SQL),
+    pool.query<{ delivered: number; failed: number; quantiles: number[] | null }>(
+      `with recent as (select status_code, duration_ms from webhook_attempts where created_at > now() - interval '${WEBHOOK_WINDOW_MINUTES} minutes')${WEBHOOK_SQL}`,
+      [QUANTILES],
+    ),
+  ]);
+  // Reset first: a task whose jobs are all done has no series rather than a stale one.
+  jobQueueDepth.reset();
+  let oldest = 0;
+  for (const row of jobs.rows) {
+    jobQueueDepth.set({ task: row.task, state: row.state }, row.count);
+    oldest = Math.max(oldest, row.oldest);
+  }
+  jobQueueOldestAge.set(oldest);
+
+  const [figures] = webhooks.rows;
+  webhookAttempts.set({ outcome: 'delivered' }, figures.delivered);
+  webhookAttempts.set({ outcome: 'failed' }, figures.failed);
+  webhookLatency.reset();
+  QUANTILES.forEach((quantile, index) => {
+    const ms = figures.quantiles?.[index];
+    if (ms !== undefined && ms !== null) webhookLatency.set({ quantile: String(quantile) }, ms / 1000);
+  });
+}
