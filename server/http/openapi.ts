@@ -55,9 +55,10 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Forbidden: plan lacks API access, or outside the key scopes',
   404: 'Not found',
   405: 'Method not allowed',
-  409: 'Already exists, or conflicts with the current state',
+  409: 'Already exists, or conflicts with the current state (or a request with this Idempotency-Key is still being processed)',
   413: 'Request body too large',
   431: 'Request head (URL and headers) too large',
+  422: 'Idempotency-Key already used with a different request',
   429: 'Rate limit exceeded',
   500: 'Server error',
   503: 'Shutting down, or not ready',
@@ -97,6 +98,22 @@ const API_KEY_PARAMETER = {
   required: false,
   description: 'The API key (main or scoped). Alternatives: the X-API-Key header or a bearer token; the query parameter wins when several are sent.',
   schema: { type: 'string' },
+};
+
+/** Optional on every authenticated POST (server/idempotency/idempotent-call.ts). */
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes the POST safe to retry: the first response to this key (status and body, errors included) is replayed for 24 hours ' +
+    'to retries of the same request by the same account, with `Idempotent-Replayed: true`. The same key with a different ' +
+    'request is 422; a retry while the first request is still running is 409. Keys are per account acted on. Refusals made ' +
+    'before the request is the account\'s (401, 403 of plan or key scopes, 429) and 5xx answers are not stored.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+};
+const REPLAYED_HEADER: Json = {
+  'Idempotent-Replayed': { description: '`true` when this is the stored response to an earlier request with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
 };
 
 const USER_ID_PARAMETER = {
@@ -162,11 +179,12 @@ export function buildOpenApiDocument(
     if (!entry) continue;
     const { meta } = operation;
     const isPublic = meta.openapi?.protect === false;
+    const idempotent = !isPublic && operation.method === 'POST';
     const responses = entry.responses ?? {};
     const success = responses['200'];
     for (const key of Object.keys(responses)) delete responses[key];
     if (success) {
-      if (!isPublic) success.headers = RATE_LIMIT_HEADERS;
+      if (!isPublic) success.headers = idempotent ? { ...RATE_LIMIT_HEADERS, ...REPLAYED_HEADER } : RATE_LIMIT_HEADERS;
       responses[String(meta.successStatus ?? 200)] = success;
     }
 
@@ -179,6 +197,8 @@ export function buildOpenApiDocument(
       const status = Number(key.split(':')[0]);
       byStatus.set(status, [...(byStatus.get(status) ?? []), shape]);
     }
+    // Idempotency-Key's own refusals: 409 (still running) and 422 (different request), always in the envelope.
+    if (idempotent) for (const status of [409, 422]) byStatus.set(status, [...(byStatus.get(status) ?? []), 'envelope']);
     for (const [status, found] of [...byStatus].sort(([a], [b]) => a - b)) {
       const shapeList = found.length ? found : [shapes.default ?? 'envelope'];
       // Plan, scope, rate-limit, size and shutdown refusals always use the envelope (errors.ts, http/client-errors.ts).
@@ -206,6 +226,7 @@ export function buildOpenApiDocument(
     }
     if (!isPublic) {
       parameters.push(API_KEY_PARAMETER);
+      if (idempotent) parameters.push(IDEMPOTENCY_KEY_PARAMETER);
       // Agency-only endpoints refuse `userId`.
       if (!meta.agencyOnly && !parameters.some((parameter) => parameter.name === 'userId')) parameters.push(USER_ID_PARAMETER);
     }
@@ -246,7 +267,25 @@ export function buildOpenApiDocument(
       responses,
     };
   }
+  addRequestIdHeader(document.paths);
   return document;
+}
+
+const REQUEST_ID_RESPONSE_HEADER = {
+  description: "The request's id: the caller's `X-Request-Id` when it is 1-128 characters of `A-Z a-z 0-9 . _ : -`, otherwise a generated one. Quote it when reporting a problem.",
+  schema: { type: 'string' },
+};
+
+/** Every answer carries X-Request-Id (server/http/request-id.ts). */
+function addRequestIdHeader(paths: Record<string, Record<string, OperationObject>>): void {
+  for (const pathItem of Object.values(paths)) {
+    for (const operation of Object.values(pathItem)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        // A new object: responses may share their `headers` with other operations.
+        operation.responses![status] = { ...response, headers: { ...(response.headers as Json | undefined), 'X-Request-Id': REQUEST_ID_RESPONSE_HEADER } };
+      }
+    }
+  }
 }
 
 /** `bodyConstraints` of an update: an empty body is 400 "No fields to update". */
