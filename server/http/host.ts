@@ -80,13 +80,12 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
   };
   app = Fastify({
     loggerInstance: services.log,
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: config.TRUST_PROXY ?? false,
     // The caller's X-Request-Id when well formed, else a new one (server/http/request-id.ts).
     requestIdHeader: false,
     genReqId: requestIdFor,
-    requestIdLogLabel: 'requestId',
     // Requests arriving while the host closes get 503 below, through the error renderer.
     return503OnClosing: false,
     forceCloseConnections: 'idle',

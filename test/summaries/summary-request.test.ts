@@ -37,7 +37,8 @@ describe('POST /summaries', () => {
     expect(response.status).toBe(200);
     expect(response.contentType).toBe('application/json; charset=utf-8');
     expect(response.body).toEqual({ success: true, message: 'Summary generation initiated' });
-    expect(await queuedJobs(userId)).toEqual([{ task: 'generate-summary', payload: { accountId: userId, contactId }, max_attempts: 5 }]);
+    // The job carries the request's id (X-Request-Id), for its log lines and events.
+    expect(await queuedJobs(userId)).toEqual([{ task: 'generate-summary', payload: { accountId: userId, contactId, requestId: response.headers.get('x-request-id') }, max_attempts: 5 }]);
   });
 
   test('the contact may be named by email in the body, or by phoneNumber in the query string', async () => {
