@@ -32,7 +32,15 @@ export function createWorkerLiveness(options: { databaseUrl: string; pool: pg.Po
   let sweeping: Promise<void> | null = null;
   let stopped = false;
 
-  const lock = (session: pg.Client, id: string) => session.query('select pg_try_advisory_lock($1, hashtext($2))', [NAMESPACE, id]);
+  // One statement at a time on the session (pg refuses to queue them itself from pg@9).
+  let queue: Promise<unknown> = Promise.resolve();
+  const onSession = (session: pg.Client, text: string, values: unknown[]) => {
+    const run = () => session.query(text, values);
+    const result = queue.then(run, run);
+    queue = result.catch(() => {});
+    return result;
+  };
+  const lock = (session: pg.Client, id: string) => onSession(session, 'select pg_try_advisory_lock($1, hashtext($2))', [NAMESPACE, id]);
 
   /** The session holding this process's locks; a new one (taking them all again) after it was lost. */
   const session = (): Promise<pg.Client> => {
@@ -100,7 +108,7 @@ export function createWorkerLiveness(options: { databaseUrl: string; pool: pg.Po
     },
     remove(id) {
       ids.delete(id);
-      if (client) client.query('select pg_advisory_unlock($1, hashtext($2))', [NAMESPACE, id]).catch(() => {});
+      if (client) onSession(client, 'select pg_advisory_unlock($1, hashtext($2))', [NAMESPACE, id]).catch(() => {});
     },
     async start() {
       await session();
