@@ -1,6 +1,7 @@
 // The one way a message is written (API reads, chat widget, template sends):
 // it lands in the contact's open chat session, opening one when none is open,
 // and its events are written in the same transaction.
+import { TransactionPropagation } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ChatSession, Message } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
@@ -40,6 +41,7 @@ export type RecordedMessage = { messageId: string; sessionId: string; sessionOpe
  * message of the same session (later inbound messages answer nothing new).
  */
 export async function recordMessage(em: EntityManager, accountId: string, input: RecordMessageInput): Promise<RecordedMessage> {
+  // In a caller's transaction, part of it (no savepoint: every caller's failure aborts the whole).
   return em.transactional(async (tx) => {
     // The contact's row lock serialises its messages, so two at once cannot both open a session.
     const contact = await lockContact(tx, accountId, input.contactId);
@@ -98,5 +100,5 @@ export async function recordMessage(em: EntityManager, accountId: string, input:
       await emit(tx, accountId, 'Replies', { ...data, in_reply_to: previous.id });
     }
     return { messageId: message.id, sessionId: session.id, sessionOpened, message };
-  });
+  }, { propagation: TransactionPropagation.REQUIRED });
 }
