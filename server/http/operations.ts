@@ -22,6 +22,11 @@ export type OperationTable = {
   all: Operation[];
   /** The operation for a request, or whether the path exists under another method. */
   match(method: string, pathname: string): { operation?: Operation; pathExists: boolean };
+  /**
+   * The same for one request (its path under /v1), matched once: the REST handler, the error
+   * renderer and the request metrics all ask, and the match scans the table.
+   */
+  matchRequest(request: object & { method: string }, pathname: string): { operation?: Operation; pathExists: boolean };
 };
 
 function segmentPattern(segment: string, optional: boolean): string {
@@ -85,17 +90,24 @@ export function buildOperationTable(router: AnyRouter): OperationTable {
   // static path (`/api-keys/current`) is declared before its parameter twin.
   const byMethod = new Map<string, Operation[]>();
   for (const operation of all) byMethod.set(operation.method, [...(byMethod.get(operation.method) ?? []), operation]);
+  const match: OperationTable['match'] = (method, pathname) => {
+    // Complete paths first, in router order; then paths missing their trailing parameter.
+    const sameMethod = byMethod.get(method) ?? [];
+    const operation =
+      sameMethod.find((candidate) => candidate.pattern.test(pathname)) ??
+      sameMethod.find((candidate) => candidate.loosePattern?.test(pathname));
+    if (operation) return { operation, pathExists: true };
+    const pathExists = all.some((candidate) => candidate.pattern.test(pathname));
+    return { pathExists };
+  };
+  const matched = new WeakMap<object, ReturnType<OperationTable['match']>>();
   return {
     all,
-    match(method, pathname) {
-      // Complete paths first, in router order; then paths missing their trailing parameter.
-      const sameMethod = byMethod.get(method) ?? [];
-      const operation =
-        sameMethod.find((candidate) => candidate.pattern.test(pathname)) ??
-        sameMethod.find((candidate) => candidate.loosePattern?.test(pathname));
-      if (operation) return { operation, pathExists: true };
-      const pathExists = all.some((candidate) => candidate.pattern.test(pathname));
-      return { pathExists };
+    match,
+    matchRequest(request, pathname) {
+      let result = matched.get(request);
+      if (!result) matched.set(request, (result = match(request.method, pathname)));
+      return result;
     },
   };
 }

@@ -107,7 +107,7 @@ export function registerRestSurface(
   const restHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const info = requestInfo(request);
     const pathname = (request.raw.url ?? '/').slice(REST_PREFIX.length).split('?')[0] || '/';
-    const { operation } = operations.match(request.method, pathname);
+    const { operation } = operations.matchRequest(request, pathname);
     if (!operation) {
       const samePath = operations.all.filter((candidate) => candidate.pattern.test(pathname));
       // A path whose operation declares its own 405 body (the incoming widget message) answers in it.
@@ -168,7 +168,7 @@ export function renderHostError(
 ) {
   const pathname = (request.raw.url ?? '/').split('?')[0];
   const shapes = pathname.startsWith(REST_PREFIX + '/')
-    ? operations.match(request.method, pathname.slice(REST_PREFIX.length)).operation?.meta.errorShapes
+    ? operations.matchRequest(request, pathname.slice(REST_PREFIX.length)).operation?.meta.errorShapes
     : undefined;
   return sendRendered(reply, error, shapes, {}, services.log);
 }

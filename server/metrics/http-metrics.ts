@@ -21,7 +21,7 @@ export function routeLabel(request: FastifyRequest, operations: OperationTable):
   if (pattern === undefined) return 'unmatched';
   const pathname = request.url.split('?')[0];
   if (pattern === `${REST_PREFIX}/*`) {
-    const operation = operations.match(request.method, pathname.slice(REST_PREFIX.length)).operation;
+    const operation = operations.matchRequest(request, pathname.slice(REST_PREFIX.length)).operation;
     return operation ? `${REST_PREFIX}${operation.path}` : 'unmatched';
   }
   if (pathname.startsWith(TRPC_PREFIX)) {
