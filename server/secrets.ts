@@ -4,6 +4,7 @@
 // replayed as another.
 import {
   createCipheriv,
+  createHash,
   createDecipheriv,
   createHmac,
   createSecretKey,
@@ -58,6 +59,15 @@ export async function loadMasterSecret(configured: string | undefined, dataDir: 
  */
 function derive(master: Buffer, purpose: string): KeyObject {
   return createSecretKey(Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `messaging-api/${purpose}`, 32)));
+}
+
+/**
+ * Whether a presented token equals a configured one, compared as digests so neither its
+ * length nor its bytes leak through timing (verify tokens, the metrics token).
+ */
+export function sameSecretText(given: string, expected: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  return timingSafeEqual(digest(given), digest(expected));
 }
 
 export function createSecrets(master: Buffer): Secrets {

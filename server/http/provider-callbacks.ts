@@ -2,11 +2,12 @@
 // GET is its verification handshake; POST carries delivery statuses and inbound
 // messages, signed over the raw body bytes, so these are plain routes reading the
 // raw body rather than procedures.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, ForbiddenError, InvalidInputError, UnauthorizedError } from '../errors.ts';
 import { applyProviderCallback } from '../messaging/callbacks/apply-provider-callback.ts';
 import { readCallbackPayload } from '../messaging/callbacks/read-callback-payload.ts';
+import { sameSecretText } from '../secrets.ts';
 import type { Services } from '../services.ts';
 import { errorResponse, type PlainRoute } from './openapi.ts';
 import { REST_PREFIX } from './rest.ts';
@@ -76,11 +77,6 @@ export function hasValidSignature(rawBody: Buffer, header: unknown, appSecret: s
   return timingSafeEqual(expected, Buffer.from(match[1]!, 'hex'));
 }
 
-/** Constant-time text comparison (digests first, so different lengths compare in equal time too). */
-function sameText(a: string, b: string): boolean {
-  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
-}
-
 function queryText(request: FastifyRequest, name: string): string | undefined {
   const value = (request.query as Record<string, unknown>)[name];
   return typeof value === 'string' ? value : undefined;
@@ -100,7 +96,7 @@ export async function registerProviderCallbacks(app: FastifyInstance, services: 
       const token = config.MESSAGING_VERIFY_TOKEN;
       const challenge = queryText(request, 'hub.challenge');
       const presented = queryText(request, 'hub.verify_token');
-      if (!token || queryText(request, 'hub.mode') !== 'subscribe' || presented === undefined || !sameText(presented, token) || challenge === undefined) {
+      if (!token || queryText(request, 'hub.mode') !== 'subscribe' || presented === undefined || !sameSecretText(presented, token) || challenge === undefined) {
         throw new ForbiddenError('Verification failed', { reason: 'verification_failed' });
       }
       return reply.header('cache-control', 'no-store').type('text/plain; charset=utf-8').send(challenge);
