@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { NotFoundError } from '../errors.ts';
 import { refuseForeignOrigin, type RequestOrigin } from './check-widget-origin.ts';
 import { readSettings, type WidgetSettings } from './widget-settings.ts';
+import { couldBeWidgetId } from './widget-record.ts';
 
 export type PublicWidgetConfig = {
   id: string;
@@ -17,12 +18,9 @@ export type PublicWidgetConfig = {
   position: NonNullable<WidgetSettings['position']>;
 };
 
-/** Longer ids cannot exist; refusing them early keeps junk out of the statement. */
-export const MAX_WIDGET_ID_LENGTH = 200;
-
 export async function readPublicWidgetConfig(pool: pg.Pool, widgetId: string, request: RequestOrigin): Promise<PublicWidgetConfig> {
   const { rows } =
-    widgetId.length > MAX_WIDGET_ID_LENGTH
+    !couldBeWidgetId(widgetId)
       ? { rows: [] }
       : await pool.query<{ id: string; account_id: string; name: string; settings: unknown }>({
           name: 'read-public-widget-config',

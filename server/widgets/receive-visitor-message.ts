@@ -13,7 +13,7 @@ import { refuseForeignOrigin, type RequestOrigin } from './check-widget-origin.t
 import { conversationMessageOf } from './conversation-message.ts';
 import { countVisitorMessage } from './count-visitor-messages.ts';
 import { findOrCreateVisitorContact, WIDGET_CHANNEL } from './find-or-create-visitor.ts';
-import { MAX_WIDGET_ID_LENGTH } from './read-public-widget-config.ts';
+import { MAX_WIDGET_ID_LENGTH } from './widget-record.ts';
 import { readSettings } from './widget-settings.ts';
 
 export const CHAT_WIDGET_MESSAGE_TASK = 'chat_widget_message';

@@ -8,13 +8,17 @@ import { readSettings, type WidgetSettings } from './widget-settings.ts';
 /** Chat widget ids (the `configId` a site embeds) carry this prefix. */
 export const WIDGET_ID_PREFIX = 'cw';
 
+/** Longer ids cannot exist (ours are `cw_` + 26 base32 characters). */
+export const MAX_WIDGET_ID_LENGTH = 200;
+const POSSIBLE_WIDGET_ID = new RegExp(`^[A-Za-z0-9_-]{1,${MAX_WIDGET_ID_LENGTH}}$`);
+
 /**
- * Whether text can be a widget id at all (ids are `cw_` + 26 base32 characters). Paths and
- * socket handshakes that name a widget check this first, so text no id could be (a NUL, a
- * megabyte) is simply not found instead of reaching the database.
+ * Whether text can be a widget id at all. Paths, handshakes and queries that name a widget
+ * check this first, so text no id could be (a NUL, a megabyte) is simply not found instead
+ * of reaching the database.
  */
 export function couldBeWidgetId(text: unknown): text is string {
-  return typeof text === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(text);
+  return typeof text === 'string' && POSSIBLE_WIDGET_ID.test(text);
 }
 
 export type ChatWidgetRecord = {
