@@ -2,10 +2,25 @@
 // localhost generated once into DATA_DIR and reused on every later start.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import selfsigned from 'selfsigned';
+import selfsigned, { type CertificateExtension } from 'selfsigned';
 import type { Config } from '../config.ts';
 
 export type TlsMaterial = { key: string; cert: string; generated: boolean };
+
+/** A TLS server certificate's extensions for localhost, 127.0.0.1 and ::1. */
+export const LOCALHOST_SERVER_EXTENSIONS: CertificateExtension[] = [
+  { name: 'basicConstraints', cA: false },
+  { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+  { name: 'extKeyUsage', serverAuth: true },
+  {
+    name: 'subjectAltName',
+    altNames: [
+      { type: 2, value: 'localhost' },
+      { type: 7, ip: '127.0.0.1' },
+      { type: 7, ip: '::1' },
+    ],
+  },
+];
 
 export async function loadTlsMaterial(config: Config): Promise<TlsMaterial> {
   if (config.TLS_CERT_FILE && config.TLS_KEY_FILE) {
@@ -29,19 +44,7 @@ export async function loadTlsMaterial(config: Config): Promise<TlsMaterial> {
     algorithm: 'sha256',
     notBeforeDate,
     notAfterDate,
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [
-          { type: 2, value: 'localhost' },
-          { type: 7, ip: '127.0.0.1' },
-          { type: 7, ip: '::1' },
-        ],
-      },
-    ],
+    extensions: LOCALHOST_SERVER_EXTENSIONS,
   });
   await mkdir(config.DATA_DIR, { recursive: true });
   await writeFile(keyFile, pems.private, { mode: 0o600 });

@@ -5,6 +5,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import selfsigned from 'selfsigned';
+import { LOCALHOST_SERVER_EXTENSIONS } from '../../server/http/tls.ts';
 
 export type LocalCa = { key: string; cert: string; caFile: string };
 
@@ -22,19 +23,7 @@ export async function createLocalCa(options: { dir: string; name: string; validF
   const leaf = await selfsigned.generate([{ name: 'commonName', value: 'localhost' }], {
     ...common,
     ca: { key: ca.private, cert: ca.cert },
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      {
-        name: 'subjectAltName',
-        altNames: [
-          { type: 2, value: 'localhost' },
-          { type: 7, ip: '127.0.0.1' },
-          { type: 7, ip: '::1' },
-        ],
-      },
-    ],
+    extensions: LOCALHOST_SERVER_EXTENSIONS,
   });
   const caFile = join(options.dir, 'local-ca.pem');
   // The variable holds one file: keep any CA the environment already adds (a proxy's).
