@@ -2,6 +2,7 @@
 // procedure builders that authenticate and authorize from that meta.
 import type { IncomingHttpHeaders } from 'node:http';
 import { initTRPC, TRPCError } from '@trpc/server';
+import { getTRPCErrorFromUnknown } from '@trpc/server/unstable-core-do-not-import';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticate, type Authenticated } from './auth/authenticate.ts';
@@ -87,19 +88,76 @@ const t = initTRPC
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 
+/** What one step of a procedure's middleware chain answers (tRPC's MiddlewareResult). */
+type StepResult = { ok: true; data: unknown } | { ok: false; error: TRPCError };
+type StepOptions = { path: string; type: string; ctx: Context; input?: unknown; getRawInput: () => Promise<unknown>; signal: undefined; batchIndex: number };
+type NextOptions = { ctx?: Record<string, unknown>; input?: unknown; getRawInput?: () => Promise<unknown> };
+type Step = (opts: StepOptions & { meta: unknown; next(nextOptions?: NextOptions): Promise<StepResult> }) => Promise<StepResult>;
+
+/** A procedure of the router as the HTTP surfaces call it: its type, meta and middleware chain. */
+export type CallableProcedure = { _def: { type: 'query' | 'mutation' | 'subscription'; meta?: ProcedureMeta; middlewares: Step[] } };
+
+/** The error when a chain ends without a result (a middleware that did not return `next()`). */
+const NO_RESULT = 'No result from middlewares - did you forget to `return next()`?';
+
+/**
+ * Calls a procedure the way tRPC's own procedure caller does: each middleware in turn
+ * (`.use()` steps, then input parsing, output parsing and the resolver), `next()` moving
+ * on with any ctx, input or raw input it passes, a thrown error ending the chain as a
+ * failed result. Both HTTP surfaces call procedures through this. tRPC's published build
+ * down-levels its two object spreads per step to a helper that cost more server CPU than
+ * the rest of the chain together (bench/results); these are native, and a `next()` without
+ * options passes the step's options on as they are.
+ */
+export async function callProcedure(procedure: CallableProcedure, call: { path: string; ctx: Context; input: unknown }): Promise<unknown> {
+  const def = procedure._def;
+  const input = call.input;
+  const start: StepOptions = { path: call.path, type: def.type, ctx: call.ctx, input: undefined, getRawInput: async () => input, signal: undefined, batchIndex: 0 };
+  const runStep = async (index: number, opts: StepOptions): Promise<StepResult> => {
+    try {
+      return await def.middlewares[index]!({
+        ...opts,
+        meta: def.meta,
+        next: (nextOptions) =>
+          runStep(
+            index + 1,
+            nextOptions
+              ? {
+                  ...opts,
+                  ctx: nextOptions.ctx ? ({ ...opts.ctx, ...nextOptions.ctx } as Context) : opts.ctx,
+                  input: 'input' in nextOptions ? nextOptions.input : opts.input,
+                  getRawInput: nextOptions.getRawInput ?? opts.getRawInput,
+                }
+              : opts,
+          ),
+      });
+    } catch (cause) {
+      return { ok: false, error: getTRPCErrorFromUnknown(cause) };
+    }
+  };
+  const result = await runStep(0, start);
+  if (!result) throw new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: NO_RESULT });
+  if (!result.ok) throw result.error;
+  return result.data;
+}
+
 /** A domain error as the TRPCError tRPC reports, with the matching code and the ApiError as cause. */
 function toTrpcError(error: ApiError): TRPCError {
   return new TRPCError({ code: trpcCodeFor(error.status), message: error.message, cause: error });
 }
 
 /**
- * One middleware ahead of every procedure (one step of tRPC's chain, which copies its
- * options at each step): the input rules of server/input-rules.ts run before
- * authentication, which sends `userId` and the key to SQL; then domain errors from
- * the rest of the chain become TRPCErrors with the matching code, and zod's input
- * errors say what the endpoints say.
+ * What every procedure does around its own work, in the first step of its chain (tRPC
+ * copies a step's options at each step, so there is one): the input rules of
+ * server/input-rules.ts run before `work` (which authenticates, sending `userId` and the
+ * key to SQL); then domain errors from the rest of the chain become TRPCErrors with the
+ * matching code, and zod's input errors say what the endpoints say.
  */
-const requestBoundary = t.middleware(async ({ ctx, getRawInput, next }) => {
+async function atRequestBoundary<R extends { ok: boolean; error?: TRPCError }>(
+  ctx: Context,
+  getRawInput: () => Promise<unknown>,
+  work: () => Promise<R>,
+): Promise<R> {
   let rawInput: unknown;
   try {
     rawInput = await getRawInput();
@@ -110,45 +168,48 @@ const requestBoundary = t.middleware(async ({ ctx, getRawInput, next }) => {
     }
     throw error;
   }
+  let result: R;
   try {
     checkRequestInput(rawInput, ctx.request.query);
+    result = await work();
   } catch (error) {
     throw error instanceof ApiError ? toTrpcError(error) : error;
   }
-  const result = await next();
   if (result.ok) return result;
-  const cause = result.error.cause;
+  const cause = result.error?.cause;
   if (cause instanceof ApiError) throw toTrpcError(cause);
-  if (cause instanceof ZodError && result.error.code === 'BAD_REQUEST') {
+  if (cause instanceof ZodError && result.error?.code === 'BAD_REQUEST') {
     throw toTrpcError(new InvalidInputError(describeZodError(cause, rawInput)));
   }
   return result;
-});
+}
 
-export const publicProcedure = t.procedure.use(requestBoundary);
+export const publicProcedure = t.procedure.use(({ ctx, getRawInput, next }) => atRequestBoundary(ctx, getRawInput, () => next()));
 
 export type AuthedContext = Context & Authenticated & { em: EntityManager };
 
 /**
  * Authenticates, counts the request against its rate limits, applies the key's
  * scopes to this procedure's meta, and selects the account (and checks any
- * target account the meta names in the raw input). It is the first
- * middleware, so authorization is decided before `.input()` parses anything.
+ * target account the meta names in the raw input). It runs in the first step, so
+ * authorization is decided before `.input()` parses anything.
  */
-export const accountProcedure = publicProcedure.use(async ({ ctx, meta, next, getRawInput }) => {
-  const auth = await authenticate(ctx.services, ctx.request, meta, {
-    count: meta?.rateLimit !== 'uncounted',
-    responseHeaders: ctx.responseHeaders,
-    readInput: getRawInput,
-  });
-  extendContext(ctx, auth);
-  // Claimed once the account acted on is known, before the procedure runs; the adapter stores the response.
-  if (ctx.idempotency) {
-    await claimIdempotencyKey(ctx.services.pool, ctx.idempotency, { accountId: auth.account.id, credentialAccountId: auth.credential.accountId }, await getRawInput());
-  }
-  // The same context object goes on: a ctx passed to next() would be spread, running the getter.
-  return next() as ReturnType<typeof next<Authenticated & { em: EntityManager }>>;
-});
+export const accountProcedure = t.procedure.use(({ ctx, meta, next, getRawInput }) =>
+  atRequestBoundary(ctx, getRawInput, async () => {
+    const auth = await authenticate(ctx.services, ctx.request, meta, {
+      count: meta?.rateLimit !== 'uncounted',
+      responseHeaders: ctx.responseHeaders,
+      readInput: getRawInput,
+    });
+    extendContext(ctx, auth);
+    // Claimed once the account acted on is known, before the procedure runs; the adapter stores the response.
+    if (ctx.idempotency) {
+      await claimIdempotencyKey(ctx.services.pool, ctx.idempotency, { accountId: auth.account.id, credentialAccountId: auth.credential.accountId }, await getRawInput());
+    }
+    // The same context object goes on: a ctx passed to next() would be spread, running the getter.
+    return next() as ReturnType<typeof next<Authenticated & { em: EntityManager }>>;
+  }),
+);
 
 /**
  * The request's context extended in place with the caller and a lazy `em`: the

@@ -42,6 +42,9 @@ export async function startBareServer(databaseUrl: string, certificateDir: strin
       TLS_KEY_FILE: path.join(certificateDir, 'tls-key.pem'),
     },
     /bare listening on (https:\/\/\S+)/,
+    undefined,
+    // BENCH_BARE_CPU_PROF=<dir>: the same for the baseline, to compare profiles.
+    globalThis.process.env.BENCH_BARE_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${globalThis.process.env.BENCH_BARE_CPU_PROF}`] : [],
   );
   return { process, origin: new URL(process.ready[1]).origin, dataDir: certificateDir };
 }

@@ -12,7 +12,7 @@ import type { AnyRouter } from '@trpc/server';
 import { ApiError, renderError, type ErrorShapes, type RenderedError } from '../errors.ts';
 import { finishIdempotentCall, idempotentCallFor, replayedHeaders } from '../idempotency/idempotent-call.ts';
 import type { Services } from '../services.ts';
-import { createContext, type Context, type RequestInfo } from '../trpc.ts';
+import { callProcedure, createContext, type CallableProcedure, type RequestInfo } from '../trpc.ts';
 import { unservedMethodError } from './client-errors.ts';
 import { pathParameters, type Operation, type OperationTable } from './operations.ts';
 
@@ -88,12 +88,6 @@ export function requestInfo(request: FastifyRequest): RequestInfo {
   };
 }
 
-/** A procedure as tRPC's caller invokes it (getRawInput, ctx, path, type). */
-type Procedure = {
-  (opts: { path: string; getRawInput: () => Promise<unknown>; ctx: Context; type: string; signal: undefined; batchIndex: number }): Promise<unknown>;
-  _def: { type: string };
-};
-
 export function registerRestSurface(
   app: FastifyInstance,
   services: Services,
@@ -102,7 +96,7 @@ export function registerRestSurface(
 ): void {
   // Each operation's procedure, called as tRPC's server-side caller calls it; the caller
   // itself would build a recursive proxy per request and look the path up again.
-  const procedures = router._def.procedures as Record<string, Procedure>;
+  const procedures = router._def.procedures as Record<string, CallableProcedure>;
 
   const restHandler = async (request: FastifyRequest, reply: FastifyReply) => {
     const info = requestInfo(request);
@@ -131,15 +125,7 @@ export function registerRestSurface(
     // Idempotency-Key on a POST: the middleware claims the key, the response is stored below (server/idempotency).
     if (operation.method === 'POST') ctx.idempotency = idempotentCallFor(request.headers, `POST ${REST_PREFIX}${pathname}`);
     try {
-      const procedure = procedures[operation.procedurePath]!;
-      const data = await procedure({
-        path: operation.procedurePath,
-        getRawInput: async () => input,
-        ctx,
-        type: procedure._def.type,
-        signal: undefined,
-        batchIndex: 0,
-      });
+      const data = await callProcedure(procedures[operation.procedurePath]!, { path: operation.procedurePath, ctx, input });
       const status = operation.meta.successStatus ?? 200;
       const body = JSON.stringify(data);
       await finishIdempotentCall(services.pool, ctx.idempotency, { status, contentType: 'application/json; charset=utf-8', body, headers: {} }, services.log);

@@ -11,14 +11,9 @@ import type { AnyRouter } from '@trpc/server';
 import { fastifyRequestHandler } from '@trpc/server/adapters/fastify';
 import { getErrorShape, getTRPCErrorFromUnknown, type TRPCError } from '@trpc/server/unstable-core-do-not-import';
 import { finishIdempotentCall, idempotentCallFor, replayedHeaders } from '../idempotency/idempotent-call.ts';
-import type { Context } from '../trpc.ts';
+import { callProcedure, type CallableProcedure, type Context } from '../trpc.ts';
 
 export const TRPC_PREFIX = '/trpc';
-
-type Procedure = {
-  (opts: { path: string; getRawInput: () => Promise<unknown>; ctx: Context; type: string; signal: undefined; batchIndex: number }): Promise<unknown>;
-  _def: { type: 'query' | 'mutation' | 'subscription' };
-};
 
 export type TrpcHttpOptions = {
   router: AnyRouter;
@@ -44,7 +39,7 @@ function singleCallInput(request: FastifyRequest, query: URLSearchParams): unkno
 }
 
 export async function registerTrpcHttp(app: FastifyInstance, options: TrpcHttpOptions): Promise<void> {
-  const procedures = options.router._def.procedures as Record<string, Procedure>;
+  const procedures = options.router._def.procedures as Record<string, CallableProcedure>;
   const config = options.router._def._config;
   const fallbackOptions = {
     router: options.router,
@@ -73,7 +68,7 @@ export async function registerTrpcHttp(app: FastifyInstance, options: TrpcHttpOp
     let status = 200;
     let body: string;
     try {
-      const data = await procedure({ path, getRawInput: async () => input, ctx, type: procedure._def.type, signal: undefined, batchIndex: 0 });
+      const data = await callProcedure(procedure, { path, ctx, input });
       body = JSON.stringify({ result: { data } });
     } catch (cause) {
       const replay = ctx.idempotency?.replay;
