@@ -18,9 +18,12 @@ export const BENCH_SECRET_KEY = 'bench-secret-key-0123456789abcdef-0123456789';
 
 export const CONTACTS_PER_ACCOUNT = 5;
 
-/** Seeded contacts' numbers: +1 415 20000NN (NN = 0..4), the same in every account. */
-export function seededPhone(index: number): string {
-  return `+1415${2_000_000 + index}`;
+/**
+ * Seeded contacts' numbers: +1 415 2xxxxxx, a different one for each contact of each
+ * account, so lookups go over as many distinct numbers as contacts (15,000 for 3,000 accounts).
+ */
+export function seededPhone(account: number, index: number): string {
+  return `+1415${2_000_000 + account * CONTACTS_PER_ACCOUNT + index}`;
 }
 
 export async function startBenchDatabase(): Promise<{ url: string; dataDir: string }> {
@@ -51,7 +54,7 @@ export async function seedAccounts(databaseUrl: string, accounts: number): Promi
       for (let i = next++; i < accounts; i = next++) {
         const created = await createAccount(services.orm.em.fork(), services.secrets, { email: `bench-${runId}-${i}@example.com` });
         accountIds[i] = created.userId;
-        const phones = Array.from({ length: CONTACTS_PER_ACCOUNT }, (_, c) => seededPhone(c));
+        const phones = Array.from({ length: CONTACTS_PER_ACCOUNT }, (_, c) => seededPhone(i, c));
         targets[i] = { apiKey: created.apiKey, listId: newId('lst'), phones };
       }
     };
@@ -64,11 +67,11 @@ export async function seedAccounts(databaseUrl: string, accounts: number): Promi
     const contactIds: string[] = [];
     const contactAccounts: string[] = [];
     const contactPhones: string[] = [];
-    for (const accountId of accountIds) {
+    for (const [i, accountId] of accountIds.entries()) {
       for (let c = 0; c < CONTACTS_PER_ACCOUNT; c++) {
         contactIds.push(newId('ct'));
         contactAccounts.push(accountId);
-        contactPhones.push(seededPhone(c));
+        contactPhones.push(seededPhone(i, c));
       }
     }
     await services.pool.query(

@@ -2,7 +2,7 @@
 // procedure builders that authenticate and authorize from that meta.
 import type { IncomingHttpHeaders } from 'node:http';
 import { initTRPC, TRPCError } from '@trpc/server';
-import { getTRPCErrorFromUnknown } from '@trpc/server/unstable-core-do-not-import';
+import { getParseFn, getTRPCErrorFromUnknown } from '@trpc/server/unstable-core-do-not-import';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticate, type Authenticated } from './auth/authenticate.ts';
@@ -63,8 +63,34 @@ export type Context = {
   idempotency?: IdempotentCall;
 };
 
+/**
+ * A request's context. Authentication fills in the caller (AuthedContext); `em`, the
+ * request's EntityManager, is forked on first use, so a procedure that reads only through
+ * hot-path SQL never forks one. A class, so that every context has the same shape and
+ * `em` is one getter on the prototype rather than a property defined per request.
+ */
+class RequestContext implements Context {
+  services: Services;
+  request: RequestInfo;
+  responseHeaders: Record<string, string> = {};
+  idempotency?: IdempotentCall;
+  credential?: Authenticated['credential'];
+  account?: Authenticated['account'];
+  rateLimit?: Authenticated['rateLimit'];
+  #em: EntityManager | undefined = undefined;
+
+  constructor(services: Services, request: RequestInfo) {
+    this.services = services;
+    this.request = request;
+  }
+
+  get em(): EntityManager {
+    return (this.#em ??= this.services.orm.em.fork());
+  }
+}
+
 export function createContext(services: Services, request: RequestInfo): Context {
-  return { services, request, responseHeaders: {} };
+  return new RequestContext(services, request);
 }
 
 const t = initTRPC
@@ -92,13 +118,44 @@ export const createCallerFactory = t.createCallerFactory;
 type StepResult = { ok: true; data: unknown } | { ok: false; error: TRPCError };
 type StepOptions = { path: string; type: string; ctx: Context; input?: unknown; getRawInput: () => Promise<unknown>; signal: undefined; batchIndex: number };
 type NextOptions = { ctx?: Record<string, unknown>; input?: unknown; getRawInput?: () => Promise<unknown> };
-type Step = (opts: StepOptions & { meta: unknown; next(nextOptions?: NextOptions): Promise<StepResult> }) => Promise<StepResult>;
+type Step = ((opts: StepOptions & { meta: unknown; next(nextOptions?: NextOptions): Promise<StepResult> }) => Promise<StepResult>) & { _type?: string };
+type ProcedureDef = { type: 'query' | 'mutation' | 'subscription'; meta?: ProcedureMeta; middlewares: Step[]; output?: unknown };
 
 /** A procedure of the router as the HTTP surfaces call it: its type, meta and middleware chain. */
-export type CallableProcedure = { _def: { type: 'query' | 'mutation' | 'subscription'; meta?: ProcedureMeta; middlewares: Step[] } };
+export type CallableProcedure = { _def: ProcedureDef };
 
 /** The error when a chain ends without a result (a middleware that did not return `next()`). */
 const NO_RESULT = 'No result from middlewares - did you forget to `return next()`?';
+
+const chains = new WeakMap<ProcedureDef, Step[]>();
+
+/**
+ * A procedure's steps as callProcedure runs them: its own, except that the output check
+ * is this module's copy of tRPC's (same parse, same error), which copies the result with
+ * a native spread instead of the down-levelled one.
+ */
+function stepsOf(def: ProcedureDef): Step[] {
+  let steps = chains.get(def);
+  if (!steps) {
+    const outputSteps = def.middlewares.filter((step) => step._type === 'output').length;
+    const parseOutput = outputSteps === 1 && def.output !== undefined ? getParseFn(def.output as Parameters<typeof getParseFn>[0]) : undefined;
+    steps = def.middlewares.map((step) => (parseOutput && step._type === 'output' ? outputStep(parseOutput) : step));
+    chains.set(def, steps);
+  }
+  return steps;
+}
+
+function outputStep(parse: (value: unknown) => unknown): Step {
+  return async ({ next }) => {
+    const result = await next();
+    if (!result.ok) return result;
+    try {
+      return { ...result, data: await parse(result.data) };
+    } catch (cause) {
+      throw new TRPCError({ message: 'Output validation failed', code: 'INTERNAL_SERVER_ERROR', cause });
+    }
+  };
+}
 
 /**
  * Calls a procedure the way tRPC's own procedure caller does: each middleware in turn
@@ -111,11 +168,12 @@ const NO_RESULT = 'No result from middlewares - did you forget to `return next()
  */
 export async function callProcedure(procedure: CallableProcedure, call: { path: string; ctx: Context; input: unknown }): Promise<unknown> {
   const def = procedure._def;
+  const steps = stepsOf(def);
   const input = call.input;
   const start: StepOptions = { path: call.path, type: def.type, ctx: call.ctx, input: undefined, getRawInput: async () => input, signal: undefined, batchIndex: 0 };
   const runStep = async (index: number, opts: StepOptions): Promise<StepResult> => {
     try {
-      return await def.middlewares[index]!({
+      return await steps[index]!({
         ...opts,
         meta: def.meta,
         next: (nextOptions) =>
@@ -211,17 +269,7 @@ export const accountProcedure = t.procedure.use(({ ctx, meta, next, getRawInput 
   }),
 );
 
-/**
- * The request's context extended in place with the caller and a lazy `em`: the
- * EntityManager is forked on first use, so a procedure that reads only through
- * hot-path SQL never forks one.
- */
+/** The request's context with the caller filled in (RequestContext declares the fields). */
 function extendContext(ctx: Context, auth: Authenticated): void {
-  let em: EntityManager | undefined;
   Object.assign(ctx, auth);
-  Object.defineProperty(ctx, 'em', {
-    enumerable: true,
-    configurable: true,
-    get: () => (em ??= ctx.services.orm.em.fork()),
-  });
 }
