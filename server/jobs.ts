@@ -15,16 +15,28 @@ export type JobOptions = {
 /** Payload field naming the HTTP request that queued the job, for following it through the logs. */
 export const REQUEST_ID_FIELD = 'requestId';
 
-export async function enqueueJob(em: EntityManager, task: string, payload: unknown, options: JobOptions = {}): Promise<void> {
+/**
+ * A job's payload as JSON text, naming the request being served (if any). Object payloads
+ * only: a task given an array or a scalar gets exactly what it was sent.
+ */
+export function jobPayloadJson(payload: unknown): string {
   const requestId = currentRequestId();
-  // Object payloads only: a task given an array or a scalar gets exactly what it was sent.
   const isObject = typeof payload === 'object' && payload !== null && !Array.isArray(payload);
   if (requestId && (payload === undefined || payload === null || isObject)) payload = { ...(payload as object | null), [REQUEST_ID_FIELD]: requestId };
+  return JSON.stringify(payload ?? {});
+}
+
+/** The SQL call adding a job by task name, JSON payload (jobPayloadJson) and job key, for statements that write the change too. */
+export function addJobSql(task: string, payload: string, jobKey: string): string {
+  return `graphile_worker.add_job(${task}, ${payload}::json, job_key => ${jobKey})`;
+}
+
+export async function enqueueJob(em: EntityManager, task: string, payload: unknown, options: JobOptions = {}): Promise<void> {
   await em.execute(
     `select graphile_worker.add_job(?, ?::json, queue_name => ?, run_at => ?::timestamptz, max_attempts => ?, job_key => ?)`,
     [
       task,
-      JSON.stringify(payload ?? {}),
+      jobPayloadJson(payload),
       options.queueName ?? null,
       options.runAt?.toISOString() ?? null,
       options.maxAttempts ?? null,

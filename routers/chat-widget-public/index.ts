@@ -113,7 +113,7 @@ export const chatWidgetPublicRouter = router({
       const ownerId = input.userId ?? ctx.request.query.get('userId') ?? undefined;
       // Widget traffic counts in rate_counters too, so it also clears out old windows (at most once a minute).
       sweepOldWindows(ctx.services.pool, ctx.services.log);
-      const received = await receiveVisitorMessage(ctx.services.orm.em.fork(), ownerId || undefined, input, originOf(ctx.request));
+      const received = await receiveVisitorMessage(ctx.services.pool, ownerId || undefined, input, originOf(ctx.request));
       return { success: true as const, messageId: received.messageId };
     }),
 

@@ -53,6 +53,14 @@ export async function emit(
 }
 
 /**
+ * SQL completing an event payload without its `user` block (newEventRow's) with that
+ * block, read from the account row `account` (an alias with id, email and name).
+ */
+export function payloadWithUserSql(payload: string, account: string): string {
+  return `${payload} || jsonb_build_object('user', jsonb_build_object('id', ${account}.id, 'email', ${account}.email, 'name', ${account}.name))`;
+}
+
+/**
  * A new event's id and payload without its `user` block, for statements that write the
  * event in SQL and fill `user` from the account row they read anyway.
  */

@@ -35,7 +35,13 @@ export type ChatMessageRecord = {
   status: string;
 };
 
-export function toChatMessage(message: Message): ChatMessageRecord {
+/** The fields of a stored message that its records and event blocks show. */
+export type ShownMessage = Pick<
+  Message,
+  'id' | 'body' | 'direction' | 'createdAt' | 'type' | 'channel' | 'status' | 'sender' | 'mediaUrl' | 'mediaContentType' | 'externalId'
+>;
+
+export function toChatMessage(message: ShownMessage): ChatMessageRecord {
   return {
     id: message.id,
     body: message.body,
@@ -48,7 +54,7 @@ export function toChatMessage(message: Message): ChatMessageRecord {
 }
 
 /** The `message` block of New Message and Replies events. */
-export function toMessageEventData(message: Message, sessionId: string) {
+export function toMessageEventData(message: ShownMessage, sessionId: string) {
   return {
     ...toChatMessage(message),
     session_id: sessionId,

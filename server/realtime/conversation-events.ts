@@ -52,6 +52,19 @@ export async function publishConversationEvents(em: EntityManager, events: Conve
   await em.execute(`select ${payloads.map(() => 'pg_notify(?, ?)').join(', ')}`, payloads.flatMap((payload) => [CHANNEL, payload]));
 }
 
+/**
+ * The same announcement as part of a statement that also writes the change: select-list
+ * SQL calling pg_notify for each event in order, with numbered parameters from `$first`,
+ * and the values of those parameters.
+ */
+export function conversationNotifySql(events: ConversationEvent[], first: number): { sql: string; values: string[] } {
+  const payloads = events.map(notificationPayload);
+  return {
+    sql: payloads.map((_, index) => `pg_notify($${first}::text, $${first + 1 + index}::text)`).join(', '),
+    values: [CHANNEL, ...payloads],
+  };
+}
+
 function notificationPayload(event: ConversationEvent): string {
   let payload = JSON.stringify(event);
   if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {

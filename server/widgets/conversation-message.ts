@@ -34,7 +34,9 @@ export function toConversationMessage(row: ConversationMessageRow): Conversation
 }
 
 /** A message just stored (its entity), without reading it back. */
-export function conversationMessageOf(message: Message): ConversationMessage {
+export function conversationMessageOf(
+  message: Pick<Message, 'id' | 'body' | 'mediaUrl' | 'mediaContentType' | 'type' | 'direction' | 'status' | 'createdAt'>,
+): ConversationMessage {
   return toConversationMessage({
     id: message.id,
     body: message.body,

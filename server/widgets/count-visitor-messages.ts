@@ -4,7 +4,7 @@
 // message in the visitor's bucket and, when that counted, in the widget's bucket; a
 // message a bucket refuses is not counted further, so one noisy visitor does not eat the
 // widget's budget for everyone else.
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type pg from 'pg';
 import { RateLimitedError } from '../errors.ts';
 import { countRateLimitRefusal } from '../metrics/registry.ts';
 import { WINDOW_SECONDS } from '../rate-limit/limits.ts';
@@ -19,12 +19,12 @@ with clock as (
   select now() as now, to_timestamp(floor(extract(epoch from now()) / ${WINDOW_SECONDS}) * ${WINDOW_SECONDS}) as window_start
 ), visitor_hit as (
   insert into rate_counters as c (bucket, window_start, count)
-  select ?, clock.window_start, 1 from clock
+  select $1, clock.window_start, 1 from clock
   on conflict (bucket, window_start) do update set count = c.count + 1 where c.count < ${VISITOR_MESSAGES_PER_MINUTE}
   returning c.count
 ), widget_hit as (
   insert into rate_counters as c (bucket, window_start, count)
-  select ?, clock.window_start, 1 from clock, visitor_hit
+  select $2, clock.window_start, 1 from clock, visitor_hit
   on conflict (bucket, window_start) do update set count = c.count + 1 where c.count < ${WIDGET_MESSAGES_PER_MINUTE}
   returning c.count
 )
@@ -34,11 +34,13 @@ select extract(epoch from clock.now)::float8 as now_epoch,
 from clock`;
 
 /** Counts one visitor message, or refuses it with 429 and Retry-After (seconds until the window resets). */
-export async function countVisitorMessage(em: EntityManager, widgetId: string, visitorId: string): Promise<void> {
-  const [row] = await em.execute<{ now_epoch: number; window_epoch: number; counted: boolean }[]>(COUNT_VISITOR_MESSAGE, [
-    `widget-visitor:${widgetId}:${visitorId}`,
-    `widget:${widgetId}`,
-  ]);
+export async function countVisitorMessage(pool: pg.Pool, widgetId: string, visitorId: string): Promise<void> {
+  const { rows } = await pool.query<{ now_epoch: number; window_epoch: number; counted: boolean }>({
+    name: 'count-visitor-message',
+    text: COUNT_VISITOR_MESSAGE,
+    values: [`widget-visitor:${widgetId}:${visitorId}`, `widget:${widgetId}`],
+  });
+  const row = rows[0];
   if (row!.counted) return;
   const retryAfter = Math.max(1, Math.ceil(row!.window_epoch + WINDOW_SECONDS - row!.now_epoch));
   countRateLimitRefusal('widget_visitor');

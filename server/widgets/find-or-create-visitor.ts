@@ -1,34 +1,66 @@
 // A widget visitor's contact: known by widget and visitor id, with no phone number. The
 // unique (chat_widget_id, widget_visitor_id) constraint makes two first messages at once
 // create one contact: the second insert waits for the first and then finds its row.
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type pg from 'pg';
 import { newId } from '../db/ids.ts';
-import { emit } from '../events/emit.ts';
+import { newEventRow, payloadWithUserSql } from '../events/emit.ts';
+import type { ContactEventBlock } from '../messages/contact-event-data.ts';
 
 export const WIDGET_CHANNEL = 'chat_widget';
 
-export type VisitorContact = { contactId: string; created: boolean };
+/** The visitor's contact, locked for the rest of the transaction: what a message's events show of it. */
+export type VisitorContact = { block: ContactEventBlock; isBotActive: boolean; created: boolean };
 
-/** Call inside the transaction of the visitor's message, so Contact Created commits with it. */
-export async function findOrCreateVisitorContact(em: EntityManager, accountId: string, widgetId: string, visitorId: string): Promise<VisitorContact> {
+type ContactRow = { id: string; phone_number: string | null; email: string | null; first_name: string; last_name: string; is_bot_active: boolean };
+const CONTACT_COLUMNS = 'id, phone_number, email, first_name, last_name, is_bot_active';
+
+const LOCK_VISITOR_CONTACT = {
+  name: 'lock-visitor-contact',
+  text: `select ${CONTACT_COLUMNS} from contacts where chat_widget_id = $1 and widget_visitor_id = $2 and account_id = $3 for update`,
+};
+
+// The new contact and its Contact Created event; a row another transaction inserted first
+// makes this insert nothing (after that transaction commits).
+const INSERT_VISITOR_CONTACT = {
+  name: 'insert-visitor-contact',
+  text: `with contact as (
+  insert into contacts (id, account_id, phone_number, channel, chat_widget_id, widget_visitor_id)
+  values ($1, $2, null, $3, $4, $5)
+  on conflict (chat_widget_id, widget_visitor_id) do nothing
+  returning ${CONTACT_COLUMNS}
+), event as (
+  insert into events (id, account_id, name, payload, request_id)
+  select $6, a.id, $7, ${payloadWithUserSql('$8::jsonb', 'a')}, $9::text from accounts a, contact where a.id = $2
+)
+select ${CONTACT_COLUMNS} from contact`,
+};
+
+function visitorContact(row: ContactRow, created: boolean): VisitorContact {
+  const block = { id: row.id, phone_number: row.phone_number, email: row.email, first_name: row.first_name, last_name: row.last_name };
+  return { block, isBotActive: row.is_bot_active, created };
+}
+
+/**
+ * Call inside the transaction of the visitor's message: the contact row stays locked until
+ * it ends (as lockContact locks it for every message), and Contact Created commits with it.
+ */
+export async function findOrCreateVisitorContact(client: pg.ClientBase, accountId: string, widgetId: string, visitorId: string): Promise<VisitorContact> {
+  const lookup = { ...LOCK_VISITOR_CONTACT, values: [widgetId, visitorId, accountId] };
+  const [known] = (await client.query<ContactRow>(lookup)).rows;
+  if (known) return visitorContact(known, false);
+
   const contactId = newId('ct');
-  const inserted = await em.execute<{ id: string }[]>(
-    `insert into contacts (id, account_id, phone_number, channel, chat_widget_id, widget_visitor_id)
-     values (?, ?, null, ?, ?, ?)
-     on conflict (chat_widget_id, widget_visitor_id) do nothing
-     returning id`,
-    [contactId, accountId, WIDGET_CHANNEL, widgetId, visitorId],
-  );
-  if (inserted.length) {
-    await emit(em, accountId, 'Contact Created', {
-      contact: { id: contactId, phone_number: null, email: null, lists: [], chat_widget_id: widgetId, widget_visitor_id: visitorId },
-    });
-    return { contactId, created: true };
-  }
-  const [existing] = await em.execute<{ id: string }[]>(
-    'select id from contacts where chat_widget_id = ? and widget_visitor_id = ? and account_id = ?',
-    [widgetId, visitorId, accountId],
-  );
-  if (!existing) throw new Error('visitor contact vanished between insert and select');
-  return { contactId: existing.id, created: false };
+  const event = newEventRow('Contact Created', {
+    contact: { id: contactId, phone_number: null, email: null, lists: [], chat_widget_id: widgetId, widget_visitor_id: visitorId },
+  });
+  const [inserted] = (
+    await client.query<ContactRow>({
+      ...INSERT_VISITOR_CONTACT,
+      values: [contactId, accountId, WIDGET_CHANNEL, widgetId, visitorId, event.id, event.name, JSON.stringify(event.payload), event.requestId],
+    })
+  ).rows;
+  if (inserted) return visitorContact(inserted, true);
+  const [concurrent] = (await client.query<ContactRow>(lookup)).rows;
+  if (!concurrent) throw new Error('visitor contact vanished between insert and select');
+  return visitorContact(concurrent, false);
 }

@@ -2,17 +2,16 @@
 // visitor's contact (created on the first message), the stored message (New Message, and
 // Replies when it answers the bot), the bot-typing flag, the live events for open widget
 // pages, and the job that takes the bot's turn (workers/chat-widget-message.ts). The job is
-// keyed by the message id, which is the `messageId` answered: one id names both.
-import type { EntityManager } from '@mikro-orm/postgresql';
+// keyed by the message id, which is the `messageId` answered: one id names both. All of it
+// is SQL on the pool, seven statements with BEGIN and COMMIT (sql/store-visitor-message.ts): this is the push's latency.
+import type pg from 'pg';
 import { z } from 'zod';
+import { withPoolTransaction } from '../db/pool-transaction.ts';
 import { InvalidInputError, MissingParametersError, NotFoundError } from '../errors.ts';
-import { enqueueJob } from '../jobs.ts';
-import { recordMessage } from '../messages/record-message.ts';
-import { publishConversationEvents } from '../realtime/conversation-events.ts';
 import { refuseForeignOrigin, type RequestOrigin } from './check-widget-origin.ts';
-import { conversationMessageOf } from './conversation-message.ts';
 import { countVisitorMessage } from './count-visitor-messages.ts';
 import { findOrCreateVisitorContact, WIDGET_CHANNEL } from './find-or-create-visitor.ts';
+import { storeVisitorMessage } from './sql/store-visitor-message.ts';
 import { MAX_WIDGET_ID_LENGTH } from './widget-record.ts';
 import { readSettings } from './widget-settings.ts';
 
@@ -44,6 +43,8 @@ export const VisitorMessageInput = z.object({
 });
 export type VisitorMessageInput = z.infer<typeof VisitorMessageInput>;
 
+const WIDGET_SETTINGS = { name: 'visitor-widget-settings', text: 'select settings from chat_widgets where id = $1 and account_id = $2' };
+
 export type BotTurnJob = {
   accountId: string;
   widgetId: string;
@@ -55,7 +56,7 @@ export type BotTurnJob = {
 };
 
 export async function receiveVisitorMessage(
-  em: EntityManager,
+  pool: pg.Pool,
   ownerId: string | undefined,
   input: VisitorMessageInput,
   request: RequestOrigin,
@@ -65,43 +66,33 @@ export async function receiveVisitorMessage(
   const widgetId = customData.toId;
   const visitorId = customData.fromId;
 
-  const [widget] = await em.execute<{ settings: unknown }[]>('select settings from chat_widgets where id = ? and account_id = ?', [widgetId, ownerId]);
+  const [widget] = (await pool.query<{ settings: unknown }>({ ...WIDGET_SETTINGS, values: [widgetId, ownerId] })).rows;
   if (!widget) throw new NotFoundError('Chat widget not found');
   refuseForeignOrigin(request, readSettings(widget.settings));
   if (customData.mediaContentType && !customData.mediaUrl) {
     throw new InvalidInputError('customData.mediaUrl is required with mediaContentType', { details: [{ path: 'customData.mediaUrl', message: 'is required with mediaContentType' }] });
   }
   // Counted before the transaction: a refused message costs one statement, not a transaction.
-  await countVisitorMessage(em, widgetId, visitorId);
+  await countVisitorMessage(pool, widgetId, visitorId);
 
-  return em.transactional(async (tx) => {
-    const { contactId } = await findOrCreateVisitorContact(tx, ownerId, widgetId, visitorId);
-    const recorded = await recordMessage(tx, ownerId, {
-      contactId,
-      direction: 'inbound',
+  return withPoolTransaction(pool, async (client) => {
+    const contact = await findOrCreateVisitorContact(client, ownerId, widgetId, visitorId);
+    return storeVisitorMessage(client, {
+      accountId: ownerId,
+      widgetId,
+      visitorId,
+      contact,
       body: customData.body,
       type: customData.mediaContentType?.startsWith('image/') ? 'image' : 'text',
       channel: WIDGET_CHANNEL,
       status: customData.status ?? 'received',
-      sender: 'contact',
       mediaUrl: customData.mediaUrl ?? null,
       mediaContentType: customData.mediaContentType ?? null,
       externalId: customData.messageSid ?? customData.id ?? null,
+      job: {
+        task: CHAT_WIDGET_MESSAGE_TASK,
+        payload: (messageId, firstOfSession): BotTurnJob => ({ accountId: ownerId, widgetId, contactId: contact.block.id, visitorId, messageId, firstOfSession }),
+      },
     });
-    const target = { accountId: ownerId, widgetId, visitorId, contactId };
-    // The bot types only while it is active for the contact (not after a human took over);
-    // the job runs either way and decides the turn.
-    const [typing] = await tx.execute<{ is_bot_typing: boolean }[]>(
-      'update contacts set is_bot_typing = is_bot_active where id = ? returning is_bot_typing',
-      [contactId],
-    );
-    // The message and the typing flag in one round trip (this is the push's latency).
-    await publishConversationEvents(tx, [
-      { ...target, kind: 'message', message: conversationMessageOf(recorded.message) },
-      ...(typing!.is_bot_typing ? [{ ...target, kind: 'typing' as const, isBotTyping: true }] : []),
-    ]);
-    const job: BotTurnJob = { ...target, messageId: recorded.messageId, firstOfSession: recorded.sessionOpened };
-    await enqueueJob(tx, CHAT_WIDGET_MESSAGE_TASK, job, { jobKey: `${CHAT_WIDGET_MESSAGE_TASK}:${recorded.messageId}` });
-    return { messageId: recorded.messageId };
   });
 }

@@ -96,6 +96,58 @@ describe('POST /incoming-chat-widget-message', () => {
     expect(created[0].data.contact).toMatchObject({ id: contacts[0].id, phone_number: null });
   });
 
+  test('New Message for each visitor message, in its session, and Replies when it answers the bot', async () => {
+    const widget = await newWidget({ greeting: 'Hello from the bot' });
+    const fromId = visitor();
+    const first = await send(widget, fromId, 'first', { messageSid: 'w-1' });
+    expect(first.status).toBe(200);
+    const settled = await pollUntil(widget, fromId, (body) => body.messages.length === 2 && !body.isBotTyping);
+    const botReply = settled.messages[1].messageSid;
+    const second = await send(widget, fromId, 'second');
+    expect(second.status).toBe(200);
+
+    const { rows: stored } = await service.services.pool.query<{ id: string; session_id: string; contact_id: string; created_at: string }>(
+      `select id, session_id, contact_id, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at
+         from messages where id = any($1) order by created_at, id`,
+      [[first.body.messageId, second.body.messageId]],
+    );
+    expect(stored.map((row) => row.session_id)).toEqual([stored[0].session_id, stored[0].session_id]);
+    const { rows: sessions } = await service.services.pool.query('select status from chat_sessions where contact_id = $1', [stored[0].contact_id]);
+    expect(sessions).toEqual([{ status: 'ChatSessionOpened' }]);
+    const { rows: account } = await service.services.pool.query('select email, name from accounts where id = $1', [widget.userId]);
+
+    const newMessages = (await eventsOf(widget.userId, 'New Message')).filter((event) => event.data.message.direction === 'inbound');
+    expect(newMessages).toHaveLength(2);
+    expect(newMessages[0]).toEqual({
+      event: 'New Message',
+      event_id: expect.stringMatching(/^evt_/),
+      occurred_at: expect.stringMatching(ISO),
+      user: { id: widget.userId, email: account[0].email, name: account[0].name },
+      data: {
+        message: {
+          id: first.body.messageId,
+          body: 'first',
+          direction: 'inbound',
+          timestamp: stored[0].created_at,
+          type: 'text',
+          channel: 'chat_widget',
+          status: 'received',
+          session_id: stored[0].session_id,
+          sender: 'contact',
+          media_url: null,
+          media_content_type: null,
+          external_id: 'w-1',
+        },
+        contact: { id: stored[0].contact_id, phone_number: null, email: null, first_name: expect.any(String), last_name: expect.any(String) },
+      },
+    });
+    // The first message answered nothing; the second answers the bot's greeting.
+    const replies = await eventsOf(widget.userId, 'Replies');
+    expect(replies).toHaveLength(1);
+    expect(replies[0].data.message.id).toBe(second.body.messageId);
+    expect(replies[0].data.in_reply_to).toBe(botReply);
+  });
+
   test('a retried bot turn does not reply twice', async () => {
     const widget = await newWidget({ greeting: 'Only once' });
     const fromId = visitor();

@@ -4,6 +4,7 @@
 // entity is loaded. Nothing is written unless every list exists and is the account's.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type pg from 'pg';
+import { payloadWithUserSql } from '../../events/emit.ts';
 
 export type ContactRow = {
   id: string;
@@ -48,7 +49,7 @@ with wanted as (
   select contact.id, wanted.list_id, contact.account_id from contact, wanted
 ), event as (
   insert into events (id, account_id, name, payload, request_id)
-  select ?, a.id, ?, ?::jsonb || jsonb_build_object('user', jsonb_build_object('id', a.id, 'email', a.email, 'name', a.name)), ?::text
+  select ?, a.id, ?, ${payloadWithUserSql('?::jsonb', 'a')}, ?::text
     from accounts a, contact where a.id = contact.account_id
 )
 select (select ok from allowed) as ok, coalesce((select json_agg(json_build_object('id', id, 'account_id', account_id)) from found), '[]'::json) as found`;
