@@ -1,6 +1,9 @@
 // The one way a message is written (API reads, chat widget, template sends):
 // it lands in the contact's open chat session, opening one when none is open,
 // and its events are written in the same transaction.
+// A widget visitor's message writes the same rows in SQL on the request's hot path
+// (server/widgets/sql/store-visitor-message.ts): a change to the session or Replies
+// rule here changes there too.
 import { TransactionPropagation } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ChatSession, Message } from '../db/entities/index.ts';
