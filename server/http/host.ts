@@ -81,6 +81,9 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
   app = Fastify({
     loggerInstance: services.log,
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    // request.log is the process logger itself: its mixin already names the request (server/log.ts),
+    // so fastify's child logger per request would only repeat `requestId`, at a cost on every request.
+    childLoggerFactory: (logger) => logger,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: config.TRUST_PROXY ?? false,
     // The caller's X-Request-Id when well formed, else a new one (server/http/request-id.ts).

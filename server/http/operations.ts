@@ -47,6 +47,12 @@ function toPattern(path: string, loose: boolean): RegExp | null {
   return new RegExp(`^${source}/?$`, 'i');
 }
 
+/** A path's first segment, lowercased (patterns ignore case): `/contacts/ct_1` -> `contacts`. */
+function firstSegmentOf(path: string): string {
+  const end = path.indexOf('/', 1);
+  return (end === -1 ? path.slice(1) : path.slice(1, end)).toLowerCase();
+}
+
 /** Path parameters of a matched path, percent-decoded (a malformed escape is kept as sent). */
 export function pathParameters(operation: Operation, pathname: string): Record<string, string> {
   const groups = (operation.pattern.exec(pathname) ?? operation.loosePattern?.exec(pathname))?.groups ?? {};
@@ -90,9 +96,17 @@ export function buildOperationTable(router: AnyRouter): OperationTable {
   // static path (`/api-keys/current`) is declared before its parameter twin.
   const byMethod = new Map<string, Operation[]>();
   for (const operation of all) byMethod.set(operation.method, [...(byMethod.get(operation.method) ?? []), operation]);
+  // Candidates by method and first path segment, still in router order, so a request is
+  // tested against a few patterns rather than all of its method's (every path starts with a
+  // fixed segment; were one to start with a parameter, every request would scan them all).
+  const bySegment = all.some((operation) => operation.path.startsWith('/{')) ? null : new Map<string, Operation[]>();
+  for (const operation of bySegment ? all : []) {
+    const key = `${operation.method} ${firstSegmentOf(operation.path)}`;
+    bySegment!.set(key, [...(bySegment!.get(key) ?? []), operation]);
+  }
   const match: OperationTable['match'] = (method, pathname) => {
     // Complete paths first, in router order; then paths missing their trailing parameter.
-    const sameMethod = byMethod.get(method) ?? [];
+    const sameMethod = (bySegment ? bySegment.get(`${method} ${firstSegmentOf(pathname)}`) : byMethod.get(method)) ?? [];
     const operation =
       sameMethod.find((candidate) => candidate.pattern.test(pathname)) ??
       sameMethod.find((candidate) => candidate.loosePattern?.test(pathname));

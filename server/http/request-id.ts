@@ -5,7 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { runInRequest } from '../request-context.ts';
+import { currentRequestId, runInRequest } from '../request-context.ts';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 /** Short enough for a log field and a header, and no character that needs escaping anywhere. */
@@ -29,7 +29,7 @@ export function setRequestIdHeader(request: FastifyRequest, reply: FastifyReply)
 /**
  * Registered before every other hook: the header goes on every answer, hooks' refusals
  * included, and the rest of the request runs in its context. The context is entered
- * again before the handler, because a body read from the socket resumes the request
+ * again before the handler when a body read from the socket resumed the request
  * outside it.
  */
 export function registerRequestIds(app: FastifyInstance): void {
@@ -38,6 +38,7 @@ export function registerRequestIds(app: FastifyInstance): void {
     runInRequest({ requestId: request.id }, done);
   });
   app.addHook('preHandler', (request, _reply, done) => {
+    if (currentRequestId() === request.id) return done();
     runInRequest({ requestId: request.id }, done);
   });
 }
