@@ -25,7 +25,7 @@ export function readSettings(): Settings {
   const only = process.env.BENCH_ONLY?.split(',').map((name) => name.trim()).filter(Boolean);
   return {
     durationSeconds: positiveInteger('BENCH_DURATION', 10),
-    rounds: positiveInteger('BENCH_ROUNDS', 3),
+    rounds: positiveInteger('BENCH_ROUNDS', 5),
     connections: positiveInteger('BENCH_CONNECTIONS', 50),
     accounts: positiveInteger('BENCH_ACCOUNTS', 3000),
     only: only && only.length > 0 ? only : null,

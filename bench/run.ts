@@ -1,7 +1,7 @@
 // `npm run bench`: runs the scenarios (all, or BENCH_ONLY's), each figure beside a baseline
 // measured in the same run, and writes bench/results/latest.{md,json}.
 //
-// Knobs: BENCH_DURATION (seconds per round, 10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (50),
+// Knobs: BENCH_DURATION (seconds per round, 10), BENCH_ROUNDS (5), BENCH_CONNECTIONS (50),
 // BENCH_ONLY (comma list of read, scaleout, startup, webhooks), BENCH_ACCOUNTS (3000).
 import { writeFile } from 'node:fs/promises';
 import { seedAccounts, startBenchDatabase } from './database.ts';
