@@ -5,6 +5,7 @@
 // BENCH_ONLY (comma list of read, scaleout, startup, webhooks), BENCH_ACCOUNTS (3000).
 import { writeFile } from 'node:fs/promises';
 import { seedAccounts, startBenchDatabase } from './database.ts';
+import type { LoadTarget } from './load.ts';
 import { LoadRunner, progress, readSettings, type ScenarioResult, type Settings } from './measure.ts';
 import { cleanUp } from './processes.ts';
 import { readConditions, writeReport } from './report.ts';
@@ -14,14 +15,14 @@ import { runStartupScenario } from './scenarios/startup.ts';
 import { runWebhooksScenario } from './scenarios/webhooks.ts';
 import { runPushScenario } from './scenarios/push.ts';
 
-type Seeded = { databaseUrl: string; loads: LoadRunner; spareKey: string };
+type Seeded = { databaseUrl: string; loads: LoadRunner; spare: LoadTarget };
 
 const SCENARIOS: { name: string; run: (settings: Settings, seeded: () => Promise<Seeded>) => Promise<ScenarioResult> }[] = [
   { name: 'read', run: async (settings, seeded) => { const s = await seeded(); return runReadScenario(settings, s.databaseUrl, s.loads); } },
-  { name: 'scaleout', run: async (settings, seeded) => { const s = await seeded(); return runScaleOutScenario(settings, s.databaseUrl, s.loads, s.spareKey); } },
+  { name: 'scaleout', run: async (settings, seeded) => { const s = await seeded(); return runScaleOutScenario(settings, s.databaseUrl, s.loads, s.spare); } },
   { name: 'startup', run: (settings) => runStartupScenario(settings) },
   { name: 'webhooks', run: (settings) => runWebhooksScenario(settings) },
-  { name: 'push', run: async (settings, seeded) => { const s = await seeded(); return runPushScenario(settings, s.databaseUrl, s.spareKey); } },
+  { name: 'push', run: async (settings, seeded) => { const s = await seeded(); return runPushScenario(settings, s.databaseUrl, s.spare.apiKey); } },
 ];
 
 async function main() {
@@ -43,7 +44,7 @@ async function main() {
       const spare = targets.pop()!;
       await writeFile(targetsFile, JSON.stringify(targets));
       progress(`seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-      return { databaseUrl: database.url, loads: new LoadRunner(targetsFile, targets), spareKey: spare.apiKey };
+      return { databaseUrl: database.url, loads: new LoadRunner(targetsFile, targets), spare };
     })());
 
   const results: ScenarioResult[] = [];

@@ -3,7 +3,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import type { LoadResult } from '../load.ts';
+import type { LoadResult, LoadTarget } from '../load.ts';
 import { median, progress, ratioRow, type LoadRunner, type Row, type ScenarioResult, type Settings } from '../measure.ts';
 import { tempDir } from '../processes.ts';
 import { startApiProcess } from './servers.ts';
@@ -25,7 +25,7 @@ async function waitForWindowRoom(databaseUrl: string, seconds: number): Promise<
   }
 }
 
-export async function runScaleOutScenario(settings: Settings, databaseUrl: string, loads: LoadRunner, spareKey: string): Promise<ScenarioResult> {
+export async function runScaleOutScenario(settings: Settings, databaseUrl: string, loads: LoadRunner, spare: LoadTarget): Promise<ScenarioResult> {
   const servers = [];
   try {
     for (let i = 0; i < MAX_PROCESSES; i++) servers.push(await startApiProcess(databaseUrl));
@@ -55,7 +55,7 @@ export async function runScaleOutScenario(settings: Settings, databaseUrl: strin
     progress('scaleout: shared limit check');
     const dir = await tempDir('hammer');
     const targetsFile = path.join(dir, 'targets.json');
-    await writeFile(targetsFile, JSON.stringify([{ apiKey: spareKey, listId: '', phones: ['+14152000000'] }]));
+    await writeFile(targetsFile, JSON.stringify([{ apiKey: spare.apiKey, listId: '', phones: spare.phones.slice(0, 1) }]));
     await waitForWindowRoom(databaseUrl, 20);
     const hammer = await loads.run({ urls: origins, kind: 'read-rest', connections: 30, durationSeconds: 10, amount: HAMMER_REQUESTS, targetsFile });
     const passed = hammer.statusCodes['200'] ?? 0;
