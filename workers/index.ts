@@ -9,6 +9,7 @@ import { CLOSE_CHAT_WINDOWS_TASK, closeChatWindowsCrontab, closeChatWindowsTask 
 import { DAILY_SUMMARIES_TASK, dailySummariesCrontab, dailySummariesTask } from './daily-summaries.ts';
 import { DISPATCH_WEBHOOK_EVENTS_TASK, dispatchWebhookEventsCrontab, dispatchWebhookEventsTask } from './dispatch-webhook-events.ts';
 import { GENERATE_SUMMARY_TASK, generateSummaryTask } from './generate-summary.ts';
+import { RELEASE_CREDIT_RESERVATIONS_TASK, releaseCreditReservationsCrontab, releaseCreditReservationsTask } from './release-credit-reservations.ts';
 import { RUN_BROADCAST_TASK, runBroadcastTask } from './run-broadcast.ts';
 import { RESET_MONTHLY_CREDITS_TASK, resetMonthlyCreditsCrontab, resetMonthlyCreditsTask } from './reset-monthly-credits.ts';
 import { SEND_WEBHOOK_DELIVERIES_TASK, sendWebhookDeliveriesCrontab, sendWebhookDeliveriesTask } from './send-webhook-deliveries.ts';
@@ -34,8 +35,9 @@ export function workerDefinition(services: Services): WorkerDefinition {
       [CLOSE_CHAT_WINDOWS_TASK]: closeChatWindowsTask(services),
       [CHAT_WIDGET_MESSAGE_TASK]: chatWidgetMessageTask(services),
       [SWEEP_IDEMPOTENCY_KEYS_TASK]: sweepIdempotencyKeysTask(services),
+      [RELEASE_CREDIT_RESERVATIONS_TASK]: releaseCreditReservationsTask(services),
     },
-    crontab: [resetMonthlyCreditsCrontab, dailySummariesCrontab, dispatchWebhookEventsCrontab, sendWebhookDeliveriesCrontab, closeChatWindowsCrontab, syncTemplatesCrontab, sweepIdempotencyKeysCrontab].join('\n'),
+    crontab: [resetMonthlyCreditsCrontab, dailySummariesCrontab, dispatchWebhookEventsCrontab, sendWebhookDeliveriesCrontab, closeChatWindowsCrontab, syncTemplatesCrontab, sweepIdempotencyKeysCrontab, releaseCreditReservationsCrontab].join('\n'),
     close: () => webhookClient.close(),
   };
 }

@@ -2,8 +2,12 @@
 // account row and the balance never goes below zero; the events commit or roll back
 // with the spend. Work that is slow and may fail (a provider call) reserves the credits
 // first, outside any transaction, then settles or releases the reservation, so the
-// account row is never locked while waiting on someone else.
+// account row is never locked while waiting on someone else. A reservation is a row of
+// `credit_reservations` written with the debit, so one left behind by a process that
+// died mid-call is given back by the sweep (releaseStaleReservations), not lost.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type pg from 'pg';
+import { newId } from '../db/ids.ts';
 import { PaymentRequiredError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 
@@ -14,10 +18,17 @@ export const LOW_CREDIT_THRESHOLD = 50;
 export type SpendReason = 'tag_assignment' | (string & {});
 
 /** Credits taken from an account whose use is not yet announced. */
-export type CreditReservation = { accountId: string; amount: number; balance: number };
+export type CreditReservation = { id: string; accountId: string; amount: number; balance: number };
+
+/** How long a reservation may wait for its outcome before the sweep gives its credits back (far above any provider call's time-out). */
+export const STALE_RESERVATION_MINUTES = 15;
+
+function assertAmount(amount: number): void {
+  if (!Number.isInteger(amount) || amount <= 0) throw new Error(`credits: amount must be a positive integer, got ${amount}`);
+}
 
 async function takeCredits(em: EntityManager, accountId: string, amount: number): Promise<number> {
-  if (!Number.isInteger(amount) || amount <= 0) throw new Error(`credits: amount must be a positive integer, got ${amount}`);
+  assertAmount(amount);
   // A concurrent spend waits for the row lock, then re-checks `credits >= amount`
   // against the committed balance (READ COMMITTED re-evaluates the WHERE clause).
   const rows = await em.execute<{ credits: number }[]>(
@@ -52,25 +63,84 @@ export async function spendCredits(em: EntityManager, accountId: string, amount:
 }
 
 /**
- * Takes `amount` credits now, in its own statement (call it outside a transaction), and
- * announces nothing yet. Throws PaymentRequiredError when the balance is too small.
- * A process that dies before settling or releasing loses the reserved credits.
+ * Takes `amount` credits now and records the reservation, in one statement (call it
+ * outside a transaction); announces nothing yet. Throws PaymentRequiredError when the
+ * balance is too small. Settle or release it; one left for STALE_RESERVATION_MINUTES
+ * (its process died) is released by the sweep.
  */
 export async function reserveCredits(em: EntityManager, accountId: string, amount: number): Promise<CreditReservation> {
-  return { accountId, amount, balance: await takeCredits(em, accountId, amount) };
+  assertAmount(amount);
+  const id = newId('crr');
+  const rows = await em.execute<{ credits: number }[]>(
+    `with taken as (
+       update accounts
+          set credits = credits - ?, monthly_credits_used = monthly_credits_used + ?, updated_at = now()
+        where id = ? and credits >= ?
+       returning id, credits
+     ), reserved as (
+       insert into credit_reservations (id, account_id, amount) select ?, id, ? from taken
+     )
+     select credits from taken`,
+    [amount, amount, accountId, amount, id, amount],
+  );
+  const row = rows[0];
+  if (!row) throw new PaymentRequiredError();
+  return { id, accountId, amount, balance: Number(row.credits) };
 }
 
-/** The reserved credits were spent: announces it (Credits Spent, Low Credit Balance) on `em`'s transaction. */
+/**
+ * The reserved credits were spent: ends the reservation and announces the spend (Credits
+ * Spent, Low Credit Balance), on `em`'s transaction. Should the sweep already have given
+ * the credits back (the work outlived STALE_RESERVATION_MINUTES), they are taken again,
+ * down to zero at most: the work was done.
+ */
 export async function settleCreditReservation(em: EntityManager, reservation: CreditReservation, reason: SpendReason): Promise<void> {
-  await announceSpend(em, reservation.accountId, reservation.amount, reservation.balance, reason);
+  const ended = await em.execute<{ id: string }[]>('delete from credit_reservations where id = ? returning id', [reservation.id]);
+  let balance = reservation.balance;
+  if (ended.length === 0) {
+    const [row] = await em.execute<{ credits: number }[]>(
+      `update accounts
+          set credits = greatest(credits - ?, 0), monthly_credits_used = monthly_credits_used + ?, updated_at = now()
+        where id = ?
+       returning credits`,
+      [reservation.amount, reservation.amount, reservation.accountId],
+    );
+    balance = Number(row?.credits ?? 0);
+  }
+  await announceSpend(em, reservation.accountId, reservation.amount, balance, reason);
 }
 
-/** Nothing was done with the reserved credits: gives them back, announcing nothing. */
+/** Nothing was done with the reserved credits: gives them back, announcing nothing (once, whoever releases first). */
 export async function releaseCreditReservation(em: EntityManager, reservation: CreditReservation): Promise<void> {
   await em.execute(
-    `update accounts
-        set credits = credits + ?, monthly_credits_used = greatest(monthly_credits_used - ?, 0), updated_at = now()
-      where id = ?`,
-    [reservation.amount, reservation.amount, reservation.accountId],
+    `with released as (delete from credit_reservations where id = ? returning account_id, amount)
+     update accounts a
+        set credits = a.credits + r.amount, monthly_credits_used = greatest(a.monthly_credits_used - r.amount, 0), updated_at = now()
+       from released r
+      where a.id = r.account_id`,
+    [reservation.id],
   );
+}
+
+/**
+ * The sweep: gives back the credits of every reservation older than
+ * STALE_RESERVATION_MINUTES (its process died between reserving and settling), one
+ * statement for all. Returns how many reservations it released.
+ */
+export async function releaseStaleReservations(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ released: number }>(
+    `with released as (
+       delete from credit_reservations where created_at < now() - make_interval(mins => $1) returning account_id, amount
+     ), per_account as (
+       select account_id, sum(amount)::int as amount, count(*)::int as reservations from released group by account_id
+     ), given_back as (
+       update accounts a
+          set credits = a.credits + p.amount, monthly_credits_used = greatest(a.monthly_credits_used - p.amount, 0), updated_at = now()
+         from per_account p
+        where a.id = p.account_id
+     )
+     select coalesce(sum(reservations), 0)::int as released from per_account`,
+    [STALE_RESERVATION_MINUTES],
+  );
+  return rows[0]?.released ?? 0;
 }
