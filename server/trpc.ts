@@ -67,7 +67,9 @@ export type Context = {
  * A request's context. Authentication fills in the caller (AuthedContext); `em`, the
  * request's EntityManager, is forked on first use, so a procedure that reads only through
  * hot-path SQL never forks one. A class, so that every context has the same shape and
- * `em` is one getter on the prototype rather than a property defined per request.
+ * `em` is one getter on the prototype rather than a property defined per request. So a
+ * middleware adds to the context by assigning to it, never by passing `ctx` to `next()`:
+ * tRPC spreads that into a plain object, which has no `em`.
  */
 class RequestContext implements Context {
   services: Services;
