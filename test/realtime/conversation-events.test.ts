@@ -5,7 +5,7 @@ import { createContact } from '../../server/contacts/create-contact.ts';
 import { recordMessage } from '../../server/messages/record-message.ts';
 import { LISTENER_APPLICATION_NAME, publishConversationEvent, type ConversationEvent } from '../../server/realtime/conversation-events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { insertWidget, messageEvent, publish, type Target } from './widget-fixtures.ts';
+import { conversationMessage, insertWidget, messageEvent, publish, type Target } from './widget-fixtures.ts';
 
 let service: TestService;
 let target: Target;
@@ -77,16 +77,7 @@ test('a message too large for a NOTIFY payload is announced by id and loaded by 
       ...target,
       contactId,
       kind: 'message',
-      message: {
-        messageSid: recorded.messageId,
-        body,
-        mediaUrl: null,
-        mediaContentType: null,
-        timestamp: new Date().toISOString(),
-        type: 'text',
-        direction: 'outbound',
-        status: 'sent',
-      },
+      message: { ...conversationMessage(body), messageSid: recorded.messageId },
     });
   });
   const [event] = await listening.done;

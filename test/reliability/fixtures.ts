@@ -56,13 +56,14 @@ export async function call(
   origin: string,
   method: string,
   pathname: string,
-  options: { apiKey?: string; body?: unknown; timeoutMs?: number } = {},
+  options: { apiKey?: string; query?: Record<string, string>; headers?: Record<string, string>; body?: unknown; timeoutMs?: number } = {},
 ): Promise<Answer> {
   const url = new URL(origin + pathname);
   if (options.apiKey) url.searchParams.set('apiKey', options.apiKey);
+  for (const [name, value] of Object.entries(options.query ?? {})) url.searchParams.set(name, value);
   const response = await fetch(url, {
     method,
-    headers: options.body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...options.headers, ...(options.body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
     dispatcher: insecureAgent,
     signal: AbortSignal.timeout(options.timeoutMs ?? 20_000),

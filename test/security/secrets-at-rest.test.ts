@@ -9,16 +9,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { fetch } from 'undici';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { appRouter } from '../../routers/index.ts';
+import { call, type Answer } from '../reliability/fixtures.ts';
 import { createAccount } from '../../server/accounts/accounts.ts';
 import { loadConfig } from '../../server/config.ts';
 import { startService, type RunningService } from '../../server/service.ts';
 import { workerDefinition } from '../../workers/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startFakeMessagingProvider, type FakeMessagingProvider } from '../helpers/fake-messaging-provider.ts';
-import { insecureAgent, TEST_SECRET_KEY } from '../helpers/service.ts';
+import { TEST_SECRET_KEY } from '../helpers/service.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { addTemplate, eventually } from '../messaging/send-template-fixtures.ts';
 
@@ -62,21 +62,9 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-type Answer = { status: number; text: string; body: any };
-
-async function request(method: string, pathname: string, options: { query?: Record<string, string>; headers?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
-  const url = new URL(origin + pathname);
-  for (const [name, value] of Object.entries(options.query ?? {})) url.searchParams.set(name, value);
-  const headers = { ...options.headers, ...(options.body === undefined ? {} : { 'content-type': 'application/json' }) };
-  const response = await fetch(url, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), dispatcher: insecureAgent });
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  return { status: response.status, text, body };
+/** A request to the running service (its answer whatever the status). */
+function request(method: string, pathname: string, options: { query?: Record<string, string>; headers?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
+  return call(origin, method, pathname, options);
 }
 
 async function ok(answer: Promise<Answer>, status = 200): Promise<any> {
