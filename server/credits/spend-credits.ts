@@ -27,17 +27,21 @@ function assertAmount(amount: number): void {
   if (!Number.isInteger(amount) || amount <= 0) throw new Error(`credits: amount must be a positive integer, got ${amount}`);
 }
 
-async function takeCredits(em: EntityManager, accountId: string, amount: number): Promise<number> {
-  assertAmount(amount);
-  // A concurrent spend waits for the row lock, then re-checks `credits >= amount`
-  // against the committed balance (READ COMMITTED re-evaluates the WHERE clause).
-  const rows = await em.execute<{ credits: number }[]>(
-    `update accounts
+// The debit: parameters amount, amount, account id, amount. A concurrent spend waits for
+// the row lock, then re-checks `credits >= amount` against the committed balance (READ
+// COMMITTED re-evaluates the WHERE clause).
+const DEBIT = `update accounts
         set credits = credits - ?, monthly_credits_used = monthly_credits_used + ?, updated_at = now()
       where id = ? and credits >= ?
-      returning credits`,
-    [amount, amount, accountId, amount],
-  );
+      returning id, credits`;
+
+// Giving credits back to account `a` from rows `r` (account_id, amount) of released reservations.
+const GIVE_BACK = `update accounts a
+        set credits = a.credits + r.amount, monthly_credits_used = greatest(a.monthly_credits_used - r.amount, 0), updated_at = now()`;
+
+async function takeCredits(em: EntityManager, accountId: string, amount: number): Promise<number> {
+  assertAmount(amount);
+  const rows = await em.execute<{ credits: number }[]>(DEBIT, [amount, amount, accountId, amount]);
   const row = rows[0];
   if (!row) throw new PaymentRequiredError();
   return Number(row.credits);
@@ -72,12 +76,7 @@ export async function reserveCredits(em: EntityManager, accountId: string, amoun
   assertAmount(amount);
   const id = newId('crr');
   const rows = await em.execute<{ credits: number }[]>(
-    `with taken as (
-       update accounts
-          set credits = credits - ?, monthly_credits_used = monthly_credits_used + ?, updated_at = now()
-        where id = ? and credits >= ?
-       returning id, credits
-     ), reserved as (
+    `with taken as (${DEBIT}), reserved as (
        insert into credit_reservations (id, account_id, amount) select ?, id, ? from taken
      )
      select credits from taken`,
@@ -114,10 +113,7 @@ export async function settleCreditReservation(em: EntityManager, reservation: Cr
 export async function releaseCreditReservation(em: EntityManager, reservation: CreditReservation): Promise<void> {
   await em.execute(
     `with released as (delete from credit_reservations where id = ? returning account_id, amount)
-     update accounts a
-        set credits = a.credits + r.amount, monthly_credits_used = greatest(a.monthly_credits_used - r.amount, 0), updated_at = now()
-       from released r
-      where a.id = r.account_id`,
+     ${GIVE_BACK} from released r where a.id = r.account_id`,
     [reservation.id],
   );
 }
@@ -134,10 +130,7 @@ export async function releaseStaleReservations(pool: pg.Pool): Promise<number> {
      ), per_account as (
        select account_id, sum(amount)::int as amount, count(*)::int as reservations from released group by account_id
      ), given_back as (
-       update accounts a
-          set credits = a.credits + p.amount, monthly_credits_used = greatest(a.monthly_credits_used - p.amount, 0), updated_at = now()
-         from per_account p
-        where a.id = p.account_id
+       ${GIVE_BACK} from per_account r where a.id = r.account_id
      )
      select coalesce(sum(reservations), 0)::int as released from per_account`,
     [STALE_RESERVATION_MINUTES],

@@ -40,9 +40,9 @@ export async function countVisitorMessage(pool: pg.Pool, widgetId: string, visit
     text: COUNT_VISITOR_MESSAGE,
     values: [`widget-visitor:${widgetId}:${visitorId}`, `widget:${widgetId}`],
   });
-  const row = rows[0];
-  if (row!.counted) return;
-  const retryAfter = Math.max(1, Math.ceil(row!.window_epoch + WINDOW_SECONDS - row!.now_epoch));
+  const row = rows[0]!;
+  if (row.counted) return;
+  const retryAfter = Math.max(1, Math.ceil(row.window_epoch + WINDOW_SECONDS - row.now_epoch));
   countRateLimitRefusal('widget_visitor');
   throw new RateLimitedError({ 'Retry-After': String(retryAfter) });
 }
