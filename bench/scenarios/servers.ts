@@ -6,6 +6,16 @@ import { freePort, startNode, tempDir, type NodeProcess } from '../processes.ts'
 
 export type StartedServer = { process: NodeProcess; origin: string; dataDir: string };
 
+/**
+ * Node's arguments for a CPU profile of the process, written when it stops, into the
+ * directory the variable names (BENCH_API_CPU_PROF for the service, BENCH_BARE_CPU_PROF
+ * for the baseline); none when it is unset.
+ */
+function cpuProfileArgs(variable: 'BENCH_API_CPU_PROF' | 'BENCH_BARE_CPU_PROF'): string[] {
+  const dir = globalThis.process.env[variable];
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
 /** `node server/main.ts` with ROLE=api on the database; resolves when it prints its URL. */
 export async function startApiProcess(databaseUrl: string): Promise<StartedServer> {
   const dataDir = await tempDir('api');
@@ -23,8 +33,7 @@ export async function startApiProcess(databaseUrl: string): Promise<StartedServe
     },
     /listening on (https:\/\/\S+)/,
     undefined,
-    // BENCH_API_CPU_PROF=<dir>: a CPU profile of each API process, written when it stops.
-    globalThis.process.env.BENCH_API_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${globalThis.process.env.BENCH_API_CPU_PROF}`] : [],
+    cpuProfileArgs('BENCH_API_CPU_PROF'),
   );
   return { process, origin: new URL(process.ready[1]).origin, dataDir };
 }
@@ -43,8 +52,7 @@ export async function startBareServer(databaseUrl: string, certificateDir: strin
     },
     /bare listening on (https:\/\/\S+)/,
     undefined,
-    // BENCH_BARE_CPU_PROF=<dir>: the same for the baseline, to compare profiles.
-    globalThis.process.env.BENCH_BARE_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${globalThis.process.env.BENCH_BARE_CPU_PROF}`] : [],
+    cpuProfileArgs('BENCH_BARE_CPU_PROF'),
   );
   return { process, origin: new URL(process.ready[1]).origin, dataDir: certificateDir };
 }
