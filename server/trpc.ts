@@ -27,6 +27,11 @@ export type ProcedureMeta = OpenApiMeta<{
   /** Agency-only endpoints refuse `userId`. */
   agencyOnly?: boolean;
   /**
+   * Key management refuses `userId`: an account's keys are its own people's business,
+   * so an agency can neither read nor mint a client's keys.
+   */
+  ownAccountOnly?: boolean;
+  /**
    * JSON Schema keywords for the request body that the domain enforces beyond each
    * field's schema (`minProperties: 1` for updates, exactly one identifier), so the
    * OpenAPI document states them.

@@ -227,8 +227,8 @@ export function buildOpenApiDocument(
     if (!isPublic) {
       parameters.push(API_KEY_PARAMETER);
       if (idempotent) parameters.push(IDEMPOTENCY_KEY_PARAMETER);
-      // Agency-only endpoints refuse `userId`.
-      if (!meta.agencyOnly && !parameters.some((parameter) => parameter.name === 'userId')) parameters.push(USER_ID_PARAMETER);
+      // Agency-only and key-management endpoints refuse `userId`.
+      if (!meta.agencyOnly && !meta.ownAccountOnly && !parameters.some((parameter) => parameter.name === 'userId')) parameters.push(USER_ID_PARAMETER);
     }
     entry.parameters = parameters;
     // Public operations (the chat widget's) say outright that they take no credentials.

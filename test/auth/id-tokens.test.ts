@@ -61,6 +61,7 @@ describe('a valid ID token', () => {
     expect(missing.body).toEqual({ success: false, error: 'No API key found for this account' });
     const again = await service.request('DELETE', '/api-keys/current', { headers: bearer(token) });
     expect(again.status).toBe(404);
+    expect(again.body).toEqual({ success: false, error: 'No API key found for this account', error_code: 404 });
     expect((await service.request('GET', '/lists', { apiKey })).status).toBe(401);
 
     const rotated = await service.request('POST', '/api-keys/rotate', { headers: bearer(token) });
