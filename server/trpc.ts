@@ -27,6 +27,11 @@ export type ProcedureMeta = OpenApiMeta<{
   /** Agency-only endpoints refuse `userId`. */
   agencyOnly?: boolean;
   /**
+   * Key management refuses `userId`: an account's keys are its own people's business,
+   * so an agency can neither read nor mint a client's keys.
+   */
+  ownAccountOnly?: boolean;
+  /**
    * JSON Schema keywords for the request body that the domain enforces beyond each
    * field's schema (`minProperties: 1` for updates, exactly one identifier), so the
    * OpenAPI document states them.
@@ -262,9 +267,9 @@ export const accountProcedure = t.procedure.use(({ ctx, meta, next, getRawInput 
       readInput: getRawInput,
     });
     extendContext(ctx, auth);
-    // Claimed once the account acted on is known, before the procedure runs; the adapter stores the response.
+    // Claimed once the account acted on and the credential are known, before the procedure runs; the adapter stores the response.
     if (ctx.idempotency) {
-      await claimIdempotencyKey(ctx.services.pool, ctx.idempotency, { accountId: auth.account.id, credentialAccountId: auth.credential.accountId }, await getRawInput());
+      await claimIdempotencyKey(ctx.services, ctx.idempotency, { accountId: auth.account.id, credential: auth.credential }, await getRawInput());
     }
     // The same context object goes on: a ctx passed to next() would be spread, running the getter.
     return next() as ReturnType<typeof next<Authenticated & { em: EntityManager }>>;

@@ -2,7 +2,8 @@
 // (create, list, update, revoke). Managing keys needs the main key or an owner
 // session: the `API Keys` section can never be granted to a scoped key.
 // The static `/api-keys/current` and `/api-keys/usage` come before `/api-keys/{id}`,
-// because the first matching operation in router order wins.
+// because the first matching operation in router order wins. No procedure here takes
+// `userId`: an agency manages its own keys, never its clients'.
 import { z } from 'zod';
 import { getMainKey, revokeMainKey, rotateMainKey } from '../../server/api-keys/main-key.ts';
 import {
@@ -39,7 +40,9 @@ const ScopedKeyOutput = z.object({
   revoked: z.boolean(),
 });
 
-const owner = { section: 'API Keys', requires: 'owner' } as const;
+/** Every key-management procedure acts on the caller's own account only: `userId` is refused (403). */
+const keyManagement = { section: 'API Keys', ownAccountOnly: true } as const;
+const owner = { ...keyManagement, requires: 'owner' } as const;
 
 export const apiKeysRouter = router({
   current: accountProcedure
@@ -61,7 +64,7 @@ export const apiKeysRouter = router({
         tags: ['API Keys'],
         summary: "The calling key's rate-limit budget in the current window (this request is not counted)",
       },
-      section: 'API Keys',
+      ...keyManagement,
       access: 'read',
       rateLimit: 'uncounted',
     })

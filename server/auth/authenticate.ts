@@ -141,13 +141,12 @@ export function selectAccount(
   credential: Credential,
   userId: string | null,
   targetAgencyId: string | null,
-  options: { agencyOnly?: boolean } = {},
+  options: { agencyOnly?: boolean; ownAccountOnly?: boolean } = {},
 ): SelectedAccount {
-  if (userId === null || userId === credential.accountId) {
-    if (userId && options.agencyOnly) throw new ForbiddenError('userId cannot be used on agency-only endpoints');
-    return { id: credential.accountId, managed: false };
-  }
-  if (options.agencyOnly) throw new ForbiddenError('userId cannot be used on agency-only endpoints');
+  // These refuse userId even when it names the caller's own account: the parameter has no place there.
+  if (userId !== null && options.agencyOnly) throw new ForbiddenError('userId cannot be used on agency-only endpoints');
+  if (userId !== null && options.ownAccountOnly) throw new ForbiddenError('userId cannot be used on key management endpoints');
+  if (userId === null || userId === credential.accountId) return { id: credential.accountId, managed: false };
   assertAccountInScope(credential, userId);
   if (targetAgencyId !== credential.accountId) {
     if (credential.type === 'scoped') throw scopeDenied('This API key is not allowed to act on that account');
@@ -200,13 +199,14 @@ async function assertTargetAccountAllowed(
 export async function authenticate(
   services: Services,
   request: { query: URLSearchParams; headers: IncomingHttpHeaders },
-  procedure: (ProcedureAccess & { agencyOnly?: boolean; targetAccount?: TargetAccount }) | undefined,
+  procedure: (ProcedureAccess & { agencyOnly?: boolean; ownAccountOnly?: boolean; targetAccount?: TargetAccount }) | undefined,
   options: AuthenticateOptions = {},
 ): Promise<Authenticated> {
   const { credential, rateLimit, targetAgencyId } = await resolveCredential(services, request, options);
   assertProcedureAllowed(credential, procedure);
   const account = selectAccount(credential, request.query.get('userId') || null, targetAgencyId, {
     agencyOnly: procedure?.agencyOnly,
+    ownAccountOnly: procedure?.ownAccountOnly,
   });
   await assertTargetAccountAllowed(credential, procedure?.targetAccount, options.readInput);
   return { credential, account, rateLimit };

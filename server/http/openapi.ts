@@ -107,8 +107,9 @@ const IDEMPOTENCY_KEY_PARAMETER = {
   required: false,
   description:
     'Makes the POST safe to retry: the first response to this key (status and body, errors included) is replayed for 24 hours ' +
-    'to retries of the same request by the same account, with `Idempotent-Replayed: true`. The same key with a different ' +
-    'request is 422; a retry while the first request is still running is 409. Keys are per account acted on. Refusals made ' +
+    'to retries of the same request by the same credential (the same API key, or ID token subject), with `Idempotent-Replayed: true`. ' +
+    'The same key with a different request, or from another credential, is 422; a retry while the first request is still running ' +
+    'is 409. Keys are per account acted on. Stored responses are encrypted at rest. Refusals made ' +
     'before the request is the account\'s (401, 403 of plan or key scopes, 429) and 5xx answers are not stored.',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
 };
@@ -227,8 +228,8 @@ export function buildOpenApiDocument(
     if (!isPublic) {
       parameters.push(API_KEY_PARAMETER);
       if (idempotent) parameters.push(IDEMPOTENCY_KEY_PARAMETER);
-      // Agency-only endpoints refuse `userId`.
-      if (!meta.agencyOnly && !parameters.some((parameter) => parameter.name === 'userId')) parameters.push(USER_ID_PARAMETER);
+      // Agency-only and key-management endpoints refuse `userId`.
+      if (!meta.agencyOnly && !meta.ownAccountOnly && !parameters.some((parameter) => parameter.name === 'userId')) parameters.push(USER_ID_PARAMETER);
     }
     entry.parameters = parameters;
     // Public operations (the chat widget's) say outright that they take no credentials.

@@ -128,7 +128,7 @@ export function registerRestSurface(
       const data = await callProcedure(procedures[operation.procedurePath]!, { path: operation.procedurePath, ctx, input });
       const status = operation.meta.successStatus ?? 200;
       const body = JSON.stringify(data);
-      if (ctx.idempotency) await finishIdempotentCall(services.pool, ctx.idempotency, { status, contentType: 'application/json; charset=utf-8', body, headers: {} }, services.log);
+      if (ctx.idempotency) await finishIdempotentCall(services, ctx.idempotency, { status, contentType: 'application/json; charset=utf-8', body, headers: {} });
       return reply.code(status).headers(ctx.responseHeaders).type('application/json; charset=utf-8').send(body);
     } catch (error) {
       const replay = ctx.idempotency?.replay;
@@ -136,7 +136,7 @@ export function registerRestSurface(
         return reply.code(replay.status).headers({ ...ctx.responseHeaders, ...replayedHeaders(replay) }).type(replay.contentType).send(replay.body);
       }
       const rendered = renderFailure(error, operation.meta.errorShapes, services.log);
-      if (ctx.idempotency) await finishIdempotentCall(services.pool, ctx.idempotency, rendered, services.log);
+      if (ctx.idempotency) await finishIdempotentCall(services, ctx.idempotency, rendered);
       return sendError(reply, rendered, ctx.responseHeaders);
     }
   };

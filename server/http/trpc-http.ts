@@ -85,7 +85,7 @@ export async function registerTrpcHttp(app: FastifyInstance, options: TrpcHttpOp
       status = typeof shape.data?.httpStatus === 'number' ? shape.data.httpStatus : 500;
       body = JSON.stringify({ error: shape });
     }
-    if (ctx.idempotency) await finishIdempotentCall(ctx.services.pool, ctx.idempotency, { status, contentType: 'application/json', body, headers: {} }, ctx.services.log);
+    if (ctx.idempotency) await finishIdempotentCall(ctx.services, ctx.idempotency, { status, contentType: 'application/json', body, headers: {} });
     return reply
       .code(status)
       .headers({ vary: 'trpc-accept, accept', ...ctx.responseHeaders })

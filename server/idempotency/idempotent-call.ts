@@ -1,7 +1,16 @@
 // `Idempotency-Key` on POST /v1 operations and single /trpc mutations, with Stripe's
 // semantics: the first response to a key (status, body, content type; errors included)
-// is stored and replayed for 24 hours to retries of the same request by the same account;
-// the key with a different request is 422; a retry while the first still runs is 409.
+// is stored and replayed for 24 hours to retries of the same request by the same
+// credential; the key with a different request is 422; a retry while the first still
+// runs is 409.
+//
+// A response may carry a secret (a rotated main key, a scoped key, a signing secret), so
+// it is kept like every other secret at rest: sealed with SECRET_KEY (server/secrets.ts),
+// unsealed only to be replayed. And it is replayed only to the credential that made it:
+// the credential (key id, or an ID token's subject) is part of the request's fingerprint,
+// so another key of the account, or an agency acting on the account, gets 422, never the
+// first caller's body (a scoped key refused a signing secret must not read it from a
+// replay of the main key's request).
 //
 // Design: the key belongs to the account acted on, which is only known once
 // `accountProcedure` has authenticated, so the work is split where the facts are.
@@ -15,17 +24,21 @@
 // handler and ignore the header; public (unauthenticated) operations ignore it too.
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type pg from 'pg';
-import type { Logger } from 'pino';
+import type { Credential } from '../auth/scopes.ts';
 import { ApiError, ConflictError, InvalidInputError } from '../errors.ts';
-import { claimKey, readKey, releaseKey, storeResponse, type ClaimedKey, type StoredResponse } from './sql/idempotency-keys.ts';
-
-export type { StoredResponse } from './sql/idempotency-keys.ts';
+import type { Services } from '../services.ts';
+import { claimKey, readKey, releaseKey, storeResponse, type ClaimedKey, type KeyRow } from './sql/idempotency-keys.ts';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 /** 1 to 255 printable ASCII characters. */
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+
+/** A response as the adapter sends it, and as a replay sends it again. */
+export type StoredResponse = { status: number; contentType: string; body: string; headers: Record<string, string> };
+
+/** The part of a stored response that may carry a secret, sealed as one JSON text. */
+type SealedPart = { body: string; headers: Record<string, string> };
 
 /** An idempotent request in flight: attached to the tRPC context by the adapter. */
 export type IdempotentCall = {
@@ -63,8 +76,20 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-function fingerprintOf(call: IdempotentCall, credentialAccountId: string, input: unknown): string {
-  return createHash('sha256').update(canonicalJson([call.target, credentialAccountId, input ?? null])).digest('base64url');
+/** The request as a digest: what it calls, who calls (the credential itself, not its account), and its input. */
+function fingerprintOf(call: IdempotentCall, credential: Pick<Credential, 'type' | 'id'>, input: unknown): string {
+  return createHash('sha256').update(canonicalJson([call.target, credential.type, credential.id, input ?? null])).digest('base64url');
+}
+
+/** The stored response, or null when it cannot be read (stored before responses were sealed, or under another SECRET_KEY). */
+function unsealResponse(secrets: Services['secrets'], row: KeyRow): StoredResponse | null {
+  if (row.status === null || row.content_type === null || row.response_sealed === null) return null;
+  try {
+    const { body, headers } = JSON.parse(secrets.unseal(row.response_sealed)) as SealedPart;
+    return { status: row.status, contentType: row.content_type, body, headers };
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -74,17 +99,18 @@ function fingerprintOf(call: IdempotentCall, credentialAccountId: string, input:
  * the response is stored.
  */
 export async function claimIdempotencyKey(
-  pool: pg.Pool,
+  services: Pick<Services, 'pool' | 'secrets'>,
   call: IdempotentCall,
-  caller: { accountId: string; credentialAccountId: string },
+  caller: { accountId: string; credential: Pick<Credential, 'type' | 'id'> },
   input: unknown,
 ): Promise<void> {
+  const { pool } = services;
   if (!VALID_KEY.test(call.key)) {
     throw new InvalidInputError(`${IDEMPOTENCY_KEY_HEADER} header must be 1 to 255 printable ASCII characters`, {
       reason: 'invalid_idempotency_key',
     });
   }
-  const fingerprint = fingerprintOf(call, caller.credentialAccountId, input);
+  const fingerprint = fingerprintOf(call, caller.credential, input);
   const claim = await claimKey(pool, caller.accountId, call.key, fingerprint);
   if (claim) {
     call.claim = claim;
@@ -103,7 +129,14 @@ export async function claimIdempotencyKey(
       code: 'idempotency_key_in_use',
     });
   }
-  call.replay = { status: row.status!, contentType: row.content_type!, body: row.body!, headers: row.headers ?? {} };
+  const stored = unsealResponse(services.secrets, row);
+  // Running the request again could do its work twice; the caller is told to use a new key instead.
+  if (!stored) {
+    throw new ApiError(422, `The response stored for this ${IDEMPOTENCY_KEY_HEADER} can no longer be read; use a new key for a new request`, {
+      code: 'idempotency_key_unreadable',
+    });
+  }
+  call.replay = stored;
   throw new IdempotentReplay();
 }
 
@@ -111,13 +144,22 @@ export async function claimIdempotencyKey(
  * Stores the response of a call that holds its key. A 5xx gives the key back instead (the
  * failure was ours, so a retry should run again), as does a failure to store.
  */
-export async function finishIdempotentCall(pool: pg.Pool, call: IdempotentCall | undefined, response: StoredResponse, log: Logger): Promise<void> {
+export async function finishIdempotentCall(
+  services: Pick<Services, 'pool' | 'secrets' | 'log'>,
+  call: IdempotentCall | undefined,
+  response: StoredResponse,
+): Promise<void> {
   const claim = call?.claim;
   if (!claim) return;
   call.claim = undefined;
+  const { pool, log } = services;
   try {
-    if (response.status >= 500) await releaseKey(pool, claim);
-    else await storeResponse(pool, claim, response);
+    if (response.status >= 500) {
+      await releaseKey(pool, claim);
+    } else {
+      const sealed: SealedPart = { body: response.body, headers: response.headers };
+      await storeResponse(pool, claim, { status: response.status, contentType: response.contentType, sealed: services.secrets.seal(JSON.stringify(sealed)) });
+    }
   } catch (error) {
     log.error({ err: error }, 'could not store the response of an idempotent request');
     // An abandoned claim is taken over after ABANDONED_AFTER anyway; this just makes it sooner.

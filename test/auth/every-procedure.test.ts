@@ -235,3 +235,29 @@ test.each(targeting.map(([path, way, procedure]) => [path, way, procedure] as co
     expect(outcome.errorCode, outcome.detail).not.toBe('key_read_only');
   },
 );
+
+// Key management is the account's own people's business: an agency's main key, which may
+// act on a client through `userId` everywhere else, may not read, mint or revoke its keys.
+const keyManagement = covered.filter(([, procedure]) => procedure._def.meta?.section === 'API Keys');
+
+test('every key-management procedure refuses userId (its meta says ownAccountOnly)', () => {
+  expect(keyManagement.map(([path]) => path)).toEqual(expect.arrayContaining(['apiKeys.current', 'apiKeys.usage', 'apiKeys.rotate', 'apiKeys.create', 'apiKeys.list']));
+  for (const [path, procedure] of keyManagement) expect(procedure._def.meta!.ownAccountOnly, path).toBe(true);
+});
+
+test.each(keyManagement.map(([path, procedure]) => [path, procedure] as const))(
+  "%s: the agency's main key with userId=<its client> gets 403; without userId it is let through",
+  async (path, procedure) => {
+    const meta = procedure._def.meta!;
+    // An agency of its own: the call without userId may rotate or revoke its main key.
+    const agency = await service.createAccount({ agency: true });
+    const client = await newClient(agency.userId);
+    const refused = await call(path, meta, agency.apiKey, { userId: client });
+    expect(refused.status, refused.detail).toBe(403);
+    expect(refused.errorCode, refused.detail).toBe(403);
+    expect(refused.detail).toContain('userId cannot be used on key management endpoints');
+    const own = await call(path, meta, agency.apiKey);
+    // Anything else may follow (400 for the empty input, 404 for dummy ids).
+    expect([401, 403], own.detail).not.toContain(own.status);
+  },
+);

@@ -61,11 +61,27 @@ describe('a valid ID token', () => {
     expect(missing.body).toEqual({ success: false, error: 'No API key found for this account' });
     const again = await service.request('DELETE', '/api-keys/current', { headers: bearer(token) });
     expect(again.status).toBe(404);
+    expect(again.body).toEqual({ success: false, error: 'No API key found for this account', error_code: 404 });
     expect((await service.request('GET', '/lists', { apiKey })).status).toBe(401);
 
     const rotated = await service.request('POST', '/api-keys/rotate', { headers: bearer(token) });
     expect(rotated.status).toBe(200);
     expect((await service.request('GET', '/lists', { apiKey: rotated.body.api_key })).status).toBe(200);
+  });
+
+  test("is its own credential for Idempotency-Key: the session's retry is replayed, the account's main key gets 422", async () => {
+    const { token, apiKey } = await signedInAccount();
+    const idempotencyKey = { 'idempotency-key': `session-${Date.now()}` };
+    const body = { label: 'made by a session' };
+    const first = await service.request('POST', '/api-keys', { headers: { ...bearer(token), ...idempotencyKey }, body });
+    expect(first.status).toBe(201);
+    const again = await service.request('POST', '/api-keys', { headers: { ...bearer(token), ...idempotencyKey }, body });
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.api_key).toBe(first.body.api_key);
+    const byMainKey = await service.request('POST', '/api-keys', { apiKey, headers: idempotencyKey, body });
+    expect(byMainKey.status).toBe(422);
+    expect(byMainKey.body.error_code).toBe('idempotency_key_reused');
+    expect(byMainKey.text).not.toContain(first.body.api_key);
   });
 
   test('is not subject to the plan\'s api_access (that gates API keys, not the product\'s own app)', async () => {

@@ -441,6 +441,7 @@ function expectedFor(entry: Described, caseKey: string, caller: Caller): Expecte
     if (caller.section !== 'all' && caller.section !== meta.section) return { status: 403, errorCode: 'key_scope_denied', why: 'outside the key\'s sections (rule 4)' };
   }
   if (caller.userId && meta.agencyOnly) return { status: 403, why: 'agency-only endpoints refuse userId (contract)' };
+  if (caller.userId && meta.ownAccountOnly) return { status: 403, why: 'key management refuses userId: an agency never manages its clients\' keys' };
   return EXPECTED_FOR_FIELD[caseKey] ?? { status: 404, why: 'an object of another account is not found' };
 }
 
@@ -594,8 +595,14 @@ describe.each(TRANSPORTS)("an agency reaches its client's objects, another agenc
     if (read.resource === 'chat widget' && 'missing' in aClient.objects.chatWidget) throw new Error(aClient.objects.chatWidget.missing);
     const input = read.input(aClient.objects);
     const byA = await call(transport, entry!, { apiKey: a.apiKey, userId: aClient.userId }, input);
-    expect(byA.status, byA.detail).toBe(200);
-    expect(byA.text).toContain(read.shows(aClient.objects));
+    if (entry!.meta.ownAccountOnly) {
+      // Key management is the client's own people's business: its own agency is refused too.
+      expect(byA.status, byA.detail).toBe(403);
+      expect(byA.text).not.toContain(read.shows(aClient.objects));
+    } else {
+      expect(byA.status, byA.detail).toBe(200);
+      expect(byA.text).toContain(read.shows(aClient.objects));
+    }
     const byC = await call(transport, entry!, { apiKey: others[transport].cMain.apiKey, userId: aClient.userId }, input);
     expect(byC.status, byC.detail).toBe(403);
     expect(byC.text).not.toContain(read.shows(aClient.objects));

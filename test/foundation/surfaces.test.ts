@@ -45,7 +45,7 @@ test('/v1/openapi.json is a valid OpenAPI document', async () => {
 test('the document lists every /v1 operation with its parameters and auth', async () => {
   const document = (await service.request('GET', '/openapi.json')).body;
   expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['apiKeyHeader', 'apiKeyQuery', 'bearerAuth']);
-  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { type: string; meta?: { openapi?: { method: string; path: string; protect?: boolean }; agencyOnly?: boolean } } }>;
+  const procedures = appRouter._def.procedures as unknown as Record<string, { _def: { type: string; meta?: { openapi?: { method: string; path: string; protect?: boolean }; agencyOnly?: boolean; ownAccountOnly?: boolean } } }>;
   let checked = 0;
   for (const procedure of Object.values(procedures)) {
     // Subscriptions are a stream over the /trpc WebSocket; REST has no such operation.
@@ -56,10 +56,10 @@ test('the document lists every /v1 operation with its parameters and auth', asyn
     expect(operation, `${openapi!.method} ${openapi!.path}`).toBeDefined();
     if (openapi!.protect !== false) {
       expect(operation.security.length).toBeGreaterThan(0);
-      // Agency-only endpoints refuse userId, so only the others offer it.
+      // Agency-only and key-management endpoints refuse userId, so only the others offer it.
       const names = operation.parameters.map((parameter: { name: string }) => parameter.name);
       expect(names).toContain('apiKey');
-      if (procedure._def.meta?.agencyOnly) expect(names).not.toContain('userId');
+      if (procedure._def.meta?.agencyOnly || procedure._def.meta?.ownAccountOnly) expect(names).not.toContain('userId');
       else expect(names).toContain('userId');
       expect(Object.keys(operation.responses)).toContain('401');
     }

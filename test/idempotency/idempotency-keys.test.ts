@@ -1,6 +1,7 @@
 // Idempotency-Key over real HTTPS, on /v1 POSTs and single /trpc mutations: the first
-// response to a key is replayed to retries of the same request by the same account,
-// a different request with the key is 422, a concurrent retry never runs it twice.
+// response to a key is replayed to retries of the same request by the same credential,
+// a different request (or credential) with the key is 422, a concurrent retry never runs
+// it twice, and a stored response carrying a secret is sealed at rest.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestService, type ApiResponse, type TestService } from '../helpers/service.ts';
 import { sweepIdempotencyKeys } from '../../workers/sweep-idempotency-keys.ts';
@@ -10,7 +11,7 @@ let a: { userId: string; apiKey: string };
 let b: { userId: string; apiKey: string };
 
 beforeAll(async () => {
-  service = await startTestService();
+  service = await startTestService({ env: { WEBHOOK_ALLOW_HOSTS: 'localhost,127.0.0.1' } });
   a = await service.createAccount();
   b = await service.createAccount();
 });
@@ -212,6 +213,133 @@ describe('single /trpc mutations honour the key too', () => {
   });
 });
 
+const RECEIVER = 'https://localhost:9/hook';
+const signedWebhook = (name: string) => ({ url: RECEIVER, subscribed_to: ['Replies'], name, generate_signing_secret: true });
+
+/** The stored row of a key as PostgreSQL prints it, every column included. */
+async function storedRow(accountId: string, key: string): Promise<string> {
+  const { rows } = await service.services.pool.query<{ row: string }>('select k::text as row from idempotency_keys k where account_id = $1 and key = $2', [accountId, key]);
+  expect(rows).toHaveLength(1);
+  return rows[0]!.row;
+}
+
+describe('a stored response that carries a secret', () => {
+  test('a scoped key made with a key is replayed to the same credential, and the row holds it only sealed', async () => {
+    const account = await service.createAccount();
+    const key = unique('k');
+    const body = { label: unique('scoped'), scopes: { tags: ['Tasks'], read_only: false } };
+    const first = await post('/api-keys', account.apiKey, body, key);
+    expect(first.status).toBe(201);
+    const secret = first.body.api_key as string;
+    expect(secret).toMatch(/^sk_/);
+    const again = await post('/api-keys', account.apiKey, body, key);
+    expectReplayOf(again, first);
+    expect(again.body.api_key).toBe(secret);
+    expect(await count('api_keys where account_id = $1 and label = $2', [account.userId, body.label])).toBe(1);
+    const row = await storedRow(account.userId, key);
+    expect(row).not.toContain(secret);
+    expect(row).not.toContain(first.body.key.id);
+    expect(row).toMatch(/v1\.[\w-]+\.[\w-]+\.[\w-]+/);
+  });
+
+  test('a rotated main key: the row holds it only sealed, and a retry with the new key (same credential) replays it', async () => {
+    const account = await service.createAccount();
+    const key = unique('k');
+    const first = await post('/api-keys/rotate', account.apiKey, {}, key);
+    expect(first.status).toBe(200);
+    const secret = first.body.api_key as string;
+    expect(await storedRow(account.userId, key)).not.toContain(secret);
+    // The old key is gone; the same main key, under its new value, is the same credential.
+    expect((await post('/api-keys/rotate', account.apiKey, {}, key)).status).toBe(401);
+    const again = await post('/api-keys/rotate', secret, {}, key);
+    expectReplayOf(again, first);
+    expect((await service.request('GET', '/api-keys/current', { apiKey: secret })).body.api_key).toBe(secret);
+  });
+
+  test("a scoped key that may write webhooks but not read signing secrets, replaying the main key's POST /webhooks, gets 422, not the secret", async () => {
+    const account = await service.createAccount();
+    const scoped = await service.createScopedKey(account.userId, { tags: ['Webhooks'], read_only: false });
+    const key = unique('k');
+    const body = signedWebhook(unique('hook'));
+    const first = await post('/webhooks', account.apiKey, body, key);
+    expect(first.status, first.text).toBe(200);
+    const secret = first.body.signing_secret as string;
+    expect(secret).toMatch(/^whsec_/);
+    expect(await storedRow(account.userId, key)).not.toContain(secret);
+    // The key is refused the secret directly...
+    const direct = await service.request('GET', `/webhooks/${first.body.webhook_id}/signing-secret`, { apiKey: scoped });
+    expect(direct.status).toBe(403);
+    // ...and through a replay of the main key's request.
+    const replay = await post('/webhooks', scoped, body, key);
+    expect(replay.status).toBe(422);
+    expect(replay.body).toEqual({ success: false, error: expect.stringMatching(/Idempotency-Key was already used with a different request/), error_code: 'idempotency_key_reused' });
+    expect(replay.text).not.toContain(secret);
+    expect(replay.headers.get('idempotent-replayed')).toBeNull();
+    // The main key still gets its own response.
+    const own = await post('/webhooks', account.apiKey, body, key);
+    expectReplayOf(own, first);
+    expect(own.body.signing_secret).toBe(secret);
+  });
+
+  test("an agency acting on its client with a key, then the client's own key with it: 422, not the agency's response", async () => {
+    const agency = await service.createAccount({ agency: true });
+    const client = await service.createAccount();
+    await service.services.pool.query('update accounts set agency_id = $1 where id = $2', [agency.userId, client.userId]);
+    const key = unique('k');
+    const body = signedWebhook(unique('hook'));
+    const first = await service.request('POST', '/webhooks', { apiKey: agency.apiKey, query: { userId: client.userId }, body, headers: { 'idempotency-key': key } });
+    expect(first.status, first.text).toBe(200);
+    const secret = first.body.signing_secret as string;
+    expect(await storedRow(client.userId, key)).not.toContain(secret);
+    const byClient = await post('/webhooks', client.apiKey, body, key);
+    expect(byClient.status).toBe(422);
+    expect(byClient.body.error_code).toBe('idempotency_key_reused');
+    expect(byClient.text).not.toContain(secret);
+    // And the other way round: the agency's retry is still its own replay.
+    const retry = await service.request('POST', '/webhooks', { apiKey: agency.apiKey, query: { userId: client.userId }, body, headers: { 'idempotency-key': key } });
+    expectReplayOf(retry, first);
+  });
+
+  test('a stored response that cannot be unsealed is refused (422), never run a second time', async () => {
+    const key = unique('k');
+    const title = unique('task');
+    expect((await post('/tasks', a.apiKey, { title }, key)).status).toBe(201);
+    // As if SECRET_KEY had changed since: the sealed text no longer opens.
+    await service.services.pool.query(`update idempotency_keys set response_sealed = 'v1.AAAA.AAAA.AAAA' where account_id = $1 and key = $2`, [a.userId, key]);
+    const again = await post('/tasks', a.apiKey, { title }, key);
+    expect(again.status).toBe(422);
+    expect(again.body).toEqual({ success: false, error: expect.stringMatching(/can no longer be read; use a new key/), error_code: 'idempotency_key_unreadable' });
+    expect(await tasksTitled(a.userId, title)).toBe(1);
+  });
+
+  describe('over /trpc', () => {
+    function trpc(path: string, input: unknown, key: string, apiKey: string) {
+      return service.request('POST', `/trpc/${path}`, {
+        headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'idempotency-key': key },
+        rawBody: JSON.stringify(input),
+        unchecked: true,
+      });
+    }
+
+    test("the same credential gets its secret again; a scoped key replaying the main key's webhooks.create gets 422", async () => {
+      const account = await service.createAccount();
+      const scoped = await service.createScopedKey(account.userId, { tags: ['Webhooks'], read_only: false });
+      const key = unique('k');
+      const body = signedWebhook(unique('hook'));
+      const first = await trpc('webhooks.create', body, key, account.apiKey);
+      expect(first.status, first.text).toBe(200);
+      const secret = first.body.result.data.signing_secret as string;
+      expect(secret).toMatch(/^whsec_/);
+      expect(await storedRow(account.userId, key)).not.toContain(secret);
+      expectReplayOf(await trpc('webhooks.create', body, key, account.apiKey), first);
+      const replay = await trpc('webhooks.create', body, key, scoped);
+      expect(replay.status).toBe(422);
+      expect(replay.body).toMatchObject({ error: { data: { httpStatus: 422, error_code: 'idempotency_key_reused' } } });
+      expect(replay.text).not.toContain(secret);
+    });
+  });
+});
+
 describe('expiry', () => {
   test('an abandoned claim (a crash before the response was stored) is taken over after 5 minutes', async () => {
     const key = unique('k');
@@ -219,7 +347,7 @@ describe('expiry', () => {
     expect((await post('/tasks', a.apiKey, { title }, key)).status).toBe(201);
     // As if the first process had died while running: unfinished, and claimed long ago.
     await service.services.pool.query(
-      `update idempotency_keys set state = 'running', status = null, body = null, content_type = null, completed_at = null,
+      `update idempotency_keys set state = 'running', status = null, response_sealed = null, content_type = null, completed_at = null,
          created_at = now() - interval '1 minute' where account_id = $1 and key = $2`,
       [a.userId, key],
     );

@@ -3,6 +3,8 @@
 // a messaging provider's access token, a chat widget's one-time-code secret) and sends
 // keys in query strings and headers with info logging on, no table of the database (our
 // schema and Graphile Worker's: job payloads included) and no log line holds any of them.
+// The requests that answer with a secret carry an Idempotency-Key, so their stored
+// responses are in the dump too.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -105,6 +107,14 @@ function findSecrets(entries: string[], secrets: Record<string, string>): string
 }
 
 const secrets: Record<string, string> = {};
+let idempotencyKeys = 0;
+let lastIdempotencyKey = '';
+/** A fresh Idempotency-Key header, so the response is stored. */
+function idempotent(): Record<string, string> {
+  idempotencyKeys += 1;
+  lastIdempotencyKey = `secrets-at-rest-${idempotencyKeys}`;
+  return { 'idempotency-key': lastIdempotencyKey };
+}
 const dumps: string[][] = [];
 
 test('a full run: keys made, rotated and sent every way, signing secrets, a provider token and a widget', async () => {
@@ -117,34 +127,38 @@ test('a full run: keys made, rotated and sent every way, signing secrets, a prov
   await ok(request('GET', '/v1/usage-limits', { headers: { authorization: `Bearer ${account.apiKey}` } }));
   await ok(request('GET', '/trpc/lists.list', { query: { apiKey: account.apiKey, input: '{}' } }));
 
-  const rotated = await ok(request('POST', '/v1/api-keys/rotate', { headers: { 'x-api-key': account.apiKey } }));
+  const rotated = await ok(request('POST', '/v1/api-keys/rotate', { headers: { 'x-api-key': account.apiKey, ...idempotent() } }));
   secrets['rotated main key'] = rotated.api_key;
   expect(rotated.api_key).not.toBe(account.apiKey);
   const main = { 'x-api-key': rotated.api_key };
+  // The rotation's retry, under the new value of the same key, replays the stored response.
+  const replayedRotation = await request('POST', '/v1/api-keys/rotate', { headers: { ...main, 'idempotency-key': lastIdempotencyKey } });
+  expect(replayedRotation.headers.get('idempotent-replayed')).toBe('true');
+  expect(replayedRotation.body.api_key).toBe(rotated.api_key);
   // The old key, now refused, in the query string and in a header.
   expect((await request('GET', '/v1/lists', { query: { apiKey: account.apiKey } })).status).toBe(401);
   expect((await request('GET', '/v1/lists', { headers: { authorization: `Bearer ${account.apiKey}` } })).status).toBe(401);
 
-  const scoped = await ok(request('POST', '/v1/api-keys', { headers: main, body: { label: 'integration', scopes: { tags: ['Contacts', 'Lists'], read_only: false } } }), 201);
+  const scoped = await ok(request('POST', '/v1/api-keys', { headers: { ...main, ...idempotent() }, body: { label: 'integration', scopes: { tags: ['Contacts', 'Lists'], read_only: false } } }), 201);
   secrets['scoped key'] = scoped.api_key;
-  const readOnly = await ok(request('POST', '/v1/api-keys', { headers: main, body: { label: 'reporting' } }), 201);
+  const readOnly = await ok(request('POST', '/v1/api-keys', { headers: { ...main, ...idempotent() }, body: { label: 'reporting' } }), 201);
   secrets['read-only scoped key'] = readOnly.api_key;
   await ok(request('GET', '/v1/lists', { query: { apiKey: scoped.api_key } }));
   await ok(request('POST', '/trpc/lists.create', { headers: { 'x-api-key': scoped.api_key }, body: { name: 'made by a scoped key' } }));
   expect((await request('POST', '/v1/lists', { query: { apiKey: readOnly.api_key }, body: { name: 'refused' } })).status).toBe(403);
   // A revoked scoped key is still a secret.
-  const revoked = await ok(request('POST', '/v1/api-keys', { headers: main, body: { label: 'short-lived' } }), 201);
+  const revoked = await ok(request('POST', '/v1/api-keys', { headers: { ...main, ...idempotent() }, body: { label: 'short-lived' } }), 201);
   secrets['revoked scoped key'] = revoked.api_key;
   await ok(request('DELETE', `/v1/api-keys/${revoked.key.id}`, { headers: main }));
   expect((await request('GET', '/v1/lists', { query: { apiKey: revoked.api_key } })).status).toBe(401);
 
   // Webhook signing secrets: made at creation, then rotated.
   const hook = await ok(
-    request('POST', '/v1/webhooks', { headers: main, body: { url: receiver.url, subscribed_to: ['Contact Created'], name: 'signed', generate_signing_secret: true } }),
+    request('POST', '/v1/webhooks', { headers: { ...main, ...idempotent() }, body: { url: receiver.url, subscribed_to: ['Contact Created'], name: 'signed', generate_signing_secret: true } }),
   );
   expect(hook.signing_secret).toMatch(/^whsec_/);
   secrets['first signing secret'] = hook.signing_secret;
-  const rotatedSecret = await ok(request('POST', `/v1/webhooks/${hook.webhook_id}/signing-secret`, { headers: main }));
+  const rotatedSecret = await ok(request('POST', `/v1/webhooks/${hook.webhook_id}/signing-secret`, { headers: { ...main, ...idempotent() } }));
   expect(rotatedSecret.signing_secret).toMatch(/^whsec_/);
   secrets['rotated signing secret'] = rotatedSecret.signing_secret;
   await ok(request('GET', `/v1/webhooks/${hook.webhook_id}/signing-secret`, { headers: main }));
@@ -152,6 +166,10 @@ test('a full run: keys made, rotated and sent every way, signing secrets, a prov
   // The provider's access token, then a template send and a sync that use it.
   const token = `EAAG${randomBytes(24).toString('hex')}`;
   secrets['provider access token'] = token;
+  // A single /trpc mutation stores its response too.
+  const trpcKey = await ok(request('POST', '/trpc/apiKeys.create', { headers: { ...main, ...idempotent() }, body: { label: 'over trpc' } }));
+  secrets['scoped key made over /trpc'] = trpcKey.result.data.api_key;
+
   await ok(request('PUT', '/v1/messaging/connection', { headers: main, body: { phone_number_id: 'secrets-pn', business_account_id: 'secrets-waba', access_token: token } }));
   fake.setTemplates('secrets-waba', []);
   await request('POST', '/v1/whatsapp-templates/sync', { headers: main });
@@ -178,7 +196,10 @@ test('a full run: keys made, rotated and sent every way, signing secrets, a prov
   // The delivery was signed with the current secret, which the receiver saw: that is its only place.
   expect(receiver.requests[0]!.headers['webhook-signature']).toBeDefined();
   dumps.push(await dumpDatabase());
-  expect(Object.keys(secrets)).toHaveLength(9);
+  expect(Object.keys(secrets)).toHaveLength(10);
+  // Each response with a secret above was stored under its Idempotency-Key.
+  const { rows: stored } = await running.services.pool.query<{ n: number }>(`select count(*)::int as n from idempotency_keys where state = 'completed'`);
+  expect(stored[0]!.n).toBe(idempotencyKeys);
 });
 
 test('no table of the database holds any secret in the clear', () => {

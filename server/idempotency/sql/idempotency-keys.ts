@@ -13,8 +13,8 @@ export type KeyRow = {
   state: 'running' | 'completed';
   status: number | null;
   content_type: string | null;
-  body: string | null;
-  headers: Record<string, string> | null;
+  /** Body and headers, sealed (server/idempotency/idempotent-call.ts seals and unseals them). */
+  response_sealed: string | null;
 };
 
 export type ClaimedKey = { accountId: string; key: string; /** created_at as text: the claim's identity. */ token: string };
@@ -27,7 +27,7 @@ insert into idempotency_keys as k (account_id, key, fingerprint, state, created_
 values ($1, $2, $3, 'running', now())
 on conflict (account_id, key) do update
   set fingerprint = excluded.fingerprint, state = 'running', status = null, content_type = null,
-      body = null, headers = null, created_at = now(), completed_at = null
+      response_sealed = null, created_at = now(), completed_at = null
   where (k.state = 'running' and k.fingerprint = excluded.fingerprint and k.created_at < now() - interval '${ABANDONED_AFTER}')
      or k.created_at < now() - interval '${KEY_LIFETIME}'
 returning k.created_at::text as token`;
@@ -41,21 +41,22 @@ export async function claimKey(pool: pg.Pool, accountId: string, key: string, fi
 export async function readKey(pool: pg.Pool, accountId: string, key: string): Promise<KeyRow | null> {
   const { rows } = await pool.query<KeyRow>({
     name: 'idempotency-read',
-    text: 'select fingerprint, state, status, content_type, body, headers from idempotency_keys where account_id = $1 and key = $2',
+    text: 'select fingerprint, state, status, content_type, response_sealed from idempotency_keys where account_id = $1 and key = $2',
     values: [accountId, key],
   });
   return rows[0] ?? null;
 }
 
-export type StoredResponse = { status: number; contentType: string; body: string; headers: Record<string, string> };
+/** A response to store: what may carry a secret is already sealed. */
+export type ResponseToStore = { status: number; contentType: string; sealed: string };
 
 /** Completes the claim with the response (a no-op when the claim was taken over meanwhile). */
-export async function storeResponse(pool: pg.Pool, claim: ClaimedKey, response: StoredResponse): Promise<void> {
+export async function storeResponse(pool: pg.Pool, claim: ClaimedKey, response: ResponseToStore): Promise<void> {
   await pool.query({
     name: 'idempotency-store',
-    text: `update idempotency_keys set state = 'completed', status = $4, content_type = $5, body = $6, headers = $7, completed_at = now()
+    text: `update idempotency_keys set state = 'completed', status = $4, content_type = $5, response_sealed = $6, completed_at = now()
       where account_id = $1 and key = $2 and created_at = $3::timestamptz and state = 'running'`,
-    values: [claim.accountId, claim.key, claim.token, response.status, response.contentType, response.body, JSON.stringify(response.headers)],
+    values: [claim.accountId, claim.key, claim.token, response.status, response.contentType, response.sealed],
   });
 }
 
