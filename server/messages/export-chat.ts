@@ -20,11 +20,19 @@ export function contactDisplayName(contact: Pick<Contact, 'firstName' | 'lastNam
   return [contact.firstName, contact.lastName].filter((part) => part.trim()).join(' ');
 }
 
-/** One message as one line; line breaks inside the body become spaces so each message stays on its line. */
+/**
+ * A body on one line: each run of white space that holds a line break becomes one space.
+ * Matching whole runs (`\s+`) and looking inside each keeps it linear; a pattern that
+ * backtracks over a run without a line break (`\s*[\r\n]+\s*`) is quadratic in its length.
+ */
+export function bodyOnOneLine(body: string): string {
+  return body.replace(/\s+/g, (run) => (run.includes('\n') || run.includes('\r') ? ' ' : run)).trim();
+}
+
+/** One message as one line, so each message stays on its line. */
 export function formatChatLine(message: Pick<Message, 'createdAt' | 'direction' | 'sender' | 'body'>): string {
   const direction = publicDirection(message.direction) === 'inbound' ? 'Inbound' : 'Outbound';
-  const body = message.body.replace(/\s*[\r\n]+\s*/g, ' ').trim();
-  return `[${message.createdAt.toISOString()}] ${direction} (${senderOf(message)}): ${body}`;
+  return `[${message.createdAt.toISOString()}] ${direction} (${senderOf(message)}): ${bodyOnOneLine(message.body)}`;
 }
 
 export function formatChat(messages: Message[]): string {
