@@ -1,4 +1,5 @@
-// GET /contacts/{contactId}/chat-sessions: a contact's sessions, newest first.
+// GET /contacts/{contactId}/chat-sessions: a contact's sessions, newest first; with
+// includeMessages, the newest SESSION_MESSAGES_LIMIT messages across them (session-record.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ChatSession } from '../db/entities/index.ts';
 import { requireContact } from '../contacts/find-contact.ts';
@@ -13,6 +14,6 @@ export async function listContactSessions(
   const contact = await requireContact(em, accountId, contactId);
   const sessions = await em.find(ChatSession, { account: accountId, contact: contact.id }, { orderBy: { id: 'desc' } });
   if (!includeMessages) return sessions.map((session) => toChatSession(session));
-  const messages = await messagesBySession(em, accountId, sessions.map((session) => session.id));
+  const messages = await messagesBySession(em, accountId, sessions.map((session) => session.id), contact.id);
   return sessions.map((session) => toChatSession(session, messages.get(session.id) ?? []));
 }

@@ -1,5 +1,6 @@
 // GET /chat-sessions/recent: the account's sessions, newest first, paged by
-// keyset on the (time-ordered) session id.
+// keyset on the (time-ordered) session id; with includeMessages, the newest
+// SESSION_MESSAGES_LIMIT messages across the page's sessions (session-record.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ChatSession } from '../db/entities/index.ts';
 import { readPage, writePage, type PageInput } from '../pagination.ts';

@@ -1,10 +1,14 @@
 // How chat sessions are shown: ChatSession, and RecentChatSession (with
 // `session_id` in place of `id` and the contact's name and identifiers).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Message, type ChatSession, type Contact } from '../db/entities/index.ts';
+import type { ChatSession, Contact } from '../db/entities/index.ts';
 import { PLACEHOLDER_EMAIL } from '../contacts/contact-record.ts';
 import { contactDisplayName } from '../messages/export-chat.ts';
 import { toChatMessage, type ChatMessageRecord } from '../messages/message-record.ts';
+import { newestContactSessionMessages, newestSessionMessages, type ListedMessage } from '../messages/newest-messages.ts';
+
+/** Most messages an answer with includeMessages=true shows, across all its sessions: the newest ones. */
+export const SESSION_MESSAGES_LIMIT = 1_000;
 
 export type ChatSessionRecord = {
   id: string;
@@ -25,7 +29,7 @@ export type RecentChatSessionRecord = Omit<ChatSessionRecord, 'id'> & {
   contact_email: string;
 };
 
-export function toChatSession(session: ChatSession, messages?: Message[]): ChatSessionRecord {
+export function toChatSession(session: ChatSession, messages?: ListedMessage[]): ChatSessionRecord {
   const record: ChatSessionRecord = {
     id: session.id,
     start_date_time: session.startedAt.toISOString(),
@@ -37,7 +41,7 @@ export function toChatSession(session: ChatSession, messages?: Message[]): ChatS
   return record;
 }
 
-export function toRecentChatSession(session: ChatSession, contact: Contact, messages?: Message[]): RecentChatSessionRecord {
+export function toRecentChatSession(session: ChatSession, contact: Contact, messages?: ListedMessage[]): RecentChatSessionRecord {
   const { id, ...rest } = toChatSession(session, messages);
   return {
     session_id: id,
@@ -49,15 +53,22 @@ export function toRecentChatSession(session: ChatSession, contact: Contact, mess
   };
 }
 
-/** The messages of each session, oldest first, in one query. */
-export async function messagesBySession(em: EntityManager, accountId: string, sessionIds: string[]): Promise<Map<string, Message[]>> {
-  const bySession = new Map<string, Message[]>(sessionIds.map((id) => [id, []]));
+/**
+ * The messages of each session, oldest first, in one query: the newest SESSION_MESSAGES_LIMIT
+ * across the sessions together, so sessions older than those messages show an empty list.
+ * `contactId` says the sessions are all that contact's: its index then finds the newest.
+ */
+export async function messagesBySession(
+  em: EntityManager,
+  accountId: string,
+  sessionIds: string[],
+  contactId?: string,
+): Promise<Map<string, ListedMessage[]>> {
+  const bySession = new Map<string, ListedMessage[]>(sessionIds.map((id) => [id, []]));
   if (sessionIds.length === 0) return bySession;
-  const messages = await em.find(
-    Message,
-    { account: accountId, session: { $in: sessionIds } },
-    { orderBy: { createdAt: 'asc', id: 'asc' } },
-  );
-  for (const message of messages) bySession.get(message.session!.id)?.push(message);
+  const newest = contactId
+    ? await newestContactSessionMessages(em, accountId, contactId, SESSION_MESSAGES_LIMIT)
+    : await newestSessionMessages(em, accountId, sessionIds, SESSION_MESSAGES_LIMIT);
+  for (const message of newest) bySession.get(message.sessionId!)?.push(message);
   return bySession;
 }

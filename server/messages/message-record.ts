@@ -16,7 +16,7 @@ export function senderOf(message: Pick<Message, 'direction' | 'sender'>): string
 
 export type ContactMessage = { content: string; timestamp: string; sender: string; channel: string };
 
-export function toContactMessage(message: Message): ContactMessage {
+export function toContactMessage(message: Pick<Message, 'body' | 'createdAt' | 'direction' | 'sender' | 'channel'>): ContactMessage {
   return {
     content: message.body,
     timestamp: message.createdAt.toISOString(),
@@ -41,7 +41,7 @@ export type ShownMessage = Pick<
   'id' | 'body' | 'direction' | 'createdAt' | 'type' | 'channel' | 'status' | 'sender' | 'mediaUrl' | 'mediaContentType' | 'externalId'
 >;
 
-export function toChatMessage(message: ShownMessage): ChatMessageRecord {
+export function toChatMessage(message: Pick<ShownMessage, 'id' | 'body' | 'direction' | 'createdAt' | 'type' | 'channel' | 'status'>): ChatMessageRecord {
   return {
     id: message.id,
     body: message.body,

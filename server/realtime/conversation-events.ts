@@ -48,7 +48,7 @@ export async function publishConversationEvent(em: EntityManager, event: Convers
 /** Several events in one statement, announced in this order. */
 export async function publishConversationEvents(em: EntityManager, events: ConversationEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const payloads = events.map(notificationPayload);
+  const payloads = events.flatMap(notificationPayloads);
   await em.execute(`select ${payloads.map(() => 'pg_notify(?, ?)').join(', ')}`, payloads.flatMap((payload) => [CHANNEL, payload]));
 }
 
@@ -58,14 +58,20 @@ export async function publishConversationEvents(em: EntityManager, events: Conve
  * and the values of those parameters.
  */
 export function conversationNotifySql(events: ConversationEvent[], first: number): { sql: string; values: string[] } {
-  const payloads = events.map(notificationPayload);
+  const payloads = events.flatMap(notificationPayloads);
   return {
     sql: payloads.map((_, index) => `pg_notify($${first}::text, $${first + 1 + index}::text)`).join(', '),
     values: [CHANNEL, ...payloads],
   };
 }
 
-function notificationPayload(event: ConversationEvent): string {
+/**
+ * One payload per notification: a message too large goes as a reference, and a read event
+ * naming more messages than fit (a visitor who reads a long conversation at last) as
+ * several read events, each naming some of them, in order.
+ */
+function notificationPayloads(event: ConversationEvent): string[] {
+  if (event.kind === 'read') return readPayloads(event);
   let payload = JSON.stringify(event);
   if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
     if (event.kind !== 'message') throw new Error(`conversation event too large to announce (${event.kind})`);
@@ -79,7 +85,27 @@ function notificationPayload(event: ConversationEvent): string {
     };
     payload = JSON.stringify(reference);
   }
-  return payload;
+  return [payload];
+}
+
+function readPayloads(event: ConversationEvent & { kind: 'read' }): string[] {
+  const payloads: string[] = [];
+  let sids: string[] = [];
+  // Bytes of the event without sids, then each sid adds its JSON string and a comma.
+  const emptySize = Buffer.byteLength(JSON.stringify({ ...event, messageSids: [] }));
+  let size = emptySize;
+  for (const sid of event.messageSids) {
+    const sidSize = Buffer.byteLength(JSON.stringify(sid)) + 1;
+    if (sids.length > 0 && size + sidSize > MAX_PAYLOAD_BYTES) {
+      payloads.push(JSON.stringify({ ...event, messageSids: sids }));
+      sids = [];
+      size = emptySize;
+    }
+    sids.push(sid);
+    size += sidSize;
+  }
+  payloads.push(JSON.stringify({ ...event, messageSids: sids }));
+  return payloads;
 }
 
 /** This process's end of the channel: one per API process, on Services as `conversationEvents`. */

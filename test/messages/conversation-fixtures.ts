@@ -54,3 +54,40 @@ export async function eventually<T>(check: () => Promise<T | undefined>, what: s
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** When the `n`th message of insertConversation was written: one second apart. */
+export function bulkMessageTime(n: number): Date {
+  return new Date(Date.UTC(2026, 0, 1) + n * 1000);
+}
+
+/**
+ * Messages `from`..`to` of a long conversation, written in one SQL statement (recordMessage
+ * per message would make a test of a thousand messages slow): message n is inbound when n is
+ * odd, outbound when even, reads `message <n>` followed by `padding` characters `x`, and was
+ * written at bulkMessageTime(n), in `sessionId` when given.
+ */
+export async function insertConversation(
+  service: TestService,
+  accountId: string,
+  contactId: string,
+  range: { from: number; to: number; sessionId?: string; padding?: number },
+): Promise<void> {
+  await service.services.pool.query(
+    `insert into messages (id, account_id, contact_id, session_id, direction, body, created_at)
+     select 'msg_' || $2 || '_' || lpad(n::text, 6, '0'), $1, $2, $3,
+            case when n % 2 = 1 then 'inbound' else 'outbound' end,
+            'message ' || n || repeat('x', $6::int),
+            timestamptz '2026-01-01T00:00:00Z' + n * interval '1 second'
+       from generate_series($4::int, $5::int) as n`,
+    [accountId, contactId, range.sessionId ?? null, range.from, range.to, range.padding ?? 0],
+  );
+}
+
+/** A chat session written directly, started at bulkMessageTime(startedAt). */
+export async function insertSession(service: TestService, accountId: string, contactId: string, session: { id: string; startedAt: number; open: boolean }) {
+  await service.services.pool.query(
+    `insert into chat_sessions (id, account_id, contact_id, status, tag, started_at, ended_at)
+     values ($1, $2, $3, $4, null, timestamptz '2026-01-01T00:00:00Z' + $5::int * interval '1 second', $6::timestamptz)`,
+    [session.id, accountId, contactId, session.open ? 'ChatSessionOpened' : 'ChatSessionClosed', session.startedAt, session.open ? null : bulkMessageTime(session.startedAt + 1)],
+  );
+}

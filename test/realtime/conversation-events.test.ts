@@ -66,6 +66,17 @@ test('typing and read events reach subscribers as published', async () => {
   expect(await listening.done).toEqual([typing, read]);
 });
 
+test('a read event naming more messages than one NOTIFY payload holds is heard as several read events naming them all, in order', async () => {
+  const messageSids = Array.from({ length: 1_000 }, (_, index) => `msg_read_${String(index).padStart(6, '0')}`);
+  const last = messageSids.at(-1)!;
+  const listening = listen((event) => event.kind === 'read' && event.messageSids.includes(last));
+  await publish(service, { ...target, kind: 'read', messageSids });
+  const heard = await listening.done;
+  expect(heard.length).toBeGreaterThan(1);
+  for (const event of heard) expect(event).toEqual({ ...target, kind: 'read', messageSids: expect.any(Array) });
+  expect(heard.flatMap((event) => (event.kind === 'read' ? event.messageSids : []))).toEqual(messageSids);
+});
+
 test('a message too large for a NOTIFY payload is announced by id and loaded by the listening process', async () => {
   const em = service.services.orm.em.fork();
   const { contactId } = await createContact(em, target.accountId, { phoneNumber: '+14155550101' } as never);
