@@ -123,8 +123,12 @@ async function startProcess(options: ServiceProcessOptions, onSpawn: (started: S
       if (listening) return done(listening[1]!);
       if (role === 'worker' && stdout.includes('worker running')) done('');
     };
-    const onExit = (code: number | null, signalName: string | null) =>
-      reject(new Error(`ROLE=${role} process exited (${code ?? signalName}) before it started: ${stderr}${stdout}`));
+    const onExit = (code: number | null, signalName: string | null) => {
+      const failure = new Error(`ROLE=${role} process exited (${code ?? signalName}) before it started: ${stderr}${stdout}`);
+      // A DATA_DIR this helper made is of no use to anyone after a failed start.
+      if (options.dataDir === undefined) rm(dataDir, { recursive: true, force: true }).then(() => reject(failure), () => reject(failure));
+      else reject(failure);
+    };
     const done = (line: string) => {
       child.stdout!.off('data', onData);
       child.off('exit', onExit);
