@@ -2,7 +2,7 @@
 // measured in the same run, and writes bench/results/latest.{md,json}.
 //
 // Knobs: BENCH_DURATION (seconds per round, 10), BENCH_ROUNDS (5), BENCH_CONNECTIONS (50),
-// BENCH_ONLY (comma list of read, scaleout, startup, webhooks), BENCH_ACCOUNTS (3000).
+// BENCH_ONLY (comma list of read, scaleout, startup, webhooks, push, assets), BENCH_ACCOUNTS (3000).
 import { writeFile } from 'node:fs/promises';
 import { seedAccounts, startBenchDatabase } from './database.ts';
 import type { LoadTarget } from './load.ts';
@@ -14,6 +14,7 @@ import { runScaleOutScenario } from './scenarios/scaleout.ts';
 import { runStartupScenario } from './scenarios/startup.ts';
 import { runWebhooksScenario } from './scenarios/webhooks.ts';
 import { runPushScenario } from './scenarios/push.ts';
+import { runAssetsScenario } from './scenarios/assets.ts';
 
 type Seeded = { databaseUrl: string; loads: LoadRunner; spare: LoadTarget };
 
@@ -23,6 +24,7 @@ const SCENARIOS: { name: string; run: (settings: Settings, seeded: () => Promise
   { name: 'startup', run: (settings) => runStartupScenario(settings) },
   { name: 'webhooks', run: (settings) => runWebhooksScenario(settings) },
   { name: 'push', run: async (settings, seeded) => { const s = await seeded(); return runPushScenario(settings, s.databaseUrl, s.spare.apiKey); } },
+  { name: 'assets', run: () => runAssetsScenario() },
 ];
 
 async function main() {

@@ -7,7 +7,13 @@ import type { AddressInfo, Socket } from 'node:net';
 import { inject } from 'vitest';
 
 export type FakeProviderRequest = { method: string; path: string; authorization: string | undefined; body: any };
-export type FakeProviderAnswer = { status: number; body: unknown; delayMs?: number };
+export type FakeProviderAnswer = {
+  status: number;
+  body: unknown;
+  delayMs?: number;
+  /** Answer only once this settles: a gate the test opens (never a duration). */
+  heldUntil?: Promise<unknown>;
+};
 export type FakeMessagingProvider = {
   /** Base URL to put in MESSAGING_API_URL. */
   url: string;
@@ -95,6 +101,7 @@ export async function startFakeMessagingProvider(): Promise<FakeMessagingProvide
         res.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) });
         res.end(payload);
       };
+      if (reply.heldUntil) return void reply.heldUntil.then(respond, respond);
       if (!reply.delayMs) return respond();
       const timer = setTimeout(() => {
         timers.delete(timer);

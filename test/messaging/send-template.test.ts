@@ -1,6 +1,6 @@
 // POST /whatsapp-templates/send over real HTTPS against the fake provider: the template is
 // rendered against the contact, charged, recorded and sent, all or nothing.
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, onTestFinished, test } from 'vitest';
 import { startFakeMessagingProvider, type FakeMessagingProvider } from '../helpers/fake-messaging-provider.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { addTemplate, connectAccount, createContact, creditsOf, eventsOf, MESSAGING_ALLOW_HOSTS, messagesOf } from './send-template-fixtures.ts';
@@ -231,23 +231,24 @@ test('a template send to a closed chat reopens that chat session, which then hol
   ]);
 });
 
-test("the account's credits are not locked while the provider answers: a tag assignment finishes before a slow send", async () => {
+test("the account's credits are not locked while the provider answers: a tag assignment completes while a send waits for it", async () => {
   const contactId = await createContact(service, account.apiKey, { phoneNumber: '+14155550177' });
   const templateId = await addTemplate(service, account.userId, { name: 'slow', body: 'Hello' });
-  // The provider takes its time with this one send.
-  fake.answerSendsWith(() => ({ status: 200, body: { messages: [{ id: 'wamid.slow' }] }, delayMs: 3_000 }));
-  const finished: string[] = [];
-  const sending = send({ contactId, whatsappTemplateId: templateId }).then((answer) => {
-    finished.push('send');
-    return answer;
-  });
-  await fake.waitForSends(fake.sends().length + 1);
+  // The provider answers this send only once the tag assignment has finished. A send holding
+  // the account row while it waits would make the assignment wait for the send and the send
+  // for the gate: the test would never finish.
+  let openGate!: () => void;
+  const gate = new Promise<void>((resolve) => (openGate = resolve));
+  onTestFinished(() => openGate());
+  fake.answerSendsWith(() => ({ status: 200, body: { messages: [{ id: 'wamid.held' }] }, heldUntil: gate }));
+  const sendsBefore = fake.sends().length;
+  const sending = send({ contactId, whatsappTemplateId: templateId });
+  await fake.waitForSends(sendsBefore + 1);
   // Tag assignment spends a credit on the same account row.
   const tagged = await service.request('POST', '/v1/tags', { apiKey: account.apiKey, query: { tag: 'vip', phoneNumber: '+14155550177' } });
-  finished.push('tag');
   expect(tagged.status, tagged.text).toBe(201);
+  openGate();
   const answer = await sending;
   expect(answer.status, answer.text).toBe(200);
-  expect(finished).toEqual(['tag', 'send']);
   expect(await creditsOf(service, account.userId)).toBe(98);
 });

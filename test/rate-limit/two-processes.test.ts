@@ -1,73 +1,22 @@
 // Two real server processes on one database enforce one budget.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { fetch } from 'undici';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { insecureAgent, startTestService, TEST_SECRET_KEY, type TestService } from '../helpers/service.ts';
+import { insecureAgent, startTestService, type TestService } from '../helpers/service.ts';
+import { serviceProcesses, type ListeningServiceProcess } from '../helpers/service-processes.ts';
 import { waitForFreshWindow } from './fresh-window.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
-
+const processes = serviceProcesses();
 let service: TestService;
-let second: ChildProcess | undefined;
-let secondBaseUrl: string;
-let dataDir: string;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
+let second: ListeningServiceProcess;
 
 beforeAll(async () => {
   service = await startTestService();
-  dataDir = await mkdtemp(path.join(tmpdir(), 'mapi-second-'));
-  const port = await freePort();
-  second = spawn(process.execPath, ['server/main.ts'], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      DATABASE_URL: service.databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      SECRET_KEY: TEST_SECRET_KEY,
-      DATA_DIR: dataDir,
-      ROLE: 'api',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  secondBaseUrl = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (https:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1]);
-    };
-    second!.stdout!.on('data', onData);
-    second!.stderr!.on('data', onData);
-    second!.once('exit', (code) => reject(new Error(`second server exited with ${code}: ${output}`)));
-  });
+  second = await processes.spawn({ role: 'api', databaseUrl: service.databaseUrl });
 });
 
 afterAll(async () => {
-  if (second && second.exitCode === null) {
-    const exited = new Promise((resolve) => second!.once('exit', resolve));
-    second.kill('SIGTERM');
-    await exited;
-  }
+  await processes.stopAll();
   await service?.stop();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
 async function getLists(baseUrl: string, apiKey: string): Promise<number> {
@@ -83,7 +32,7 @@ test('two server processes on one database enforce one budget: the 11th request 
   const { apiKey } = await service.createAccount();
   const created = await service.request('POST', '/api-keys', { apiKey, body: { scopes: { tags: ['Lists'], rate_limit_per_min: 10 } } });
   const scoped = created.body.api_key as string;
-  const servers = [service.baseUrl, secondBaseUrl];
+  const servers = [service.baseUrl, second.baseUrl];
 
   const statuses: number[] = [];
   for (let i = 0; i < 10; i++) statuses.push(await getLists(servers[i % 2], scoped));

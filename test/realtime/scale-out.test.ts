@@ -1,39 +1,57 @@
-// Two API processes on one database: a visitor connected to one hears what the other (or
-// the worker) stored, because every process hears every commit through PostgreSQL.
+// Two API processes on one database: a visitor connected to one hears a widget message
+// posted to the other, because every process hears every commit through PostgreSQL. Both
+// are real OS processes (nothing shared but the database); the in-process service only
+// makes the account.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { connectVisitor, insertWidget, isMessage, messageEvent, publish, type Target } from './widget-fixtures.ts';
+import { serviceProcesses, type ListeningServiceProcess } from '../helpers/service-processes.ts';
+import { call } from '../reliability/fixtures.ts';
+import { connectVisitor, isMessage, type Visitor } from './widget-fixtures.ts';
 
-let first: TestService;
-let second: TestService;
-let target: Target;
+const processes = serviceProcesses();
+let fixtures: TestService;
+let first: ListeningServiceProcess;
+let second: ListeningServiceProcess;
+const visitors: Visitor[] = [];
 
 beforeAll(async () => {
-  first = await startTestService();
-  second = await startTestService({ databaseUrl: first.databaseUrl });
-  const { userId } = await first.createAccount();
-  const widgetId = await insertWidget(first, userId);
-  target = { accountId: userId, widgetId, visitorId: 'visitor-scale', contactId: 'ct_scale' };
+  fixtures = await startTestService({ env: { ROLE: 'api' } });
+  [first, second] = await Promise.all([
+    processes.spawn({ role: 'api', databaseUrl: fixtures.databaseUrl }),
+    processes.spawn({ role: 'api', databaseUrl: fixtures.databaseUrl }),
+  ]);
 });
 afterAll(async () => {
-  await second?.stop();
-  await first?.stop();
+  for (const visitor of visitors) visitor.close();
+  await processes.stopAll();
+  await fixtures?.stop();
 });
 
-test('a visitor connected to one process hears an event published through another', async () => {
-  const onSecond = await connectVisitor(second.origin, { configId: target.widgetId, visitorId: target.visitorId });
-  const onFirst = await connectVisitor(first.origin, { configId: target.widgetId, visitorId: target.visitorId });
-  try {
-    const event = messageEvent(target, 'stored by the first process');
-    await publish(first, event);
-    expect(await onSecond.waitFor(isMessage('stored by the first process'))).toEqual([{ name: 'message', payload: event.message }]);
-    expect(await onFirst.waitFor(isMessage('stored by the first process'))).toEqual([{ name: 'message', payload: event.message }]);
+test('a visitor connected to one process hears a widget message posted to another', async () => {
+  const account = await fixtures.createAccount();
+  const created = await call(first.origin, 'POST', '/v1/chat-widgets', { apiKey: account.apiKey, body: { name: 'Support', settings: { greeting: 'Hello there' } } });
+  expect(created.status, created.text).toBe(201);
+  const widgetId: string = created.body.data.id;
+  const visitorId = 'visitor-scale';
+  const post = (through: ListeningServiceProcess, body: string) =>
+    call(through.origin, 'POST', `/v1/incoming-chat-widget-message?userId=${account.userId}`, {
+      body: { messageType: 'text', customData: { body, fromId: visitorId, toId: widgetId } },
+    });
 
-    const back = messageEvent(target, 'stored by the second process');
-    await publish(second, back);
-    expect((await onFirst.waitFor(isMessage('stored by the second process'))).map((heard) => heard.payload)).toEqual([event.message, back.message]);
-  } finally {
-    onSecond.close();
-    onFirst.close();
-  }
+  const onSecond = await connectVisitor(second.origin, { configId: widgetId, visitorId });
+  visitors.push(onSecond);
+  const onFirst = await connectVisitor(first.origin, { configId: widgetId, visitorId });
+  visitors.push(onFirst);
+
+  expect((await post(first, 'posted to the first process')).status).toBe(200);
+  await onSecond.waitFor(isMessage('posted to the first process'));
+  await onFirst.waitFor(isMessage('posted to the first process'));
+
+  expect((await post(second, 'posted to the second process')).status).toBe(200);
+  const heardOnFirst = await onFirst.waitFor(isMessage('posted to the second process'));
+  await onSecond.waitFor(isMessage('posted to the second process'));
+  expect(heardOnFirst.filter((heard) => heard.name === 'message').map((heard) => (heard.payload as { body: string }).body)).toEqual([
+    'posted to the first process',
+    'posted to the second process',
+  ]);
 });

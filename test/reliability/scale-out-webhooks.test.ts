@@ -1,40 +1,47 @@
 // Two API processes and one worker process as one service: events raised through either API
-// process reach a subscribed endpoint exactly once each when nothing fails.
+// process reach a subscribed endpoint exactly once each when nothing fails. All three are
+// real OS processes; the in-process service only makes the account and the subscription and
+// reads the delivery rows.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { serviceProcesses, type ListeningServiceProcess } from '../helpers/service-processes.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { workerProcesses } from '../helpers/worker-process.ts';
-import { createTask, deliveriesOf, eventually, subscribe, WEBHOOK_ENV } from '../webhooks/webhook-fixtures.ts';
+import { deliveriesOf, eventually, subscribe, WEBHOOK_ENV } from '../webhooks/webhook-fixtures.ts';
+import { call } from './fixtures.ts';
 
 const PER_PROCESS = 10;
 
-let a: TestService;
-let b: TestService;
+const processes = serviceProcesses();
+let fixtures: TestService;
+let a: ListeningServiceProcess;
+let b: ListeningServiceProcess;
 let receiver: WebhookReceiver;
-const workers = workerProcesses(() => a.databaseUrl, WEBHOOK_ENV);
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
-  a = await startTestService({ env: { ...WEBHOOK_ENV, ROLE: 'api' } });
-  b = await startTestService({ databaseUrl: a.databaseUrl, env: { ...WEBHOOK_ENV, ROLE: 'api' } });
+  fixtures = await startTestService({ env: { ...WEBHOOK_ENV, ROLE: 'api' } });
+  [a, b] = await Promise.all([
+    processes.spawn({ role: 'api', databaseUrl: fixtures.databaseUrl, env: WEBHOOK_ENV }),
+    processes.spawn({ role: 'api', databaseUrl: fixtures.databaseUrl, env: WEBHOOK_ENV }),
+  ]);
 });
 
 afterAll(async () => {
-  await workers.stopAll();
-  await b?.stop();
-  await a?.stop();
+  await processes.stopAll();
+  await fixtures?.stop();
   await receiver?.close();
 });
 
 test('events created through two API processes are delivered once each by the worker process', async () => {
-  const account = await a.createAccount();
-  const subscriptionId = await subscribe(a, account.userId, { url: receiver.url, events: ['Task Created'] });
-  await workers.start();
-  await Promise.all(
-    Array.from({ length: PER_PROCESS * 2 }, (_, i) => createTask(i % 2 ? b : a, account.apiKey)),
+  const account = await fixtures.createAccount();
+  const subscriptionId = await subscribe(fixtures, account.userId, { url: receiver.url, events: ['Task Created'] });
+  await processes.spawn({ role: 'worker', databaseUrl: fixtures.databaseUrl, env: WEBHOOK_ENV });
+  const created = await Promise.all(
+    Array.from({ length: PER_PROCESS * 2 }, (_, i) => call((i % 2 ? b : a).origin, 'POST', '/v1/tasks', { apiKey: account.apiKey, body: { title: 'Call back' } })),
   );
+  expect(created.map((answer) => answer.status)).toEqual(Array(PER_PROCESS * 2).fill(201));
   const rows = await eventually(
-    () => deliveriesOf(a, subscriptionId),
+    () => deliveriesOf(fixtures, subscriptionId),
     (list) => list.length === PER_PROCESS * 2 && list.every((row) => row.status === 'succeeded'),
     30_000,
   );
