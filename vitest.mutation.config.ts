@@ -9,6 +9,7 @@ export const MUTATION_TESTS = [
   'test/webhooks/retry-plan.test.ts',
   'test/pagination/cursors.test.ts',
   'test/outbound/address-guard.test.ts',
+  'test/outbound/address-classification.test.ts',
   'test/auth/scopes.test.ts',
   'test/input/input-rule-walk.test.ts',
   'test/rate-limit/window-arithmetic.test.ts',

@@ -62,7 +62,7 @@ export function planDeliveryOutcomes(outcomes: readonly DeliveryOutcome[], retry
       change = { subscriptionId: delivery.subscriptionId, accountId: delivery.accountId, successes: 0, failures: 0, trailingFailures: 0, lastSuccessAtMs: null, lastFailure: null };
       health.set(key, change);
     }
-    if (update.status === 'succeeded') {
+    if (!result.failure) {
       change.successes += 1;
       change.trailingFailures = 0;
       change.lastSuccessAtMs = attemptedAtMs + result.durationMs;
@@ -74,8 +74,8 @@ export function planDeliveryOutcomes(outcomes: readonly DeliveryOutcome[], retry
         delivery_id: delivery.id,
         event: delivery.eventName,
         status_code: result.statusCode,
-        error: result.failure?.message ?? null,
-        failure_type: result.failure?.type ?? 'unknown',
+        error: result.failure.message,
+        failure_type: result.failure.type,
       };
     }
   }

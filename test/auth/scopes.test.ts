@@ -47,7 +47,11 @@ describe('assertProcedureAllowed', () => {
 
   test('a procedure without access meta is refused to everyone (default deny)', () => {
     for (const credential of [main, session, scoped({})]) {
-      expect(refusal(() => assertProcedureAllowed(credential, undefined))).toMatchObject({ status: 403, code: 'key_scope_denied' });
+      expect(refusal(() => assertProcedureAllowed(credential, undefined))).toEqual({
+        status: 403,
+        code: 'key_scope_denied',
+        message: 'This operation is not available to API keys',
+      });
     }
   });
 
@@ -103,6 +107,13 @@ describe('assertAccountInScope', () => {
     expect(refusal(() => assertAccountInScope(scoped({ sub_account_ids: ['usr_other'] }), 'usr_client'))).toEqual(denied);
     expect(() => assertAccountInScope(scoped({ sub_account_ids: ['usr_other', 'usr_client'] }), 'usr_client')).not.toThrow();
     expect(() => assertAccountInScope(scoped({ sub_account_ids: ['*'] }), 'usr_client')).not.toThrow();
+  });
+
+  test('a scoped key without scopes acts on its own account only', () => {
+    const bare: Credential = { ...scoped({}), scopes: null };
+    expect(() => assertAccountInScope(bare, OWN)).not.toThrow();
+    expect(refusal(() => assertAccountInScope(bare, 'usr_client'))).toEqual(denied);
+    expect(refusal(() => assertEveryClientInScope(bare)).code).toBe('key_scope_denied');
   });
 });
 

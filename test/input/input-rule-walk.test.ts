@@ -3,6 +3,7 @@
 // naming the field; integer and date-time columns are bounded by their schemas.
 // input-rules.test.ts proves the same over /v1 and /trpc.
 import { describe, expect, test } from 'vitest';
+import { z } from 'zod';
 import { ApiError } from '../../server/errors.ts';
 import { checkRequestInput, columnDateTime, columnInteger, INT32_MAX, INT32_MIN, MAX_INPUT_DEPTH } from '../../server/input-rules.ts';
 
@@ -91,6 +92,9 @@ describe('columnInteger', () => {
 
 describe('columnDateTime', () => {
   const schema = columnDateTime('due_at must be an ISO 8601 date-time');
+  test('the OpenAPI document states the range', () => {
+    expect(z.toJSONSchema(schema)).toMatchObject({ type: 'string', format: 'date-time', description: 'ISO 8601 date-time with a time zone, between the years 0001 and 9999 (UTC).' });
+  });
   test('an ISO 8601 date-time with a zone, years 0001 to 9999', () => {
     expect(schema.parse('2026-11-25T10:00:00Z')).toBe('2026-11-25T10:00:00Z');
     expect(schema.parse('0001-01-01T00:00:00Z')).toBe('0001-01-01T00:00:00Z');

@@ -16,6 +16,7 @@ function invalidCursor(run: () => unknown): void {
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(400);
     expect((error as ApiError).message).toBe('Invalid cursor');
+    expect((error as ApiError).reason).toBe('invalid_cursor');
     return;
   }
   throw new Error('expected the cursor to be refused');
