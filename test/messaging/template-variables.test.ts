@@ -254,3 +254,58 @@ describe('template variables, properties', () => {
     );
   });
 });
+
+describe('template variables, the edges a mutant would move', () => {
+  it('names a malformed field name and an empty transform in the problem', () => {
+    expect(validateTemplateBody('Hi {{first name}}')).toEqual({
+      ok: false,
+      problems: ['{{first name}} has field name "first name"; use only letters, digits, "_", "." and "-"'],
+    });
+    expect(validateTemplateBody('{{a|b|}}')).toEqual({ ok: false, problems: ['{{a|b|}} has an empty transform; use one of uppercase, lowercase, capitalize'] });
+    expect(validateTemplateBody('{{a|b|shout}}')).toEqual({
+      ok: false,
+      problems: ['{{a|b|shout}} has unknown transform "shout"; use one of uppercase, lowercase, capitalize'],
+    });
+  });
+
+  it('an empty default is no default: {{name|}} and {{name}} are one variable', () => {
+    const parsed = parseTemplateBody('{{Name|}} and {{name}} and {{name||uppercase}}');
+    expect(parsed.variables).toEqual([
+      { field: 'name', defaultValue: null, transform: null, expression: 'name' },
+      { field: 'name', defaultValue: null, transform: 'uppercase', expression: 'name||uppercase' },
+    ]);
+    expect(parsed.segments.map((segment) => (segment.kind === 'text' ? segment.text : segment.number))).toEqual([1, ' and ', 1, ' and ', 2]);
+  });
+
+  it('expressions keep every part that is present, so different defaults and transforms number apart', () => {
+    const { variables } = parseTemplateBody('{{a|x}} {{a|x|lowercase}} {{a|lowercase}} {{a|y}} {{A|X}}');
+    expect(variables.map((variable) => variable.expression)).toEqual(['a|x', 'a|x|lowercase', 'a||lowercase', 'a|y', 'a|X']);
+    expect(variables[0]).toEqual({ field: 'a', defaultValue: 'x', transform: null, expression: 'a|x' });
+  });
+
+  it('segments hold the text between variables and no empty text', () => {
+    expect(parseTemplateBody('{{a}}{{b}}').segments).toEqual([
+      { kind: 'variable', source: '{{a}}', number: 1, variable: { field: 'a', defaultValue: null, transform: null, expression: 'a' } },
+      { kind: 'variable', source: '{{b}}', number: 2, variable: { field: 'b', defaultValue: null, transform: null, expression: 'b' } },
+    ]);
+    expect(parseTemplateBody('x{{a}}y').segments.map((segment) => segment.kind)).toEqual(['text', 'variable', 'text']);
+    expect(parseTemplateBody('').segments).toEqual([]);
+    expect(parseTemplateBody('{{b}} {{a}} {{b}}').segments.filter((segment) => segment.kind === 'variable').map((segment) => [segment.number, segment.variable.field])).toEqual([
+      [1, 'b'],
+      [2, 'a'],
+      [1, 'b'],
+    ]);
+  });
+
+  it('fields that are not an object give every variable its default', () => {
+    for (const fields of [null, undefined, 'text', 5]) {
+      expect(renderTemplate('{{a|none}}', fields as never).text).toBe('none');
+    }
+  });
+
+  it('when two field names differ only in case, the lower-case one wins whichever comes first', () => {
+    expect(renderTemplate('{{name}}', { Name: 'upper', name: 'lower' }).text).toBe('lower');
+    expect(renderTemplate('{{name}}', { name: 'lower', Name: 'upper' }).text).toBe('lower');
+    expect(renderTemplate('{{name}}', { NAME: 'first', Name: 'second' }).text).toBe('first');
+  });
+});

@@ -1,0 +1,24 @@
+// The tests `npm run test:mutation` runs under StrykerJS: the ones that exercise the rule
+// modules directly, without a database or a server, so each mutant is judged in
+// milliseconds. stryker.config.json lists the modules mutated.
+import { defineConfig } from 'vitest/config';
+
+export const MUTATION_TESTS = [
+  'test/messaging/template-variables.test.ts',
+  'test/webhooks/signature.test.ts',
+  'test/webhooks/retry-plan.test.ts',
+  'test/pagination/cursors.test.ts',
+  'test/outbound/address-guard.test.ts',
+  'test/outbound/address-classification.test.ts',
+  'test/auth/scopes.test.ts',
+  'test/input/input-rule-walk.test.ts',
+  'test/rate-limit/window-arithmetic.test.ts',
+];
+
+export default defineConfig({
+  test: {
+    include: MUTATION_TESTS,
+    pool: 'threads',
+    testTimeout: 30_000,
+  },
+});
