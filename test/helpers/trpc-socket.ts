@@ -82,9 +82,14 @@ export function openRawTrpcSocket(origin: string, query: Record<string, string>)
 }
 
 /** A typed client whose every call (queries and mutations too) goes over one /trpc WebSocket. */
-export function socketClient<R extends AnyRouter>(origin: string, query: Record<string, string>): { client: TRPCClient<R>; close(): Promise<void> } {
+export function socketClient<R extends AnyRouter>(
+  origin: string,
+  query: Record<string, string>,
+  connectionParams?: Record<string, string>,
+): { client: TRPCClient<R>; close(): Promise<void> } {
   const ws = createWSClient({
     url: socketUrl(origin, query),
+    ...(connectionParams ? { connectionParams } : {}),
     WebSocket: class extends WebSocket {
       constructor(url: string | URL, protocols?: string | string[]) {
         super(url, protocols, { rejectUnauthorized: false });

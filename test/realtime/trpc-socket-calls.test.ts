@@ -50,6 +50,21 @@ test('on an open socket, webhooks.list answers FORBIDDEN once the account\'s web
   }
 });
 
+test("a client may send the key in tRPC's connectionParams instead of the URL; each call is still authenticated with it", async () => {
+  const { userId } = await service.createAccount();
+  const key = await scopedKey(userId, { tags: ['Tags'] });
+  const withParams = socketClient<AppRouter>(service.origin, {}, { apiKey: key.apiKey });
+  const withoutKey = socketClient<AppRouter>(service.origin, {});
+  try {
+    expect(await withParams.client.tags.list.query({})).toEqual([]);
+    await expect(withParams.client.lists.list.query({})).rejects.toMatchObject({ data: { code: 'FORBIDDEN', error_code: 'key_scope_denied' } });
+    await expect(withoutKey.client.tags.list.query({})).rejects.toMatchObject({ data: { code: 'UNAUTHORIZED', httpStatus: 401 } });
+  } finally {
+    await withParams.close();
+    await withoutKey.close();
+  }
+});
+
 test('calls on one socket count against the key\'s rate limit: with rate_limit_per_min 5, the 6th call gets TOO_MANY_REQUESTS', async () => {
   const { userId } = await service.createAccount();
   const key = await scopedKey(userId, { tags: ['Tags'], rate_limit_per_min: 5 });
