@@ -7,7 +7,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticate, credentialExpiry, type Authenticated } from './auth/authenticate.ts';
 import { whileAuthorized } from './auth/authorized-stream.ts';
-import { takeSubscriptionSlot, type SocketState } from './http/trpc-limits.ts';
+import { channelCounterFor, channelOwner, takeSubscriptionSlot, type SocketState } from './http/trpc-limits.ts';
 import type { ApiSection, Access, TargetAccount } from './auth/scopes.ts';
 import { ZodError } from 'zod';
 import { ApiError, describeZodError, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';
@@ -334,7 +334,11 @@ async function subscribeWhileAuthorized<R extends { ok: boolean; data?: unknown 
   next: () => Promise<R>,
 ): Promise<R> {
   const { services } = call;
-  const release = shared instanceof ChannelContext && shared.socket ? takeSubscriptionSlot(shared.socket, procedure.signal) : () => {};
+  const release = !(shared instanceof ChannelContext)
+    ? () => {}
+    : shared.socket
+      ? takeSubscriptionSlot(shared.socket, procedure.signal)
+      : openStreamChannel(services, call.request, procedure.signal);
   let result: R;
   try {
     const expiresAt = await credentialExpiry(services, auth.credential);
@@ -363,6 +367,13 @@ async function subscribeWhileAuthorized<R extends { ok: boolean; data?: unknown 
     release();
     throw error;
   }
+}
+
+/** A subscription over SSE is a long-lived channel of its own, counted like a socket. */
+function openStreamChannel(services: Services, request: RequestInfo, signal: AbortSignal | undefined): () => void {
+  const release = channelCounterFor(services).open(channelOwner(services, request));
+  signal?.addEventListener('abort', release, { once: true });
+  return release;
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {

@@ -22,7 +22,7 @@ import { registerRestSurface, renderHostError, requestInfo, REST_PREFIX } from '
 import { registerRequestIds, requestIdFor, setRequestIdHeader } from './request-id.ts';
 import { observeRequest } from '../metrics/http-metrics.ts';
 import type { TlsMaterial } from './tls.ts';
-import { createSocketCounter, MAX_BATCH_CALLS } from './trpc-limits.ts';
+import { channelCounterFor, channelOwner, MAX_BATCH_CALLS } from './trpc-limits.ts';
 import { registerTrpcHttp } from './trpc-http.ts';
 
 /** Request bodies larger than this get 413 (documented in README). */
@@ -238,7 +238,7 @@ async function registerDocsPage(app: FastifyInstance) {
  */
 export function attachUpgrades(app: FastifyInstance, services: Services, router: AnyRouter, others: UpgradeHandler[] = []) {
   const wss = new WebSocketServer({ noServer: true, maxPayload: BODY_LIMIT_BYTES });
-  const sockets = createSocketCounter();
+  const channels = channelCounterFor(services);
   const trpcWs = applyWSSHandler({
     wss,
     router,
@@ -252,18 +252,16 @@ export function attachUpgrades(app: FastifyInstance, services: Services, router:
       // A client sending connectionParams (`?connectionParams=1`) may carry the key there.
       const fromParams = info.connectionParams?.apiKey;
       if (typeof fromParams === 'string' && !pickCarrier(query, headers)) headers['x-api-key'] = fromParams;
-      const ip = req.socket.remoteAddress ?? '';
-      const carrier = pickCarrier(query, headers);
-      // Sockets are counted by credential as presented (its HMAC, never the value); without one, by address.
+      const request = { method: 'GET', query, headers, ip: req.socket.remoteAddress ?? '' };
       let release: () => void;
       try {
-        release = sockets.open(carrier ? `key:${services.secrets.hashApiKey(carrier.value).toString('base64')}` : `ip:${ip}`);
+        release = channels.open(channelOwner(services, request));
       } catch (error) {
         // tRPC answers with this error (id null) and closes the socket.
         throw error instanceof ApiError ? toTrpcError(error) : error;
       }
       res.once('close', release);
-      return createChannelContext(services, { method: 'GET', query, headers, ip }, { openSubscriptions: 0 });
+      return createChannelContext(services, request, { openSubscriptions: 0 });
     },
     maxBatchSize: MAX_BATCH_CALLS,
     onError: ({ error }) => {

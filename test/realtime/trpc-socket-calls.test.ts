@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { AppRouter } from '../../routers/index.ts';
 import { updateAccount } from '../../server/accounts/accounts.ts';
 import { createScopedKey } from '../../server/api-keys/scoped-keys.ts';
-import { MAX_BATCH_CALLS, MAX_SOCKETS_PER_CREDENTIAL, MAX_SUBSCRIPTIONS_PER_SOCKET } from '../../server/http/trpc-limits.ts';
+import { MAX_BATCH_CALLS, MAX_CHANNELS_PER_CREDENTIAL, MAX_SUBSCRIPTIONS_PER_SOCKET } from '../../server/http/trpc-limits.ts';
 import { WINDOW_SECONDS } from '../../server/rate-limit/limits.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { openRawTrpcSocket, socketClient, type RawTrpcSocket } from '../helpers/trpc-socket.ts';
@@ -154,11 +154,15 @@ test(`at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions are open on one sock
   }
 });
 
-test(`at most ${MAX_SOCKETS_PER_CREDENTIAL} sockets are open at once with one credential; a closed one frees its place`, async () => {
+test(`at most ${MAX_CHANNELS_PER_CREDENTIAL} sockets and SSE subscriptions are open at once with one credential; a closed one frees its place`, async () => {
   const { apiKey } = await service.createAccount();
   const sockets: RawTrpcSocket[] = [];
   try {
-    for (let index = 0; index < MAX_SOCKETS_PER_CREDENTIAL; index += 1) sockets.push(await openRawTrpcSocket(service.origin, { apiKey }));
+    for (let index = 0; index < MAX_CHANNELS_PER_CREDENTIAL; index += 1) sockets.push(await openRawTrpcSocket(service.origin, { apiKey }));
+    const sse = await service.request('GET', '/trpc/chatWidgets.onConversationEvent', { apiKey, query: { input: '{}' }, unchecked: true });
+    // An SSE subscription is one more such channel: refused in its stream's first event.
+    expect(sse.contentType).toContain('text/event-stream');
+    expect(sse.text).toContain('"code":"TOO_MANY_REQUESTS","httpStatus":429');
     const refused = await openRawTrpcSocket(service.origin, { apiKey });
     const frame = await refused.waitFor((candidate) => candidate.id === null && candidate.error !== undefined);
     expect(frame.error).toMatchObject({ data: { code: 'TOO_MANY_REQUESTS', httpStatus: 429 } });
