@@ -300,7 +300,8 @@ export type AuthedContext = Context & Authenticated & { em: EntityManager };
  * Authenticates, counts the request against its rate limits, applies the key's
  * scopes to this procedure's meta, and selects the account (and checks any
  * target account the meta names in the raw input). It runs in the first step, so
- * authorization is decided before `.input()` parses anything.
+ * authorization is decided before `.input()` parses anything; on every call, also each
+ * call on a socket; and for a subscription, again whenever its credential may have changed.
  */
 export const accountProcedure = t.procedure.use(({ ctx, meta, next, getRawInput, type, signal }) => {
   type Authed = ReturnType<typeof next<Authenticated & { em: EntityManager }>>;
@@ -371,7 +372,11 @@ async function subscribeWhileAuthorized<R extends { ok: boolean; data?: unknown 
 
 /** A subscription over SSE is a long-lived channel of its own, counted like a socket. */
 function openStreamChannel(services: Services, request: RequestInfo, signal: AbortSignal | undefined): () => void {
-  const release = channelCounterFor(services).open(channelOwner(services, request));
+  const close = channelCounterFor(services).open(channelOwner(services, request));
+  const release = () => {
+    close();
+    signal?.removeEventListener('abort', release);
+  };
   signal?.addEventListener('abort', release, { once: true });
   return release;
 }

@@ -260,7 +260,9 @@ export function attachUpgrades(app: FastifyInstance, services: Services, router:
         // tRPC answers with this error (id null) and closes the socket.
         throw error instanceof ApiError ? toTrpcError(error) : error;
       }
-      res.once('close', release);
+      // With connectionParams the context is made on the first frame, possibly after a close.
+      if (res.readyState === res.OPEN) res.once('close', release);
+      else release();
       return createChannelContext(services, request, { openSubscriptions: 0 });
     },
     maxBatchSize: MAX_BATCH_CALLS,
