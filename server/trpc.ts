@@ -342,7 +342,6 @@ async function subscribeWhileAuthorized<R extends { ok: boolean; data?: unknown 
       : openStreamChannel(services, call.request, procedure.signal);
   let result: R;
   try {
-    const expiresAt = await credentialExpiry(services, auth.credential);
     result = await proceed(shared, call, next as never);
     if (!result.ok || !isAsyncIterable(result.data)) {
       release();
@@ -351,7 +350,6 @@ async function subscribeWhileAuthorized<R extends { ok: boolean; data?: unknown 
     const stream = whileAuthorized(result.data, {
       changes: services.credentialChanges,
       accountIds: [auth.credential.accountId, auth.account.id],
-      expiresAt,
       log: services.log,
       isRefusal: (error) => error instanceof TRPCError,
       check: async () => {

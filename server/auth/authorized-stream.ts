@@ -19,8 +19,6 @@ export type AuthorizationWatch = {
    */
   check(): Promise<number | null>;
   isRefusal(error: unknown): boolean;
-  /** When the credential expires, as known when the subscription started. */
-  expiresAt: number | null;
   log: Logger;
 };
 
@@ -76,7 +74,9 @@ export async function* whileAuthorized<T>(stream: AsyncIterable<T>, watch: Autho
   const unwatch = watch.changes.watch(watch.accountIds, () => void check());
   const interval = setInterval(() => void check(), RECHECK_EVERY_MS);
   interval.unref();
-  scheduleExpiry(watch.expiresAt);
+  // Once now: a change committed after the subscription was authorized but before it was
+  // watched is not missed, and the key's expiry is learnt.
+  void check();
   const iterator = stream[Symbol.asyncIterator]();
   try {
     while (true) {
