@@ -6,6 +6,7 @@ import { fetch } from 'undici';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { updateAccount } from '../../server/accounts/accounts.ts';
 import { createScopedKey } from '../../server/api-keys/scoped-keys.ts';
+import { LISTENER_APPLICATION_NAME } from '../../server/realtime/conversation-events.ts';
 import { insecureAgent, startTestService, type TestService } from '../helpers/service.ts';
 import { openRawTrpcSocket, type Frame, type RawTrpcSocket } from '../helpers/trpc-socket.ts';
 import { insertWidget, messageEvent, publish, type Target } from './widget-fixtures.ts';
@@ -199,5 +200,23 @@ test('over SSE too: DELETE /v1/api-keys/{id} ends the live subscription with an 
     expect(sse.events.some((event) => event.data.includes('after the revocation'))).toBe(false);
   } finally {
     sse.close();
+  }
+});
+
+test('a change this process could not hear (its LISTEN connection was down) still ends the subscription once it listens again', async () => {
+  const subject = await newSubject();
+  const key = await scopedKey(subject);
+  const socket = await liveSubscription(subject, key.apiKey);
+  try {
+    // Revoked behind the service's back: no announcement at all, as if it had been lost.
+    await service.services.pool.query('update api_keys set revoked_at = now() where id = $1', [key.id]);
+    const { rows } = await service.services.pool.query<{ terminated: boolean }>(
+      `select pg_terminate_backend(pid) as terminated from pg_stat_activity where application_name = $1 and datname = current_database()`,
+      [LISTENER_APPLICATION_NAME],
+    );
+    expect(rows.map((row) => row.terminated)).toEqual([true]);
+    expect(await endingError(socket)).toMatchObject({ data: { code: 'UNAUTHORIZED', httpStatus: 401 } });
+  } finally {
+    await socket.close();
   }
 });
