@@ -16,6 +16,7 @@ import { registerWidgetPages, WIDGET_PAGE_ROUTES } from './http/widget-pages.ts'
 import { registerMetrics } from './metrics/metrics-route.ts';
 import { loadTlsMaterial } from './http/tls.ts';
 import { createMessagingProvider } from './messaging/provider-client.ts';
+import { CREDENTIAL_CHANGES_CHANNEL, createCredentialChangeFeed } from './auth/credential-changes.ts';
 import { createConversationEventFeed } from './realtime/conversation-events.ts';
 import { createWidgetGateway } from './realtime/widget-gateway.ts';
 import { assertSameSecretAsDatabase, SecretMismatchError } from './secret-check.ts';
@@ -90,8 +91,14 @@ export async function createServices(config: Config, log: Logger, databaseUrl: s
     allowHosts: config.WEBHOOK_ALLOW_HOSTS ?? [],
   });
   const pool = pgPool(orm);
-  const conversationEvents = createConversationEventFeed({ databaseUrl, pool, log });
-  return { config, databaseUrl, orm, pool, secrets, log, messaging, conversationEvents };
+  const credentialChanges = createCredentialChangeFeed(log);
+  const conversationEvents = createConversationEventFeed({
+    databaseUrl,
+    pool,
+    log,
+    alsoHear: [{ channel: CREDENTIAL_CHANGES_CHANNEL, receive: credentialChanges.receive, reconnected: credentialChanges.reconnected }],
+  });
+  return { config, databaseUrl, orm, pool, secrets, log, messaging, conversationEvents, credentialChanges };
 }
 
 export async function startService(config: Config, log: Logger, definition: ServiceDefinition): Promise<RunningService> {

@@ -5,6 +5,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { MessagingProvider } from './messaging/provider-client.ts';
+import type { CredentialChangeFeed } from './auth/credential-changes.ts';
 import type { ConversationEventFeed } from './realtime/conversation-events.ts';
 import type { Secrets } from './secrets.ts';
 
@@ -21,4 +22,6 @@ export type Services = {
   messaging: MessagingProvider;
   /** Chat-widget conversation events any process published; listening only while the HTTP host runs. */
   conversationEvents: ConversationEventFeed;
+  /** Credential and feature changes any process announced, for live subscriptions (heard on the same LISTEN connection). */
+  credentialChanges: CredentialChangeFeed;
 };

@@ -5,7 +5,9 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import { getParseFn, getTRPCErrorFromUnknown } from '@trpc/server/unstable-core-do-not-import';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authenticate, type Authenticated } from './auth/authenticate.ts';
+import { authenticate, credentialExpiry, type Authenticated } from './auth/authenticate.ts';
+import { whileAuthorized } from './auth/authorized-stream.ts';
+import { channelCounterFor, channelOwner, takeSubscriptionSlot, type SocketState } from './http/trpc-limits.ts';
 import type { ApiSection, Access, TargetAccount } from './auth/scopes.ts';
 import { ZodError } from 'zod';
 import { ApiError, describeZodError, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';
@@ -79,16 +81,17 @@ export type Context = {
 class RequestContext implements Context {
   services: Services;
   request: RequestInfo;
-  responseHeaders: Record<string, string> = {};
+  responseHeaders: Record<string, string>;
   idempotency?: IdempotentCall;
   credential?: Authenticated['credential'];
   account?: Authenticated['account'];
   rateLimit?: Authenticated['rateLimit'];
   #em: EntityManager | undefined = undefined;
 
-  constructor(services: Services, request: RequestInfo) {
+  constructor(services: Services, request: RequestInfo, responseHeaders: Record<string, string> = {}) {
     this.services = services;
     this.request = request;
+    this.responseHeaders = responseHeaders;
   }
 
   get em(): EntityManager {
@@ -98,6 +101,48 @@ class RequestContext implements Context {
 
 export function createContext(services: Services, request: RequestInfo): Context {
   return new RequestContext(services, request);
+}
+
+/**
+ * What the calls of one long-lived channel share: a /trpc WebSocket, or one request to
+ * tRPC's own HTTP handler (a batch, an SSE subscription). Only the request: the first step
+ * of every procedure makes each call its own RequestContext (its own authentication,
+ * rate-limit count and EntityManager), so calls on one socket neither see each other's
+ * caller nor share an identity map that would outlive the call.
+ */
+class ChannelContext implements Context {
+  services: Services;
+  request: RequestInfo;
+  /** Shared with the calls, so a batch's answer carries the rate-limit headers. */
+  responseHeaders: Record<string, string> = {};
+  /** The socket's own state when the channel is a WebSocket. */
+  socket: SocketState | undefined;
+
+  constructor(services: Services, request: RequestInfo, socket?: SocketState) {
+    this.services = services;
+    this.request = request;
+    this.socket = socket;
+  }
+}
+
+export function createChannelContext(services: Services, request: RequestInfo, socket?: SocketState): Context {
+  return new ChannelContext(services, request, socket);
+}
+
+/** The call's own context: the one given when it already is one (REST, single /trpc calls, createCaller). */
+function callContext(ctx: Context): RequestContext {
+  if (ctx instanceof ChannelContext) return new RequestContext(ctx.services, ctx.request, ctx.responseHeaders);
+  return ctx as RequestContext;
+}
+
+/**
+ * Goes on with the call's context. A context of its own is passed to next(), which tRPC
+ * spreads into a plain object: `em` is copied into it then (forked now, as a getter would not
+ * survive the spread).
+ */
+function proceed<R>(shared: Context, call: RequestContext, next: (options?: { ctx: Record<string, unknown> }) => R): R {
+  if (call === shared) return next();
+  return next({ ctx: { ...call, em: call.em } });
 }
 
 const t = initTRPC
@@ -207,7 +252,7 @@ export async function callProcedure(procedure: CallableProcedure, call: { path: 
 }
 
 /** A domain error as the TRPCError tRPC reports, with the matching code and the ApiError as cause. */
-function toTrpcError(error: ApiError): TRPCError {
+export function toTrpcError(error: ApiError): TRPCError {
   return new TRPCError({ code: trpcCodeFor(error.status), message: error.message, cause: error });
 }
 
@@ -249,7 +294,10 @@ async function atRequestBoundary<R extends { ok: boolean; error?: TRPCError }>(
   return result;
 }
 
-export const publicProcedure = t.procedure.use(({ ctx, getRawInput, next }) => atRequestBoundary(ctx, getRawInput, () => next()));
+export const publicProcedure = t.procedure.use(({ ctx, getRawInput, next }) => {
+  const call = callContext(ctx);
+  return atRequestBoundary(call, getRawInput, () => proceed(ctx, call, next));
+});
 
 export type AuthedContext = Context & Authenticated & { em: EntityManager };
 
@@ -257,24 +305,97 @@ export type AuthedContext = Context & Authenticated & { em: EntityManager };
  * Authenticates, counts the request against its rate limits, applies the key's
  * scopes to this procedure's meta, and selects the account (and checks any
  * target account the meta names in the raw input). It runs in the first step, so
- * authorization is decided before `.input()` parses anything.
+ * authorization is decided before `.input()` parses anything; on every call, also each
+ * call on a socket; and for a subscription, again whenever its credential may have changed.
  */
-export const accountProcedure = t.procedure.use(({ ctx, meta, next, getRawInput }) =>
-  atRequestBoundary(ctx, getRawInput, async () => {
-    const auth = await authenticate(ctx.services, ctx.request, meta, {
+export const accountProcedure = t.procedure.use(({ ctx, meta, next, getRawInput, type, signal }) => {
+  type Authed = ReturnType<typeof next<Authenticated & { em: EntityManager }>>;
+  const call = callContext(ctx);
+  return atRequestBoundary(call, getRawInput, async (): Authed => {
+    const auth = await authenticate(call.services, call.request, meta, {
       count: meta?.rateLimit !== 'uncounted',
-      responseHeaders: ctx.responseHeaders,
+      responseHeaders: call.responseHeaders,
       readInput: getRawInput,
     });
-    extendContext(ctx, auth);
+    extendContext(call, auth);
+    if (type === 'subscription') return subscribeWhileAuthorized(ctx, call, auth, { meta, getRawInput, signal }, next as () => Authed);
     // Claimed once the account acted on and the credential are known, before the procedure runs; the adapter stores the response.
-    if (ctx.idempotency) {
-      await claimIdempotencyKey(ctx.services, ctx.idempotency, { accountId: auth.account.id, credential: auth.credential }, await getRawInput());
+    if (call.idempotency) {
+      await claimIdempotencyKey(call.services, call.idempotency, { accountId: auth.account.id, credential: auth.credential }, await getRawInput());
     }
-    // The same context object goes on: a ctx passed to next() would be spread, running the getter.
-    return next() as ReturnType<typeof next<Authenticated & { em: EntityManager }>>;
-  }),
-);
+    // The same context object goes on when it is the call's own: a ctx passed to next() is spread.
+    return proceed(ctx, call, next) as Authed;
+  });
+});
+
+/**
+ * Starts a subscription (taking one of its socket's slots) whose stream ends with the refusal a
+ * new call would get once its credential no longer allows it (server/auth/authorized-stream.ts).
+ */
+async function subscribeWhileAuthorized<R extends { ok: boolean; data?: unknown }>(
+  shared: Context,
+  call: RequestContext,
+  auth: Authenticated,
+  procedure: { meta: ProcedureMeta | undefined; getRawInput: () => Promise<unknown>; signal: AbortSignal | undefined },
+  next: () => Promise<R>,
+): Promise<R> {
+  const { services } = call;
+  const release = !(shared instanceof ChannelContext)
+    ? () => {}
+    : shared.socket
+      ? takeSubscriptionSlot(shared.socket, procedure.signal)
+      : openStreamChannel(services, call.request, procedure.signal);
+  let result: R;
+  try {
+    result = await proceed(shared, call, next as never);
+    if (!result.ok || !isAsyncIterable(result.data)) {
+      release();
+      return result;
+    }
+    const stream = whileAuthorized(result.data, {
+      changes: services.credentialChanges,
+      accountIds: [auth.credential.accountId, auth.account.id],
+      log: services.log,
+      isRefusal: (error) => error instanceof TRPCError,
+      check: async () => {
+        try {
+          const again = await authenticate(services, call.request, procedure.meta, { count: false, readInput: procedure.getRawInput });
+          return await credentialExpiry(services, again.credential);
+        } catch (error) {
+          throw error instanceof ApiError ? toTrpcError(error) : error;
+        }
+      },
+    });
+    return { ...result, data: releasing(stream, release) };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+/** A subscription over SSE is a long-lived channel of its own, counted like a socket. */
+function openStreamChannel(services: Services, request: RequestInfo, signal: AbortSignal | undefined): () => void {
+  const close = channelCounterFor(services).open(channelOwner(services, request));
+  const release = () => {
+    close();
+    signal?.removeEventListener('abort', release);
+  };
+  signal?.addEventListener('abort', release, { once: true });
+  return release;
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return value !== null && typeof value === 'object' && Symbol.asyncIterator in value;
+}
+
+/** The stream, giving its socket slot back when it ends (or its signal aborts first). */
+async function* releasing<T>(stream: AsyncGenerator<T, void, undefined>, release: () => void): AsyncGenerator<T, void, undefined> {
+  try {
+    yield* stream;
+  } finally {
+    release();
+  }
+}
 
 /** The request's context with the caller filled in (RequestContext declares the fields). */
 function extendContext(ctx: Context, auth: Authenticated): void {

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { Account } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
 import { issueMainKey } from '../api-keys/main-key.ts';
+import { announceCredentialChange } from '../auth/credential-changes.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { columnInteger } from '../input-rules.ts';
 import type { Secrets } from '../secrets.ts';
@@ -88,17 +89,23 @@ export async function createAccount(
 
 export async function updateAccount(em: EntityManager, rawInput: AccountUpdateInput): Promise<AccountSummary> {
   const input = AccountUpdateInput.parse(rawInput);
-  const account = await em.findOne(Account, input.userId);
-  if (!account) throw new NotFoundError(`No account ${input.userId}`);
-  if (input.plan !== undefined) account.plan = input.plan;
-  if (input.webhooks !== undefined) account.webhooksEnabled = input.webhooks;
-  if (input.credits !== undefined) account.credits = input.credits;
-  if (input.oidcSubject !== undefined) account.oidcSubject = input.oidcSubject;
   try {
-    await em.flush();
+    return await em.transactional(async (tx) => {
+      const account = await tx.findOne(Account, input.userId);
+      if (!account) throw new NotFoundError(`No account ${input.userId}`);
+      if (input.plan !== undefined) account.plan = input.plan;
+      if (input.webhooks !== undefined) account.webhooksEnabled = input.webhooks;
+      if (input.credits !== undefined) account.credits = input.credits;
+      if (input.oidcSubject !== undefined) account.oidcSubject = input.oidcSubject;
+      await tx.flush();
+      // The plan and features decide what its credentials may do; live subscriptions check again.
+      if (input.plan !== undefined || input.webhooks !== undefined || input.oidcSubject !== undefined) {
+        await announceCredentialChange(tx, account.id);
+      }
+      return summarise(account);
+    });
   } catch (error) {
     if (error instanceof UniqueConstraintViolationException) throw new ConflictError('Another account already has that OIDC subject');
     throw error;
   }
-  return summarise(account);
 }

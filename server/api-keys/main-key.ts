@@ -1,10 +1,12 @@
 // The account's main API key: full access, one per account. Only its HMAC is
 // used for lookup; the retrievable copy is stored sealed (AES-256-GCM). Every
 // request looks the key up by hash (nothing is cached), so rotating or revoking
-// takes effect on the very next request.
+// takes effect on the very next request, and live subscriptions hear of it
+// (server/auth/credential-changes.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKey } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
+import { announceCredentialChange } from '../auth/credential-changes.ts';
 import { maskKey, mintKeyValue } from '../auth/key-format.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Secrets } from '../secrets.ts';
@@ -49,18 +51,24 @@ export async function getMainKey(em: EntityManager, secrets: Secrets, accountId:
  * owner session can ask for that, since no key of the account works any more.
  */
 export async function rotateMainKey(em: EntityManager, secrets: Secrets, accountId: string): Promise<string> {
-  const value = mintKeyValue('main');
-  const replaced = await em.nativeUpdate(
-    ApiKey,
-    { account: accountId, kind: 'main' },
-    { keyHash: secrets.hashApiKey(value), keyCiphertext: secrets.seal(value), keyPreview: maskKey(value), createdAt: new Date() },
-  );
-  if (replaced === 0) return issueMainKey(em, secrets, accountId);
-  return value;
+  return em.transactional(async (tx) => {
+    const value = mintKeyValue('main');
+    const replaced = await tx.nativeUpdate(
+      ApiKey,
+      { account: accountId, kind: 'main' },
+      { keyHash: secrets.hashApiKey(value), keyCiphertext: secrets.seal(value), keyPreview: maskKey(value), createdAt: new Date() },
+    );
+    if (replaced === 0) return issueMainKey(tx, secrets, accountId);
+    await announceCredentialChange(tx, accountId);
+    return value;
+  });
 }
 
 /** Deletes the main key: no replacement, no undo. */
 export async function revokeMainKey(em: EntityManager, accountId: string): Promise<void> {
-  const deleted = await em.nativeDelete(ApiKey, { account: accountId, kind: 'main' });
-  if (deleted === 0) throw noMainKey();
+  await em.transactional(async (tx) => {
+    const deleted = await tx.nativeDelete(ApiKey, { account: accountId, kind: 'main' });
+    if (deleted === 0) throw noMainKey();
+    await announceCredentialChange(tx, accountId);
+  });
 }

@@ -6,6 +6,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Account, ApiKey } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
+import { announceCredentialChange } from '../auth/credential-changes.ts';
 import { maskKey, mintKeyValue } from '../auth/key-format.ts';
 import { API_SECTIONS, type ApiSection, type Scopes } from '../auth/scopes.ts';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors.ts';
@@ -186,22 +187,29 @@ export async function updateScopedKey(
   }
   const scopes = input.scopes === undefined ? undefined : scopesFrom(input.scopes);
   const expiresAt = input.expires_at === undefined ? undefined : expiryFrom(input.expires_at);
-  const key = await requireScopedKey(em, accountId, id);
-  // A revoked key stays as it was revoked: its permissions are part of the record.
-  if (key.revokedAt) throw new ConflictError('This API key is revoked and cannot be changed');
-  if (scopes !== undefined) await assertOwnClients(em, accountId, scopes);
-  if (input.label !== undefined) key.label = input.label;
-  if (scopes !== undefined) key.scopes = scopes;
-  if (expiresAt !== undefined) key.expiresAt = expiresAt;
-  await em.flush();
-  return toRecord(key);
+  return em.transactional(async (tx) => {
+    const key = await requireScopedKey(tx, accountId, id);
+    // A revoked key stays as it was revoked: its permissions are part of the record.
+    if (key.revokedAt) throw new ConflictError('This API key is revoked and cannot be changed');
+    if (scopes !== undefined) await assertOwnClients(tx, accountId, scopes);
+    if (input.label !== undefined) key.label = input.label;
+    if (scopes !== undefined) key.scopes = scopes;
+    if (expiresAt !== undefined) key.expiresAt = expiresAt;
+    await tx.flush();
+    // Narrower scopes or an earlier expiry end the key's live subscriptions.
+    if (scopes !== undefined || expiresAt !== undefined) await announceCredentialChange(tx, accountId);
+    return toRecord(key);
+  });
 }
 
 /** Revoking is idempotent: a revoked key stays revoked with its first revocation time. */
 export async function revokeScopedKey(em: EntityManager, accountId: string, id: string): Promise<void> {
-  const key = await requireScopedKey(em, accountId, id);
-  if (!key.revokedAt) {
-    key.revokedAt = new Date();
-    await em.flush();
-  }
+  await em.transactional(async (tx) => {
+    const key = await requireScopedKey(tx, accountId, id);
+    if (!key.revokedAt) {
+      key.revokedAt = new Date();
+      await tx.flush();
+      await announceCredentialChange(tx, accountId);
+    }
+  });
 }

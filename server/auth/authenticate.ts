@@ -211,3 +211,17 @@ export async function authenticate(
   await assertTargetAccountAllowed(credential, procedure?.targetAccount, options.readInput);
   return { credential, account, rateLimit };
 }
+
+/**
+ * When a scoped key expires (ms since the epoch); null for keys without expiry, main keys and
+ * sessions. Read when a subscription starts or checks again, never per request.
+ */
+export async function credentialExpiry(services: Services, credential: Credential): Promise<number | null> {
+  if (credential.type !== 'scoped') return null;
+  const { rows } = await services.pool.query<{ expires_ms: number | null }>({
+    name: 'credential-expiry',
+    text: 'select (extract(epoch from expires_at) * 1000)::float8 as expires_ms from api_keys where id = $1',
+    values: [credential.id],
+  });
+  return rows[0]?.expires_ms ?? null;
+}

@@ -12,7 +12,8 @@ import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer } from 'ws';
 import { ApiError, InvalidInputError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { createContext } from '../trpc.ts';
+import { pickCarrier } from '../auth/authenticate.ts';
+import { createChannelContext, createContext, toTrpcError } from '../trpc.ts';
 import { createClientErrorHandler, unservedMethodError } from './client-errors.ts';
 import { createOnePortServer, HTTPS_REQUIRED } from './one-port.ts';
 import { buildOpenApiDocument, type PlainRoute } from './openapi.ts';
@@ -21,6 +22,7 @@ import { registerRestSurface, renderHostError, requestInfo, REST_PREFIX } from '
 import { registerRequestIds, requestIdFor, setRequestIdHeader } from './request-id.ts';
 import { observeRequest } from '../metrics/http-metrics.ts';
 import type { TlsMaterial } from './tls.ts';
+import { channelCounterFor, channelOwner, MAX_BATCH_CALLS } from './trpc-limits.ts';
 import { registerTrpcHttp } from './trpc-http.ts';
 
 /** Request bodies larger than this get 413 (documented in README). */
@@ -193,6 +195,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
   await registerTrpcHttp(app, {
     router,
     createContext: (request) => createContext(services, requestInfo(request)),
+    createChannelContext: (request) => createChannelContext(services, requestInfo(request)),
     onError: (error) => {
       if (error.code === 'INTERNAL_SERVER_ERROR' && !(error.cause instanceof ApiError)) {
         services.log.error({ err: error.cause ?? error }, 'tRPC request failed');
@@ -235,18 +238,38 @@ async function registerDocsPage(app: FastifyInstance) {
  */
 export function attachUpgrades(app: FastifyInstance, services: Services, router: AnyRouter, others: UpgradeHandler[] = []) {
   const wss = new WebSocketServer({ noServer: true, maxPayload: BODY_LIMIT_BYTES });
+  const channels = channelCounterFor(services);
   const trpcWs = applyWSSHandler({
     wss,
     router,
-    createContext: ({ req }) => {
+    // Once per socket (tRPC's adapter has no per-message context): the socket's request and
+    // state only. Each call makes its own context from it, authenticated and counted (server/trpc.ts).
+    createContext: ({ req, res, info }) => {
       const url = req.url ?? '/';
       const q = url.indexOf('?');
-      return createContext(services, {
-        method: 'GET',
-        query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
-        headers: req.headers,
-        ip: req.socket.remoteAddress ?? '',
-      });
+      const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
+      const headers = { ...req.headers };
+      // A client sending connectionParams (`?connectionParams=1`) may carry the key there.
+      const fromParams = info.connectionParams?.apiKey;
+      if (typeof fromParams === 'string' && !pickCarrier(query, headers)) headers['x-api-key'] = fromParams;
+      const request = { method: 'GET', query, headers, ip: req.socket.remoteAddress ?? '' };
+      let release: () => void;
+      try {
+        release = channels.open(channelOwner(services, request));
+      } catch (error) {
+        // tRPC answers with this error (id null) and closes the socket.
+        throw error instanceof ApiError ? toTrpcError(error) : error;
+      }
+      // With connectionParams the context is made on the first frame, possibly after a close.
+      if (res.readyState === res.OPEN) res.once('close', release);
+      else release();
+      return createChannelContext(services, request, { openSubscriptions: 0 });
+    },
+    maxBatchSize: MAX_BATCH_CALLS,
+    onError: ({ error }) => {
+      if (error.code === 'INTERNAL_SERVER_ERROR' && !(error.cause instanceof ApiError)) {
+        services.log.error({ err: error.cause ?? error }, 'tRPC WebSocket call failed');
+      }
     },
     keepAlive: { enabled: true, pingMs: 30_000, pongWaitMs: 5_000 },
   });

@@ -12,12 +12,16 @@ import { fastifyRequestHandler } from '@trpc/server/adapters/fastify';
 import { getErrorShape, getTRPCErrorFromUnknown, type TRPCError } from '@trpc/server/unstable-core-do-not-import';
 import { finishIdempotentCall, idempotentCallFor, replayedHeaders } from '../idempotency/idempotent-call.ts';
 import { callProcedure, type CallableProcedure, type Context } from '../trpc.ts';
+import { MAX_BATCH_CALLS } from './trpc-limits.ts';
 
 export const TRPC_PREFIX = '/trpc';
 
 export type TrpcHttpOptions = {
   router: AnyRouter;
+  /** A single call's context. */
   createContext(request: FastifyRequest): Context;
+  /** What the calls of a batch or an SSE subscription share (each call makes its own context from it). */
+  createChannelContext(request: FastifyRequest): Context;
   onError(error: TRPCError): void;
 };
 
@@ -43,7 +47,8 @@ export async function registerTrpcHttp(app: FastifyInstance, options: TrpcHttpOp
   const config = options.router._def._config;
   const fallbackOptions = {
     router: options.router,
-    createContext: ({ req }: { req: FastifyRequest }) => options.createContext(req),
+    createContext: ({ req }: { req: FastifyRequest }) => options.createChannelContext(req),
+    maxBatchSize: MAX_BATCH_CALLS,
     // Rate-limit headers set while the procedure ran go out on /trpc too.
     responseMeta: ({ ctx }: { ctx?: Context }) => ({ headers: ctx?.responseHeaders ?? {} }),
     onError: ({ error }: { error: TRPCError }) => options.onError(error),

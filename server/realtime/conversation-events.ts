@@ -3,7 +3,8 @@
 // when, and only if, the change commits; each API process keeps one LISTEN connection and
 // hands what it hears to its in-process subscribers (the Socket.IO gateway, tRPC
 // subscriptions). Nothing a visitor needs lives in one process's memory. This is the one
-// module that knows the channel.
+// module that knows the channel; its connection also hears the channels other modules
+// name (credential changes), so a process keeps one LISTEN connection whatever it hears.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -119,7 +120,21 @@ export type ConversationEventFeed = {
   listening(): boolean;
 };
 
-export function createConversationEventFeed(options: { databaseUrl: string; pool: pg.Pool; log: Logger }): ConversationEventFeed {
+/** Another channel the same LISTEN connection hears, for the module that owns it. */
+export type AlsoHeard = {
+  channel: string;
+  receive(payload: string | undefined): void;
+  /** The connection came back after a loss: whatever was announced meanwhile was missed. */
+  reconnected(): void;
+};
+
+export function createConversationEventFeed(options: {
+  databaseUrl: string;
+  pool: pg.Pool;
+  log: Logger;
+  alsoHear?: AlsoHeard[];
+}): ConversationEventFeed {
+  const alsoHear = options.alsoHear ?? [];
   const log = options.log.child({ component: 'conversation-events' });
   const listeners = new Set<ConversationEventListener>();
   let client: pg.Client | null = null;
@@ -186,11 +201,12 @@ export function createConversationEventFeed(options: { databaseUrl: string; pool
     next.on('end', () => lost());
     next.on('notification', (message) => {
       if (message.channel === CHANNEL) receive(message.payload);
+      else alsoHear.find((other) => other.channel === message.channel)?.receive(message.payload);
     });
     client = next;
     try {
       await next.connect();
-      await next.query(`LISTEN ${CHANNEL}`);
+      await next.query([CHANNEL, ...alsoHear.map((other) => other.channel)].map((channel) => `LISTEN ${channel}`).join('; '));
     } catch (error) {
       if (client === next) {
         client = null;
@@ -207,7 +223,10 @@ export function createConversationEventFeed(options: { databaseUrl: string; pool
       await next.end().catch(() => {});
       return;
     }
-    if (failures > 0) log.info('conversation event connection restored');
+    if (failures > 0) {
+      log.info('conversation event connection restored');
+      for (const other of alsoHear) other.reconnected();
+    }
     failures = 0;
   };
 

@@ -4,6 +4,7 @@
 // the account's credit columns. Another agency's client is not found here.
 import { LockMode, UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import { announceCredentialChange } from '../auth/credential-changes.ts';
 import { updateSubAccountUsageLimits } from '../credits/usage-limits.ts';
 import { Account } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
@@ -223,8 +224,12 @@ export async function updateSubAccount(
 /** Removes the client account; the database cascades to everything it owns. */
 export async function deleteSubAccount(em: EntityManager, agencyId: string, subAccountId: string): Promise<void> {
   await requireAgency(em, agencyId);
-  const deleted = await em.nativeDelete(Account, { id: subAccountId, agency: agencyId });
-  if (deleted === 0) throw new NotFoundError('Sub-account not found');
+  await em.transactional(async (tx) => {
+    const deleted = await tx.nativeDelete(Account, { id: subAccountId, agency: agencyId });
+    if (deleted === 0) throw new NotFoundError('Sub-account not found');
+    // Its keys, and the agency's subscriptions on it, end now rather than at the next periodic check.
+    await announceCredentialChange(tx, subAccountId);
+  });
 }
 
 export async function listSubAccounts(

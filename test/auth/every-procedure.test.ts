@@ -7,15 +7,11 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { TRPCError } from '@trpc/server';
 import { appRouter } from '../../routers/index.ts';
-import { createScopedKey } from '../../server/api-keys/scoped-keys.ts';
-import { createSubAccount } from '../../server/sub-accounts/sub-accounts.ts';
-import { API_SECTIONS, type ApiSection } from '../../server/auth/scopes.ts';
+import { API_SECTIONS } from '../../server/auth/scopes.ts';
 import { ApiError } from '../../server/errors.ts';
 import { createCallerFactory, createContext, type ProcedureMeta } from '../../server/trpc.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-
-type ProcedureEntry = { _def: { meta?: ProcedureMeta; type: 'query' | 'mutation' | 'subscription' } };
-const procedures = Object.entries(appRouter._def.procedures as unknown as Record<string, ProcedureEntry>);
+import { covered, createProcedureWalk, reachable, targeting, writes, type Grant, type Outcome, type ProcedureEntry, type Target, type Way } from './procedure-walk.ts';
 
 let service: TestService;
 beforeAll(async () => {
@@ -25,68 +21,7 @@ afterAll(async () => {
   await service?.stop();
 });
 
-type SectionKeys = {
-  outsideSection: string;
-  readOnlyInSection: string;
-  agencyId: string;
-  /** Writable keys of the section, by the sub_account_ids they were granted. */
-  byGrant: Record<Grant, string>;
-};
-type Grant = '[]' | '[other]' | '["*"]';
-const GRANTS: Grant[] = ['[]', '[other]', '["*"]'];
-
-let clientCounter = 0;
-async function newClient(agencyId: string): Promise<string> {
-  clientCounter += 1;
-  const created = await createSubAccount(service.services.orm.em.fork(), agencyId, {
-    email: `walk-client${clientCounter}-${process.pid}-${Date.now()}@example.com`,
-    first_name: 'Walk',
-    last_name: 'Client',
-    usage_limits: { monthly_credits: 10 },
-  });
-  return created.id;
-}
-
-/** One account per section keeps every key far below its own and the account's rate limits. */
-const keysBySection = new Map<string, Promise<SectionKeys>>();
-
-function keysFor(section: ApiSection) {
-  let keys = keysBySection.get(section);
-  if (!keys) {
-    keys = (async () => {
-      const { userId } = await service.createAccount({ agency: true });
-      const em = service.services.orm.em.fork();
-      const otherSection = API_SECTIONS.find((candidate) => candidate !== section && candidate !== 'API Keys')!;
-      const outside = await createScopedKey(em, service.services.secrets, userId, {
-        label: `outside ${section}`,
-        scopes: { tags: [otherSection], read_only: false, sub_account_ids: ['*'], rate_limit_per_min: 300 },
-      });
-      // The API Keys section cannot be granted; `[]` (every section) is the widest grant there is.
-      const inside = await createScopedKey(em, service.services.secrets, userId, {
-        label: `read-only ${section}`,
-        scopes: { tags: section === 'API Keys' ? [] : [section], sub_account_ids: ['*'], rate_limit_per_min: 300 },
-      });
-      const other = await newClient(userId);
-      const grants: Record<Grant, string[]> = { '[]': [], '[other]': [other], '["*"]': ['*'] };
-      const byGrant = {} as Record<Grant, string>;
-      for (const grant of GRANTS) {
-        const key = await createScopedKey(em, service.services.secrets, userId, {
-          label: `${grant} ${section}`,
-          scopes: { tags: section === 'API Keys' ? [] : [section], read_only: false, sub_account_ids: grants[grant], rate_limit_per_min: 300 },
-        });
-        byGrant[grant] = key.apiKey;
-      }
-      return { outsideSection: outside.apiKey, readOnlyInSection: inside.apiKey, agencyId: userId, byGrant };
-    })();
-    keysBySection.set(section, keys);
-  }
-  return keys;
-}
-
-type Outcome = { status: number; errorCode: unknown; detail: string };
-
-/** The client account a call names: through `userId`, or through an input field (path, body or query). */
-type Target = { userId?: string; field?: string; id?: string };
+const { keysFor, onClient, newClient } = createProcedureWalk(() => service);
 
 async function callOverRest(meta: ProcedureMeta, apiKey: string, target: Target = {}): Promise<Outcome> {
   const openapi = meta.openapi!;
@@ -126,8 +61,6 @@ function call(procedurePath: string, meta: ProcedureMeta, apiKey: string, target
   return meta.openapi ? callOverRest(meta, apiKey, target) : callOverTrpc(procedurePath, apiKey, target);
 }
 
-const covered = procedures.filter(([, procedure]) => procedure._def.meta?.openapi?.protect !== false);
-
 test('the walk covers the whole router (and every procedure declares a section and an access)', () => {
   const paths = covered.map(([path]) => path);
   expect(paths).toEqual(expect.arrayContaining(['apiKeys.create', 'apiKeys.current', 'lists.create', 'contacts.find']));
@@ -149,8 +82,6 @@ test.each(covered.map(([path, procedure]) => [path, procedure] as const))(
   },
 );
 
-const writes = covered.filter(([, procedure]) => procedure._def.meta?.access !== 'read');
-
 test.each(writes.map(([path, procedure]) => [path, procedure] as const))(
   '%s (write): a read-only key that includes its section gets 403 key_read_only',
   async (path, procedure) => {
@@ -163,21 +94,6 @@ test.each(writes.map(([path, procedure]) => [path, procedure] as const))(
     expect(outcome.errorCode, outcome.detail).toBe(expected);
   },
 );
-
-// Key management is closed to every scoped key (rule 6), so its procedures say
-// nothing about sub_account_ids; every other procedure a scoped key can reach is walked.
-const reachable = covered.filter(([, procedure]) => procedure._def.meta?.section !== 'API Keys' && procedure._def.meta?.requires !== 'owner');
-
-type Way = 'client SC1 as userId' | 'client SC1 named in its input' | 'every client';
-/** Each way a procedure can reach a client account: `userId` (all but agency-only ones) and what its meta names. */
-function waysOf(meta: ProcedureMeta): Way[] {
-  const ways: Way[] = [];
-  if (!meta.agencyOnly) ways.push('client SC1 as userId');
-  if (meta.targetAccount === 'everyClient') ways.push('every client');
-  else if (meta.targetAccount) ways.push('client SC1 named in its input');
-  return ways;
-}
-const targeting = reachable.flatMap(([path, procedure]) => waysOf(procedure._def.meta!).map((way) => [path, way, procedure] as const));
 
 test('the account walk covers userId, input ids and every-client operations (and every agency-only procedure names its target)', () => {
   const walked = targeting.map(([path, way]) => `${path}: ${way}`);
@@ -199,21 +115,10 @@ test('the account walk covers userId, input ids and every-client operations (and
   }
 });
 
-/**
- * Calls the procedure on client SC1 of the section's agency: SC1 is made for
- * the call, so what one case changes (a deletion) cannot affect another.
- */
+/** Calls the procedure on a client SC1 made for the call. */
 async function callOnClient(path: string, way: Way, procedure: ProcedureEntry, grant: Grant): Promise<Outcome> {
-  const meta = procedure._def.meta!;
-  const keys = await keysFor(meta.section);
-  const sc1 = await newClient(keys.agencyId);
-  const target: Target =
-    way === 'client SC1 as userId'
-      ? { userId: sc1 }
-      : way === 'client SC1 named in its input'
-        ? { field: (meta.targetAccount as { inputField: string }).inputField, id: sc1 }
-        : {};
-  return call(path, meta, keys.byGrant[grant], target);
+  const { apiKey, target } = await onClient(way, procedure, grant);
+  return call(path, procedure._def.meta!, apiKey, target);
 }
 
 test.each(targeting.flatMap(([path, way, procedure]) => (['[]', '[other]'] as const).map((grant) => [path, way, grant, procedure] as const)))(

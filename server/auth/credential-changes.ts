@@ -1,0 +1,63 @@
+// Announcing that what an account's credentials may do has changed (a key revoked, rotated,
+// re-scoped or re-dated; the account's plan or features changed), so that live subscriptions
+// of that account, in every API process, check their credential again at once. The
+// announcement is a pg_notify in the transaction of the change: PostgreSQL delivers it when,
+// and only if, the change commits. This is the one module that knows the channel.
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+
+export const CREDENTIAL_CHANGES_CHANNEL = 'credential_changes';
+
+/** Announces, on the caller's transaction, that the account's credentials or features changed. */
+export async function announceCredentialChange(em: EntityManager, accountId: string): Promise<void> {
+  await em.execute('select pg_notify(?, ?)', [CREDENTIAL_CHANGES_CHANNEL, accountId]);
+}
+
+/** Called with the changed account's id; with null when changes may have been missed (the LISTEN connection was lost). */
+export type CredentialChangeListener = (accountId: string | null) => void;
+
+/** This process's listeners, fed by the LISTEN connection of server/realtime/conversation-events.ts. */
+export type CredentialChangeFeed = {
+  /** Calls `listener` when one of `accountIds` changes (or anything may have). Returns an unwatch function. */
+  watch(accountIds: readonly string[], listener: CredentialChangeListener): () => void;
+  /** What the LISTEN connection hears on the channel. */
+  receive(payload: string | undefined): void;
+  /** The LISTEN connection came back: what was announced meanwhile is lost, so everyone checks. */
+  reconnected(): void;
+};
+
+export function createCredentialChangeFeed(log: Logger): CredentialChangeFeed {
+  const byAccount = new Map<string, Set<CredentialChangeListener>>();
+  const call = (listener: CredentialChangeListener, accountId: string | null) => {
+    try {
+      listener(accountId);
+    } catch (error) {
+      log.error({ err: error }, 'credential change listener failed');
+    }
+  };
+  return {
+    watch(accountIds, listener) {
+      const ids = [...new Set(accountIds)];
+      for (const id of ids) {
+        let listeners = byAccount.get(id);
+        if (!listeners) byAccount.set(id, (listeners = new Set()));
+        listeners.add(listener);
+      }
+      return () => {
+        for (const id of ids) {
+          const listeners = byAccount.get(id);
+          listeners?.delete(listener);
+          if (listeners?.size === 0) byAccount.delete(id);
+        }
+      };
+    },
+    receive(payload) {
+      if (!payload) return;
+      for (const listener of [...(byAccount.get(payload) ?? [])]) call(listener, payload);
+    },
+    reconnected() {
+      const everyone = new Set([...byAccount.values()].flatMap((listeners) => [...listeners]));
+      for (const listener of everyone) call(listener, null);
+    },
+  };
+}
