@@ -1,6 +1,7 @@
 // Every environment variable the service reads, with its default and meaning.
 // README's configuration table lists the same variables (a test checks it).
 import { z } from 'zod';
+import { DEFAULT_DATA_DIR } from './data-dir-lock.ts';
 
 const onOff = z.enum(['on', 'off']);
 const commaList = z
@@ -27,7 +28,7 @@ export const configSchema = z.object({
   /** Bind address (0.0.0.0 in containers). */
   HOST: z.string().min(1).default('127.0.0.1'),
   /** Embedded database files, generated TLS certificate, generated secrets. */
-  DATA_DIR: z.string().min(1).default('.data'),
+  DATA_DIR: z.string().min(1).default(DEFAULT_DATA_DIR),
   /** External PostgreSQL; when set, nothing is embedded. */
   DATABASE_URL: z
     .string()

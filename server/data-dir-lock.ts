@@ -5,6 +5,8 @@ import { join, resolve } from 'node:path';
 import { isProcessAlive } from './process-alive.ts';
 
 export const LOCK_FILE = 'service.pid';
+/** DATA_DIR when the environment does not set it (config.ts and the health check share it). */
+export const DEFAULT_DATA_DIR = '.data';
 
 export class DataDirLockedError extends Error {
   override name = 'DataDirLockedError';

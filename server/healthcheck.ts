@@ -2,10 +2,12 @@
 // its own GET /v1/ready answers 200; it asks the local port over HTTPS unless TLS is
 // terminated in front (TLS=off), accepting the locally generated certificate since the
 // request never leaves the container. A ROLE=worker process has no port: it is healthy when
-// its database answers (the container stops by itself if the worker process dies).
+// a live service holds its DATA_DIR's lock (the worker is running; the lock names its PID
+// and is removed at stop) and its database answers.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import pg from 'pg';
+import { DEFAULT_DATA_DIR, serviceHoldingDataDir } from './data-dir-lock.ts';
 
 const TIMEOUT_MS = 4000;
 
@@ -34,5 +36,10 @@ async function checkDatabase(): Promise<void> {
   }
 }
 
-if (process.env.ROLE === 'worker') await checkDatabase();
+async function checkWorker(): Promise<void> {
+  if ((await serviceHoldingDataDir(process.env.DATA_DIR || DEFAULT_DATA_DIR)) === null) process.exit(1);
+  await checkDatabase();
+}
+
+if (process.env.ROLE === 'worker') await checkWorker();
 else checkReady();

@@ -32,6 +32,8 @@ export type SectionKeys = {
   outsideSection: string;
   readOnlyInSection: string;
   agencyId: string;
+  /** The agency's main key: no scopes, so the answer it gets is what the procedure itself says. */
+  mainKey: string;
   /** Writable keys of the section, by the sub_account_ids they were granted. */
   byGrant: Record<Grant, string>;
 };
@@ -63,7 +65,7 @@ export function createProcedureWalk(service: () => TestService) {
     let keys = keysBySection.get(section);
     if (!keys) {
       keys = (async () => {
-        const { userId } = await service().createAccount({ agency: true });
+        const { userId, apiKey: mainKey } = await service().createAccount({ agency: true });
         const em = service().services.orm.em.fork();
         const secrets = service().services.secrets;
         const otherSection = API_SECTIONS.find((candidate) => candidate !== section && candidate !== 'API Keys')!;
@@ -86,7 +88,7 @@ export function createProcedureWalk(service: () => TestService) {
           });
           byGrant[grant] = key.apiKey;
         }
-        return { outsideSection: outside.apiKey, readOnlyInSection: inside.apiKey, agencyId: userId, byGrant };
+        return { outsideSection: outside.apiKey, readOnlyInSection: inside.apiKey, agencyId: userId, mainKey, byGrant };
       })();
       keysBySection.set(section, keys);
     }
@@ -97,7 +99,7 @@ export function createProcedureWalk(service: () => TestService) {
    * The key and target for calling the procedure on client SC1 of the section's agency: SC1
    * is made for the call, so what one case changes (a deletion) cannot affect another.
    */
-  async function onClient(way: Way, procedure: ProcedureEntry, grant: Grant): Promise<{ apiKey: string; target: Target }> {
+  async function onClient(way: Way, procedure: ProcedureEntry, grant: Grant | 'main key'): Promise<{ apiKey: string; target: Target }> {
     const meta = procedure._def.meta!;
     const keys = await keysFor(meta.section);
     const sc1 = await newClient(keys.agencyId);
@@ -107,7 +109,7 @@ export function createProcedureWalk(service: () => TestService) {
         : way === 'client SC1 named in its input'
           ? { field: (meta.targetAccount as { inputField: string }).inputField, id: sc1 }
           : {};
-    return { apiKey: keys.byGrant[grant], target };
+    return { apiKey: grant === 'main key' ? keys.mainKey : keys.byGrant[grant], target };
   }
 
   return { keysFor, onClient, newClient };

@@ -3,7 +3,9 @@
 // HTTPS and a subscription over WebSocket, with the types of AppRouter.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createClient, type MessagingClient } from 'messaging-automation-api/client';
+import type { ConversationEvent } from '../../server/realtime/conversation-events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { insertWidget, messageEvent, publish } from '../realtime/widget-fixtures.ts';
 
 let service: TestService;
 let account: { userId: string; apiKey: string };
@@ -41,22 +43,47 @@ test("the service's errors arrive with their status and code", async () => {
   }
 });
 
-test('subscriptions go over one WebSocket', async () => {
+test('subscriptions go over one WebSocket and deliver the account\'s events', async () => {
+  const widgetId = await insertWidget(service, account.userId);
+  const target = { accountId: account.userId, widgetId, visitorId: 'visitor-client', contactId: 'ct_client' };
   const client = createClient({ url: service.origin, apiKey: account.apiKey });
   try {
-    const started = await new Promise<'started' | Error>((resolve) => {
-      const subscription = client.chatWidgets.onConversationEvent.subscribe(
-        {},
-        {
-          onStarted: () => {
-            subscription.unsubscribe();
-            resolve('started');
-          },
-          onError: (error) => resolve(error as Error),
+    const received: unknown[] = [];
+    let failure: unknown = null;
+    let started = false;
+    const subscription = client.chatWidgets.onConversationEvent.subscribe(
+      {},
+      {
+        onStarted: () => {
+          started = true;
         },
-      );
-    });
-    expect(started).toBe('started');
+        onData: (data) => received.push(data),
+        onError: (error) => {
+          failure = error;
+        },
+      },
+    );
+    try {
+      // The server may attach its listener a moment after onStarted: publish until heard.
+      const deadline = Date.now() + 10_000;
+      const published: ConversationEvent[] = [];
+      while (received.length === 0 && failure === null) {
+        if (Date.now() > deadline) throw new Error(`no event arrived within 10 s (started: ${started})`);
+        if (started) {
+          const event = messageEvent(target, 'over the client');
+          published.push(event);
+          await publish(service, event);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(failure).toBeNull();
+      expect(started).toBe(true);
+      // Exactly one of the events published, as published.
+      expect(received[0]).toMatchObject({ accountId: account.userId, widgetId, kind: 'message', message: { body: 'over the client' } });
+      expect(published).toContainEqual(received[0]);
+    } finally {
+      subscription.unsubscribe();
+    }
   } finally {
     await client.close();
   }
@@ -77,7 +104,11 @@ test('outside development the certificate is checked: a self-signed service is r
   const client = createClient({ url: service.origin, apiKey: account.apiKey });
   process.env.NODE_ENV = 'development';
   try {
-    await expect(client.lists.list.query({})).rejects.toThrow();
+    // Refused by the TLS certificate check itself (not by the service, nor for another reason).
+    await expect(client.lists.list.query({})).rejects.toMatchObject({
+      name: 'TRPCClientError',
+      cause: { cause: { code: expect.stringMatching(/^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)$/) } },
+    });
   } finally {
     await client.close();
   }

@@ -115,7 +115,26 @@ test.each(['api', 'worker'])('ROLE=%s starts from the image command as a non-roo
 
   service.child.kill('SIGTERM');
   expect(await service.exited, service.output()).toBe(0);
-  // Stopped, the same health check fails: it is not a check that always passes.
-  const after = run(stage.healthcheck, { ...env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
-  expect(await after.exited).toBe(1);
+  // Stopped, the same health check in the same environment (database up) fails: it looks
+  // at the process of its role, and is not a check that always passes.
+  const after = run(stage.healthcheck, env);
+  expect(await after.exited, after.output()).toBe(1);
+});
+
+test('ROLE=worker: the health check also fails while the worker runs but its database does not answer', async () => {
+  const env = await imageEnv('worker');
+  const service = run(stage.cmd, env);
+  let code: number | null = null;
+  void service.exited.then((exit) => (code = exit));
+  try {
+    await waitFor(() => /worker running/.test(service.output()) || code !== null, 'the start line', service.output);
+    expect(code, service.output()).toBeNull();
+    const health = run(stage.healthcheck, env);
+    expect(await health.exited, health.output()).toBe(0);
+    const unreachable = run(stage.healthcheck, { ...env, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
+    expect(await unreachable.exited, unreachable.output()).toBe(1);
+  } finally {
+    service.child.kill('SIGTERM');
+    await service.exited;
+  }
 });

@@ -48,10 +48,21 @@ test('GET, PUT and DELETE /lists/{listId}', async () => {
 });
 
 test('deleting a list keeps its contacts', async () => {
-  const list = (await service.request('POST', '/lists', { apiKey: a.apiKey, body: { name: 'Temp' } })).body.data.id;
+  const created = await service.request('POST', '/lists', { apiKey: a.apiKey, body: { name: 'Temp' } });
+  expect(created.status, created.text).toBe(201);
+  const list = created.body.data.id;
   const contact = await service.request('POST', '/contacts', { apiKey: a.apiKey, body: { phoneNumber: '+14155559001', listId: list } });
-  await service.request('DELETE', `/lists/${list}`, { apiKey: a.apiKey });
+  expect(contact.status, contact.text).toBe(200);
+  const members = await service.request('GET', `/lists/${list}/contacts`, { apiKey: a.apiKey });
+  expect(members.status, members.text).toBe(200);
+  expect(members.body.contacts.map((member: { id: string }) => member.id)).toEqual([contact.body.data.contactId]);
+
+  const deleted = await service.request('DELETE', `/lists/${list}`, { apiKey: a.apiKey });
+  expect(deleted.status, deleted.text).toBe(200);
+  expect(deleted.body).toEqual({ success: true });
+  expect((await service.request('GET', `/lists/${list}`, { apiKey: a.apiKey })).status).toBe(404);
   const found = await service.request('GET', '/contacts', { apiKey: a.apiKey, query: { phoneNumber: '+14155559001' } });
+  expect(found.status, found.text).toBe(200);
   expect(found.body.contactId).toBe(contact.body.data.contactId);
 });
 

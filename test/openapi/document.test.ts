@@ -7,20 +7,29 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 
 const committedPath = path.resolve(import.meta.dirname, '../../openapi.json');
 
+// `npm run openapi` sets this: the file is rewritten from the served document and the
+// comparison, which would then only compare the file with itself, is skipped.
+const updating = process.env.UPDATE_OPENAPI === '1';
+
 let service: TestService;
 let served: string;
 beforeAll(async () => {
   service = await startTestService();
   served = `${JSON.stringify((await service.request('GET', '/openapi.json')).body, null, 2)}\n`;
-  if (process.env.UPDATE_OPENAPI === '1') await writeFile(committedPath, served);
 });
 afterAll(async () => {
   await service?.stop();
 });
 
-test('the committed openapi.json is exactly the document the service serves (run `npm run openapi` after an API change)', async () => {
+test.skipIf(updating)('the committed openapi.json is exactly the document the service serves (run `npm run openapi` after an API change)', async () => {
   const committed = await readFile(committedPath, 'utf8').catch(() => '');
   expect(committed, 'openapi.json is out of date: run `npm run openapi` and commit it').toBe(served);
+});
+
+test.runIf(updating)('UPDATE_OPENAPI=1: openapi.json is rewritten from the served document (not compared)', async () => {
+  const before = await readFile(committedPath, 'utf8').catch(() => '');
+  await writeFile(committedPath, served);
+  console.log(before === served ? 'openapi.json: already up to date' : 'openapi.json: rewritten from the served document; review and commit it');
 });
 
 test('every authenticated operation takes apiKey as a query parameter and lists 401, 403, 429 with Retry-After, 413, 431 and 503', () => {

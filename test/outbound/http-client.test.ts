@@ -29,11 +29,14 @@ function client(options: Partial<Parameters<typeof createOutboundClient>[0]> = {
 const delivery = { headers: { 'content-type': 'application/json', 'X-Webhook-Event': 'Contact Created' }, body: '{"user":{"id":"usr_1"}}' };
 
 describe('classification of answers', () => {
-  test('a 2xx answer is a delivery; the receiver gets the exact body and headers by POST', async () => {
-    const hook = await receiver({ respondWith: () => ({ status: 204 }) });
+  test('a 2xx answer is a delivery, timed from the request to the answer; the receiver gets the exact body and headers by POST', async () => {
+    // The receiver holds its answer a while, so the reported duration has a floor it must reach.
+    const hook = await receiver({ respondWith: () => ({ status: 204, delayMs: 250 }) });
     const result = await client().post(hook.url, delivery);
     expect(result).toMatchObject({ delivered: true, statusCode: 204, failure: null });
-    expect(result.durationMs).toBeGreaterThanOrEqual(0);
+    // Whole milliseconds (the delivery log stores an integer), covering at least the held time.
+    expect(Number.isInteger(result.durationMs)).toBe(true);
+    expect(result.durationMs).toBeGreaterThanOrEqual(240);
     expect(hook.requests).toHaveLength(1);
     expect(hook.requests[0]).toMatchObject({ method: 'POST', path: '/hook', body: delivery.body });
     expect(hook.requests[0]!.headers['x-webhook-event']).toBe('Contact Created');

@@ -302,9 +302,11 @@ describe('task events (outbox, same transaction as the change)', () => {
     const names = async () => (await taskEvents(userId)).map((event) => event.name);
 
     const renamed = await service.request('PUT', `/tasks/${task.id}`, { apiKey, body: { title: 'Renamed' } });
+    expect(renamed.status, renamed.text).toBe(200);
     expect(await names()).toEqual(['Task Created', 'Task Updated']);
 
     const done = await service.request('PUT', `/tasks/${task.id}`, { apiKey, body: { status: 'done' } });
+    expect(done.status, done.text).toBe(200);
     expect(await names()).toEqual(['Task Completed', 'Task Created', 'Task Updated', 'Task Updated']);
     const completed = (await taskEvents(userId)).find((event) => event.name === 'Task Completed');
     expect(completed?.payload.data).toEqual(done.body.data);
@@ -312,18 +314,28 @@ describe('task events (outbox, same transaction as the change)', () => {
       expect.arrayContaining([renamed.body.data, done.body.data]),
     );
 
-    await service.request('PUT', `/tasks/${task.id}`, { apiKey, body: { status: 'done' } });
-    await service.request('PUT', `/tasks/${task.id}`, { apiKey, body: { status: 'open' } });
+    // Done again: an update, but not a new completion. Then reopened: an update only.
+    const doneAgain = await service.request('PUT', `/tasks/${task.id}`, { apiKey, body: { status: 'done' } });
+    expect(doneAgain.status, doneAgain.text).toBe(200);
+    const reopened = await service.request('PUT', `/tasks/${task.id}`, { apiKey, body: { status: 'open' } });
+    expect(reopened.status, reopened.text).toBe(200);
+    expect(reopened.body.data.status).toBe('open');
     expect(await names()).toEqual(['Task Completed', 'Task Created', 'Task Updated', 'Task Updated', 'Task Updated', 'Task Updated']);
   });
 
   test('delete and failed changes emit nothing', async () => {
     const { apiKey, userId } = await service.createAccount();
     const task = await newTask(apiKey);
-    await service.request('PUT', `/tasks/${task.id}`, { apiKey, body: {} });
-    await service.request('PUT', `/tasks/${task.id}`, { apiKey, body: { status: 'done', contactId: 'ct_unknown' } });
-    await service.request('POST', '/tasks', { apiKey, body: { title: 'x', status: 'done', contactId: 'ct_unknown' } });
-    await service.request('DELETE', `/tasks/${task.id}`, { apiKey });
+    const empty = await service.request('PUT', `/tasks/${task.id}`, { apiKey, body: {} });
+    expect(empty.status, empty.text).toBe(400);
+    const badContact = await service.request('PUT', `/tasks/${task.id}`, { apiKey, body: { status: 'done', contactId: 'ct_unknown' } });
+    expect(badContact.status, badContact.text).toBe(404);
+    const badCreate = await service.request('POST', '/tasks', { apiKey, body: { title: 'x', status: 'done', contactId: 'ct_unknown' } });
+    expect(badCreate.status, badCreate.text).toBe(404);
+    // The delete itself succeeded (so "nothing emitted" is about a real deletion).
+    const deleted = await service.request('DELETE', `/tasks/${task.id}`, { apiKey });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect((await service.request('GET', `/tasks/${task.id}`, { apiKey })).status).toBe(404);
     expect((await taskEvents(userId)).map((event) => event.name)).toEqual(['Task Created']);
   });
 

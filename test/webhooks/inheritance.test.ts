@@ -1,9 +1,12 @@
 // Agency inheritance: an agency subscription with apply_to_sub_accounts receives its
-// client accounts' events, unless the client subscribes to the same URL itself.
+// client accounts' events, unless the client subscribes to the same URL itself. The
+// spec's rules 1-6 each have a test named after them here, except rule 4 (lists and
+// switches), which test/webhooks/subscriptions.test.ts covers through the API.
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { emit } from '../../server/events/emit.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { createContact, createTask, deliveriesOf, eventually, healthOf, lastEventId, subscribe, WEBHOOK_ENV } from './webhook-fixtures.ts';
+import { startWebhookReceiver, type ReceiverScript, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { createContact, createTask, deliveriesOf, eventually, expectedSignature, healthOf, lastEventId, subscribe, WEBHOOK_ENV } from './webhook-fixtures.ts';
 
 let service: TestService;
 const receivers: WebhookReceiver[] = [];
@@ -17,10 +20,24 @@ afterAll(async () => {
   await service?.stop();
 });
 
-async function receiver(respond: (userId: string) => number = () => 200): Promise<WebhookReceiver> {
-  const started = await startWebhookReceiver({ respondWith: (request) => ({ status: respond(JSON.parse(request.body).user.id) }) });
+async function receiver(respond: (userId: string, index: number) => number = () => 200): Promise<WebhookReceiver> {
+  const script: ReceiverScript = (request, index) => ({ status: respond(JSON.parse(request.body).user.id, index) });
+  const started = await startWebhookReceiver({ respondWith: script });
   receivers.push(started);
   return started;
+}
+
+/** Resolves once the event has been through dispatch (its deliveries, if any, are queued). */
+async function dispatched(eventId: string): Promise<void> {
+  await eventually(async () => (await service.services.pool.query(`select dispatched_at from events where id = $1`, [eventId])).rows[0].dispatched_at, (at) => at !== null);
+}
+
+/** Raises a conversation-summary Chat Concluded event with these tags, as the summary job does. */
+async function emitSummary(accountId: string, tags: string[]): Promise<void> {
+  const em = service.services.orm.em.fork();
+  await em.transactional(async (tx) => {
+    await emit(tx, accountId, 'Chat Concluded', { kind: 'conversation_summary', tags });
+  });
 }
 
 let clientCounter = 0;
@@ -40,7 +57,7 @@ async function agencyWithClients(count: number) {
   return { agency, clients };
 }
 
-test("the subscription also receives events from every client account; the payload user block identifies the account where the event happened", async () => {
+test("Agency inheritance rule 1: the subscription also receives events from every client account; the payload user block identifies the account where the event happened", async () => {
   const hook = await receiver();
   const { agency, clients: [client] } = await agencyWithClients(1);
   const subscriptionId = await subscribe(service, agency.userId, { url: hook.url, events: ['Contact Created', 'Task Created'], applyToSubAccounts: true });
@@ -60,7 +77,7 @@ test("the subscription also receives events from every client account; the paylo
   expect(rows.map((row) => row.account_id).sort()).toEqual([agency.userId, client].sort());
 });
 
-test('the agency subscription\'s event list and signing secret apply to inherited deliveries', async () => {
+test('Agency inheritance rule 2: the agency subscription\'s event list and signing secret apply to inherited deliveries', async () => {
   const hook = await receiver();
   const { agency, clients: [client] } = await agencyWithClients(1);
   const secret = 'whsec_YWdlbmN5LXNlY3JldC1mb3ItaW5oZXJpdGVkLWRlbGl2ZXJpZXM=';
@@ -69,11 +86,33 @@ test('the agency subscription\'s event list and signing secret apply to inherite
   await createTask(service, agency.apiKey, client);
   const [request] = await hook.waitFor(1);
   expect(request.headers['x-webhook-event']).toBe('Task Created');
-  expect(request.headers['x-webhook-signature']).toMatch(/^v1=[0-9a-f]{64}$/);
+  expect(JSON.parse(request.body).user.id).toBe(client);
+  // Signed with the agency subscription's secret, over this delivery's timestamp and raw body.
+  const timestamp = request.headers['x-webhook-timestamp'];
+  expect(timestamp).toMatch(/^\d+$/);
+  expect(request.headers['x-webhook-signature']).toBe(expectedSignature(secret, timestamp as string, request.body));
   const contactEvent = await lastEventId(service, client, 'Contact Created');
-  const dispatched = await service.services.pool.query(`select dispatched_at from events where id = $1`, [contactEvent]);
-  expect(dispatched.rows[0].dispatched_at).not.toBeNull();
+  await dispatched(contactEvent);
   expect(hook.requests.map((received) => received.headers['x-webhook-event'])).toEqual(['Task Created']);
+});
+
+test('Agency inheritance rule 2: the agency subscription\'s retry opt-in applies to inherited deliveries', async () => {
+  // Both URLs fail the first attempt of every delivery and accept the next one.
+  const failOnce = (_userId: string, index: number) => (index === 0 ? 503 : 200);
+  const retrying = await receiver(failOnce);
+  const notRetrying = await receiver(failOnce);
+  const { agency, clients: [client] } = await agencyWithClients(1);
+  const withRetries = await subscribe(service, agency.userId, { url: retrying.url, events: ['Task Created'], applyToSubAccounts: true, retries: true });
+  const withoutRetries = await subscribe(service, agency.userId, { url: notRetrying.url, events: ['Task Created'], applyToSubAccounts: true, retries: false });
+  await createTask(service, agency.apiKey, client);
+
+  const settled = (rows: Awaited<ReturnType<typeof deliveriesOf>>) => rows[0] !== undefined && rows[0].status !== 'pending';
+  const [retried] = await eventually(() => deliveriesOf(service, withRetries), settled);
+  expect(retried).toMatchObject({ account_id: client, status: 'succeeded', attempts: 2 });
+  expect(retrying.requests.map((received) => [received.headers['x-webhook-attempt'], JSON.parse(received.body).user.id])).toEqual([['1', client], ['2', client]]);
+  const [notRetried] = await eventually(() => deliveriesOf(service, withoutRetries), settled);
+  expect(notRetried).toMatchObject({ account_id: client, status: 'failed', attempts: 1 });
+  expect(notRetrying.requests).toHaveLength(1);
 });
 
 test('without apply_to_sub_accounts the agency subscription does not receive client events', async () => {
@@ -89,7 +128,7 @@ test('without apply_to_sub_accounts the agency subscription does not receive cli
   expect((await deliveriesOf(service, subscriptionId)).map((row) => row.account_id)).toEqual([agency.userId]);
 });
 
-test('when a client account has its own subscription to the same URL, that one is used; the same event is never delivered twice to one endpoint', async () => {
+test('Agency inheritance rule 3: when a client account has its own subscription to the same URL, that one is used; the same event is never delivered twice to one endpoint', async () => {
   const hook = await receiver();
   const { agency, clients: [client] } = await agencyWithClients(1);
   const inherited = await subscribe(service, agency.userId, { url: hook.url, events: ['Task Created'], applyToSubAccounts: true });
@@ -107,7 +146,7 @@ test('when a client account has its own subscription to the same URL, that one i
   expect(hook.requests).toHaveLength(2);
 });
 
-test('delivery health is tracked per client account', async () => {
+test('Agency inheritance rule 5: delivery health is tracked per client account', async () => {
   const { agency, clients: [failing, healthy] } = await agencyWithClients(2);
   const hook = await receiver((userId) => (userId === failing ? 500 : 200));
   const subscriptionId = await subscribe(service, agency.userId, { url: hook.url, events: ['Task Created'], applyToSubAccounts: true });
@@ -121,7 +160,7 @@ test('delivery health is tracked per client account', async () => {
   expect(await healthOf(service, subscriptionId, agency.userId)).toBeNull();
 });
 
-test('an auto-disabled URL pauses delivery for that client account only', async () => {
+test('Agency inheritance rule 5: an auto-disabled URL pauses delivery for that client account only', async () => {
   const { agency, clients: [paused, active] } = await agencyWithClients(2);
   const hook = await receiver();
   const subscriptionId = await subscribe(service, agency.userId, { url: hook.url, events: ['Task Created'], applyToSubAccounts: true });
@@ -137,4 +176,45 @@ test('an auto-disabled URL pauses delivery for that client account only', async 
   const pausedEvent = await lastEventId(service, paused, 'Task Created');
   await eventually(async () => (await service.services.pool.query(`select dispatched_at from events where id = $1`, [pausedEvent])).rows[0].dispatched_at, (at) => at !== null);
   expect((await deliveriesOf(service, subscriptionId)).map((row) => row.account_id)).toEqual([active]);
+});
+
+test('Agency inheritance rule 6: on an account without client accounts the flag is stored and has no effect', async () => {
+  const stranger = await service.createAccount();
+  const { agency: otherAgency, clients: [otherClient] } = await agencyWithClients(1);
+  for (const owner of [await service.createAccount(), await service.createAccount({ agency: true })]) {
+    const hook = await receiver();
+    const created = await service.request('POST', '/webhooks', {
+      apiKey: owner.apiKey,
+      body: { url: hook.url, subscribed_to: ['Task Created'], name: 'everything', apply_to_sub_accounts: true },
+    });
+    expect(created.status, created.text).toBe(200);
+    const listed = await service.request('GET', '/webhooks', { apiKey: owner.apiKey });
+    expect(listed.status).toBe(200);
+    expect(listed.body.webhooks).toEqual([expect.objectContaining({ name: 'everything', apply_to_sub_accounts: true })]);
+
+    // Events of accounts that are not its clients never reach it; its own events arrive once.
+    await createTask(service, stranger.apiKey);
+    await createTask(service, otherAgency.apiKey, otherClient);
+    await createTask(service, owner.apiKey);
+    await dispatched(await lastEventId(service, stranger.userId, 'Task Created'));
+    await dispatched(await lastEventId(service, otherClient, 'Task Created'));
+    const stored = await service.services.pool.query<{ id: string }>(`select id from webhook_subscriptions where account_id = $1 and name = 'everything'`, [owner.userId]);
+    const rows = await eventually(() => deliveriesOf(service, stored.rows[0].id), (list) => list.length > 0 && list.every((row) => row.status === 'succeeded'));
+    expect(rows.map((row) => row.account_id)).toEqual([owner.userId]);
+    expect(hook.requests.map((request) => JSON.parse(request.body).user.id)).toEqual([owner.userId]);
+  }
+});
+
+test('subscribed_to_tags is not inherited by client accounts', async () => {
+  const hook = await receiver();
+  const { agency, clients: [client] } = await agencyWithClients(1);
+  const subscriptionId = await subscribe(service, agency.userId, { url: hook.url, events: ['Chat Concluded'], tags: ['tag_wanted'], applyToSubAccounts: true });
+  // In the agency's own account the tag filter narrows conversation summaries...
+  await emitSummary(agency.userId, ['tag_other']);
+  await dispatched(await lastEventId(service, agency.userId, 'Chat Concluded'));
+  // ...in a client account it does not apply.
+  await emitSummary(client, ['tag_other']);
+  const rows = await eventually(() => deliveriesOf(service, subscriptionId), (list) => list.length > 0 && list.every((row) => row.status === 'succeeded'));
+  expect(rows.map((row) => row.account_id)).toEqual([client]);
+  expect(hook.requests.map((request) => [JSON.parse(request.body).user.id, JSON.parse(request.body).data])).toEqual([[client, { kind: 'conversation_summary', tags: ['tag_other'] }]]);
 });

@@ -1,5 +1,8 @@
-// Retries on the configured schedule (1s, 2s after the first attempt in these tests),
-// what is and is not retried, health counted in whole deliveries, auto-disable.
+// Retries on the configured schedule (1s, 2s after the first attempt in most of these
+// tests), what is and is not retried (5xx, time-outs and connection failures are; a 4xx
+// is not), health counted in whole deliveries, auto-disable.
+import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
@@ -7,13 +10,17 @@ import { createContact, createTask, deliveriesOf, eventually, healthOf, subscrib
 
 let service: TestService;
 const receivers: WebhookReceiver[] = [];
+const tcpServers: TcpServer[] = [];
+/** A receiver that holds its answer longer than this counts as timed out. */
+const TIMEOUT_MS = 2_000;
 
 beforeAll(async () => {
-  service = await startTestService({ env: { ...WEBHOOK_ENV, WEBHOOK_DISABLE_AFTER: '2' } });
+  service = await startTestService({ env: { ...WEBHOOK_ENV, WEBHOOK_DISABLE_AFTER: '2', WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) } });
 });
 
 afterAll(async () => {
   for (const receiver of receivers) await receiver.close();
+  for (const server of tcpServers) await new Promise((resolve) => server.close(resolve));
   await service?.stop();
 });
 
@@ -23,15 +30,30 @@ async function receiver(status: (index: number) => number): Promise<WebhookRecei
   return started;
 }
 
-async function attemptRows(deliveryId: string) {
-  const result = await service.services.pool.query<{ attempt: number; status_code: number | null; error: string | null }>(
+/**
+ * An https URL whose listener accepts each TCP connection and destroys it at once: a
+ * connection failure on every attempt, on a port this process keeps bound (no port race).
+ */
+async function resettingUrl(): Promise<{ url: string; connections: () => number }> {
+  let connections = 0;
+  const server = createTcpServer((socket) => {
+    connections += 1;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  tcpServers.push(server);
+  return { url: `https://localhost:${(server.address() as AddressInfo).port}/hook`, connections: () => connections };
+}
+
+async function attemptRows(deliveryId: string, from: TestService = service) {
+  const result = await from.services.pool.query<{ attempt: number; status_code: number | null; error: string | null }>(
     `select attempt, status_code, error from webhook_attempts where delivery_id = $1 order by attempt`,
     [deliveryId],
   );
   return result.rows;
 }
 
-test('with retries_enabled, a failed delivery is retried after the first attempt on the schedule (5xx retried) with the same X-Webhook-Delivery and rising X-Webhook-Attempt; health counts the whole delivery once', async () => {
+test('with retries_enabled, a failed delivery (5xx) is retried with the same X-Webhook-Delivery and rising X-Webhook-Attempt; health counts the whole delivery once', async () => {
   const hook = await receiver((index) => (index < 2 ? 503 : 200));
   const account = await service.createAccount();
   const subscriptionId = await subscribe(service, account.userId, { url: hook.url, events: ['Task Created'], retries: true });
@@ -42,14 +64,84 @@ test('with retries_enabled, a failed delivery is retried after the first attempt
   expect(requests.map((request) => request.headers['x-webhook-delivery'])).toEqual([delivery.id, delivery.id, delivery.id]);
   expect(requests.map((request) => request.headers['x-webhook-attempt'])).toEqual(['1', '2', '3']);
   expect(new Set(requests.map((request) => request.body)).size).toBe(1);
-  // Offsets are counted from the first attempt: 1 s, then 2 s.
-  const first = requests[0].receivedAt.getTime();
-  expect(requests[1].receivedAt.getTime() - first).toBeGreaterThanOrEqual(950);
-  expect(requests[2].receivedAt.getTime() - first).toBeGreaterThanOrEqual(1950);
   expect(delivery.attempts).toBe(3);
   expect((await attemptRows(delivery.id)).map((row) => [row.attempt, row.status_code])).toEqual([[1, 503], [2, 503], [3, 200]]);
   // A failure is recorded only after all retries are exhausted: this delivery succeeded.
   expect(await healthOf(service, subscriptionId, account.userId)).toMatchObject({ consecutive_failures: 0, total_failures: 0, total_successes: 1 });
+});
+
+test('retry offsets are measured from the first attempt, not from the previous one', async () => {
+  // Schedule 5 s, 6 s. Counted from the first attempt, the third attempt is due 6 s after
+  // the first; counted from the previous attempt it could come no earlier than 5 + 6 = 11 s.
+  // The window [6 s, 11 s) keeps the two readings apart and leaves about 5 s for the
+  // worker's poll and a busy machine.
+  const FIRST_RETRY_MS = 5_000;
+  const SECOND_RETRY_MS = 6_000;
+  // The receiver stamps arrival after the TLS handshake; the schedule counts from the
+  // moment the first attempt started, so an arrival may read a little early.
+  const HANDSHAKE_ALLOWANCE_MS = 250;
+  const scheduled = await startTestService({ env: { ...WEBHOOK_ENV, WEBHOOK_RETRY_SCHEDULE: '5s,6s' } });
+  try {
+    const hook = await receiver((index) => (index < 2 ? 503 : 200));
+    const account = await scheduled.createAccount();
+    const subscriptionId = await subscribe(scheduled, account.userId, { url: hook.url, events: ['Task Created'], retries: true });
+    await createTask(scheduled, account.apiKey);
+
+    // While the second attempt's retry is pending, its due moment is stored relative to
+    // the first attempt.
+    const [pending] = await eventually(() => deliveriesOf(scheduled, subscriptionId), (rows) => rows[0]?.status === 'pending' && rows[0].attempts === 2, 20_000);
+    const stored = await scheduled.services.pool.query<{ offset_ms: number }>(
+      `select (extract(epoch from next_attempt_at - first_attempt_at) * 1000)::float8 as offset_ms from webhook_deliveries where id = $1`,
+      [pending.id],
+    );
+    expect(stored.rows[0].offset_ms).toBe(SECOND_RETRY_MS);
+
+    const requests = await hook.waitFor(3, 30_000);
+    const first = requests[0].receivedAt.getTime();
+    const secondOffset = requests[1].receivedAt.getTime() - first;
+    const thirdOffset = requests[2].receivedAt.getTime() - first;
+    expect(secondOffset).toBeGreaterThanOrEqual(FIRST_RETRY_MS - HANDSHAKE_ALLOWANCE_MS);
+    expect(thirdOffset).toBeGreaterThanOrEqual(SECOND_RETRY_MS - HANDSHAKE_ALLOWANCE_MS);
+    expect(thirdOffset).toBeLessThan(FIRST_RETRY_MS + SECOND_RETRY_MS - HANDSHAKE_ALLOWANCE_MS);
+    const [delivery] = await eventually(() => deliveriesOf(scheduled, subscriptionId), (rows) => rows[0]?.status === 'succeeded');
+    expect(delivery.attempts).toBe(3);
+  } finally {
+    await scheduled.stop();
+  }
+});
+
+test('a receiver that does not answer within WEBHOOK_TIMEOUT_MS is retried', async () => {
+  // The first attempt is held well past the time-out; later attempts are answered.
+  const hook = await receiver(() => 200);
+  hook.respondWith((_request, index) => (index === 0 ? { status: 200, delayMs: TIMEOUT_MS * 30 } : { status: 200 }));
+  const account = await service.createAccount();
+  const subscriptionId = await subscribe(service, account.userId, { url: hook.url, events: ['Task Created'], retries: true });
+  await createTask(service, account.apiKey);
+
+  const [delivery] = await eventually(() => deliveriesOf(service, subscriptionId), (rows) => rows[0]?.status !== 'pending' && rows[0]?.status !== undefined);
+  expect(delivery).toMatchObject({ status: 'succeeded', attempts: 2 });
+  expect(await attemptRows(delivery.id)).toEqual([
+    { attempt: 1, status_code: null, error: expect.stringMatching(/^timeout: /) },
+    { attempt: 2, status_code: 200, error: null },
+  ]);
+  expect(hook.requests.map((request) => request.headers['x-webhook-attempt'])).toEqual(['1', '2']);
+  expect(await healthOf(service, subscriptionId, account.userId)).toMatchObject({ total_failures: 0, total_successes: 1 });
+});
+
+test('a connection failure (the connection is reset before TLS) is retried on the schedule', async () => {
+  const target = await resettingUrl();
+  const account = await service.createAccount();
+  const subscriptionId = await subscribe(service, account.userId, { url: target.url, events: ['Task Created'], retries: true });
+  await createTask(service, account.apiKey);
+
+  const [delivery] = await eventually(() => deliveriesOf(service, subscriptionId), (rows) => rows[0]?.status !== 'pending' && rows[0]?.status !== undefined);
+  expect(delivery).toMatchObject({ status: 'failed', attempts: 3 });
+  const rows = await attemptRows(delivery.id);
+  expect(rows).toEqual([1, 2, 3].map((attempt) => ({ attempt, status_code: null, error: expect.stringMatching(/^network: /) })));
+  expect(target.connections()).toBe(3);
+  const health = await healthOf(service, subscriptionId, account.userId);
+  expect(health).toMatchObject({ total_failures: 1, consecutive_failures: 1 });
+  expect(health!.last_failure).toMatchObject({ delivery_id: delivery.id, failure_type: 'network', status_code: null });
 });
 
 test('a failure is recorded only after all retries are exhausted', async () => {

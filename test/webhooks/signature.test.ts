@@ -76,12 +76,27 @@ describe('delivery headers', () => {
     expect(() => receiver.verify(body, { ...headers, 'webhook-id': 'dlv_other' })).toThrow();
   });
 
-  test('the delivery id stays the same across attempts; the signature covers the attempt time', () => {
+  test('the delivery id stays the same across attempts; each attempt is signed over its own send time, which its headers carry', () => {
     const secret = mintSigningSecret();
-    const first = deliveryHeaders({ deliveryId: 'dlv_4', attempt: 1, event: 'Reads', secret, body, timestamp: 1_700_000_000 });
-    const retry = deliveryHeaders({ deliveryId: 'dlv_4', attempt: 2, event: 'Reads', secret, body, timestamp: 1_700_000_060 });
-    expect(retry['X-Webhook-Delivery']).toBe(first['X-Webhook-Delivery']);
-    expect(retry['webhook-id']).toBe(first['webhook-id']);
+    const sentAt = [now() - 60, now()];
+    const [first, retry] = sentAt.map((timestamp, index) =>
+      deliveryHeaders({ deliveryId: 'dlv_4', attempt: index + 1, event: 'Reads', secret, body, timestamp }),
+    );
+    for (const [index, headers] of [first, retry].entries()) {
+      expect(headers['X-Webhook-Delivery']).toBe('dlv_4');
+      expect(headers['X-Webhook-Attempt']).toBe(String(index + 1));
+      expect(headers['X-Webhook-Timestamp']).toBe(String(sentAt[index]));
+      // A receiver verifies each attempt from its own headers alone (spec and Standard Webhooks).
+      expect(verifySpecSignature(secret, headers, body, sentAt[index])).toBe(true);
+      expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
+      expect(headers['webhook-id']).toBe('dlv_4');
+      expect(headers['webhook-timestamp']).toBe(String(sentAt[index]));
+    }
+    // The signature covers the time: the retry's signature does not verify with the first
+    // attempt's timestamp, nor the first's with the retry's.
     expect(retry['X-Webhook-Signature']).not.toBe(first['X-Webhook-Signature']);
+    expect(verifySpecSignature(secret, { ...retry, 'X-Webhook-Timestamp': first['X-Webhook-Timestamp'] }, body, sentAt[1])).toBe(false);
+    expect(verifySpecSignature(secret, { ...first, 'X-Webhook-Timestamp': retry['X-Webhook-Timestamp'] }, body, sentAt[1])).toBe(false);
+    expect(() => new Webhook(secret).verify(body, { ...retry, 'webhook-timestamp': first['webhook-timestamp'] })).toThrow();
   });
 });
