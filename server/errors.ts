@@ -29,6 +29,12 @@ type ApiErrorOptions = {
   details?: unknown;
   headers?: Record<string, string>;
   cause?: unknown;
+  /**
+   * A 5xx that is an outside service's failure (the messaging provider did not answer), not a
+   * fault of the service: what failed, in words for the log, which records it as a warning
+   * without a stack.
+   */
+  outside?: string;
 };
 
 export class ApiError extends Error {
@@ -38,6 +44,7 @@ export class ApiError extends Error {
   readonly code: string | undefined;
   readonly details: unknown;
   readonly headers: Record<string, string> | undefined;
+  readonly outside: string | undefined;
 
   constructor(status: number, message: string, options: ApiErrorOptions = {}) {
     super(message, { cause: options.cause });
@@ -46,6 +53,7 @@ export class ApiError extends Error {
     this.code = options.code;
     this.details = options.details;
     this.headers = options.headers;
+    this.outside = options.outside;
   }
 }
 

@@ -120,7 +120,7 @@ const commands: Record<string, Command> = {
       if (typeof flags.user !== 'string') throw new UsageError('--user is required');
       const em = services.orm.em.fork();
       if (!(await em.findOne(Account, flags.user, { fields: ['id'] }))) throw new UsageError(`No account ${flags.user}`);
-      await connectMessagingProvider(em, services.secrets, flags.user, {
+      await connectMessagingProvider(em, services, flags.user, {
         phone_number_id: text(flags['phone-number-id']) ?? defaultPhoneNumberId(flags.user),
         business_account_id: text(flags['business-account-id']) ?? null,
         access_token: text(flags.token) ?? `admin-${randomBytes(24).toString('base64url')}`,

@@ -21,7 +21,7 @@ afterAll(async () => {
 async function connectedAccount(credits: number) {
   const account = await service.createAccount({ credits });
   connections += 1;
-  await connectAccount(service, account.userId, { phoneNumberId: `bc-pn-${connections}`, token: `bc-token-${connections}` });
+  await connectAccount(service, fake, account.userId, { phoneNumberId: `bc-pn-${connections}`, token: `bc-token-${connections}` });
   return account;
 }
 

@@ -22,7 +22,7 @@ beforeEach(async () => {
   fake.answerSendsWith(null);
   account = await service.createAccount({ credits: 100 });
   phoneNumberSeq += 1;
-  await connectAccount(service, account.userId, { phoneNumberId: `pn${phoneNumberSeq}`, token: `token-${phoneNumberSeq}` });
+  await connectAccount(service, fake, account.userId, { phoneNumberId: `pn${phoneNumberSeq}`, token: `token-${phoneNumberSeq}` });
 });
 
 function send(body: Record<string, unknown>, apiKey = account.apiKey) {
@@ -162,7 +162,7 @@ describe('refusals, each with nothing sent, charged or announced', () => {
 
   test('402 with no credits left, and nothing is sent', async () => {
     account = await service.createAccount({ credits: 0 });
-    await connectAccount(service, account.userId, { phoneNumberId: `pn-broke-${phoneNumberSeq}`, token: 't' });
+    await connectAccount(service, fake, account.userId, { phoneNumberId: `pn-broke-${phoneNumberSeq}`, token: 't' });
     const contactId = await createContact(service, account.apiKey);
     const templateId = await addTemplate(service, account.userId, { name: 'hi', body: 'Hi' });
     const before = fake.sends().length;

@@ -27,10 +27,12 @@ async function connectedAccount(templates: Array<Record<string, unknown>> = []) 
   const account = await service.createAccount();
   numbers += 1;
   const businessAccountId = `waba_${numbers}_${process.pid}`;
+  const phoneNumberId = `9${process.pid}${numbers}`;
+  fake.grant(`token-${numbers}`, { phoneNumberId, businessAccountId });
   fake.setTemplates(businessAccountId, templates);
   const put = await service.request('PUT', '/messaging/connection', {
     apiKey: account.apiKey,
-    body: { phone_number_id: `9${process.pid}${numbers}`, business_account_id: businessAccountId, access_token: `token-${numbers}` },
+    body: { phone_number_id: phoneNumberId, business_account_id: businessAccountId, access_token: `token-${numbers}` },
   });
   expect(put.status).toBe(200);
   return { ...account, businessAccountId };
@@ -156,10 +158,10 @@ describe('template sync', () => {
     await eventually(() => templatesOf(apiKey), (list) => list.length === 1);
     await service.services.pool.query(`update messaging_connections set access_token_sealed = $2 where account_id = $1`, [
       userId,
-      service.services.secrets.seal(''),
+      service.services.secrets.seal('revoked-token'),
     ]);
     const outcome = await syncTemplates(service.services.orm.em.fork(), deps(), userId);
-    expect(outcome).toEqual({ skipped: 'The messaging provider refused the template listing (190): Invalid OAuth access token' });
+    expect(outcome).toEqual({ skipped: 'The messaging provider refused the template listing (190): Invalid OAuth access token - Cannot parse access token' });
     expect((await templatesOf(apiKey)).map((template) => template.status)).toEqual(['APPROVED']);
   });
 });

@@ -29,7 +29,7 @@ afterAll(async () => {
 
 test('a broadcast messages each contact once when a second worker process starts during it', async () => {
   const account = await a.createAccount({ credits: 1000 });
-  await connectAccount(a, account.userId, { phoneNumberId: 'scale-pn', token: 'scale-token' });
+  await connectAccount(a, fake, account.userId, { phoneNumberId: 'scale-pn', token: 'scale-token' });
   const list = await a.request('POST', '/v1/lists', { apiKey: account.apiKey, body: { name: 'everyone' } });
   expect(list.status).toBe(201);
   await insertListContacts(a, account.userId, list.body.data.id, CONTACTS, () => false);

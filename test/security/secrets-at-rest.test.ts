@@ -152,6 +152,7 @@ test('a full run: keys made, rotated and sent every way, signing secrets, a prov
   // The provider's access token, then a template send and a sync that use it.
   const token = `EAAG${randomBytes(24).toString('hex')}`;
   secrets['provider access token'] = token;
+  fake.grant(token, { phoneNumberId: 'secrets-pn', businessAccountId: 'secrets-waba' });
   await ok(request('PUT', '/v1/messaging/connection', { headers: main, body: { phone_number_id: 'secrets-pn', business_account_id: 'secrets-waba', access_token: token } }));
   fake.setTemplates('secrets-waba', []);
   await request('POST', '/v1/whatsapp-templates/sync', { headers: main });
