@@ -113,6 +113,15 @@ export class RateLimitedError extends ApiError {
   }
 }
 
+/**
+ * What an outside service's failure (an ApiError or ProviderRequestError with `outside`) says
+ * for the log, or undefined when the error is not one: then it is a fault, logged with its stack.
+ */
+export function outsideFailure(error: unknown): string | undefined {
+  const outside = error instanceof Error ? (error as { outside?: unknown }).outside : undefined;
+  return typeof outside === 'string' ? outside : undefined;
+}
+
 /** Errors whose shape the specification fixes for every endpoint. */
 const ENVELOPE_ALWAYS = new Set([413, 429, 431, 503]);
 const API_ACCESS_REASON = 'feature_disabled';

@@ -39,15 +39,20 @@ export type MessagingProvider = {
   close(): Promise<void>;
 };
 
-/** A provider call other than a send failed; `retryable` says whether trying later may help. */
+/**
+ * A provider call other than a send failed; `retryable` says whether trying later may help.
+ * The provider's failure, not the service's: logged as a warning without a stack (`outside`).
+ */
 export class ProviderRequestError extends Error {
   override name = 'ProviderRequestError';
   status: number | null;
   retryable: boolean;
+  readonly outside: string;
   constructor(message: string, status: number | null, retryable: boolean) {
     super(message);
     this.status = status;
     this.retryable = retryable;
+    this.outside = message;
   }
 }
 
