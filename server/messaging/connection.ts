@@ -25,7 +25,13 @@ const ProviderId = (field: string) =>
 export const MessagingConnectionInput = z.object({
   phone_number_id: ProviderId('phone_number_id'),
   business_account_id: ProviderId('business_account_id').nullish(),
-  access_token: z.string().trim().min(1, 'access_token must not be empty').max(4096, 'access_token must be at most 4096 characters'),
+  access_token: z
+    .string()
+    .trim()
+    .min(1, 'access_token must not be empty')
+    .max(4096, 'access_token must be at most 4096 characters')
+    // It travels in the Authorization header, which carries only visible ASCII.
+    .regex(/^[\x21-\x7E]+$/, 'access_token may hold only visible ASCII characters (no spaces)'),
 });
 export type MessagingConnectionInput = z.infer<typeof MessagingConnectionInput>;
 

@@ -131,6 +131,8 @@ describe('messaging:connect', () => {
     const unreachable = await admin(['messaging:connect', '--user', userId, '--token', 'token-for-another-number', '--phone-number-id', '9191919']);
     expect(unreachable.status).toBe(1);
     expect(unreachable.json.error).toMatch(/^The access token cannot reach phone_number_id 9191919 /);
+    const malformed = await admin(['messaging:connect', '--user', userId, '--token', 'junk-admin-token', '--phone-number-id', '../9191919']);
+    expect(malformed).toEqual({ status: 1, json: { error: 'phone_number_id may hold only letters, digits, "_", "." and "-"' } });
     expect((await service.request('GET', '/messaging/connection', { apiKey })).body.data.connected).toBe(false);
   });
 

@@ -140,6 +140,9 @@ describe('GET/PUT/DELETE /messaging/connection', () => {
     expect(noNumber.text).toContain('phone_number_id');
     const badNumber = await service.request('PUT', '/messaging/connection', { apiKey, body: { phone_number_id: '../me', access_token: TOKEN } });
     expect(badNumber.status).toBe(400);
+    const unsendableToken = await connect(apiKey, { phone_number_id: '123', access_token: 'tok\u00e9n with spaces' });
+    expect(unsendableToken.status).toBe(400);
+    expect(unsendableToken.body.error).toBe('access_token may hold only visible ASCII characters (no spaces)');
   });
 
   test('disconnecting removes the credentials', async () => {
