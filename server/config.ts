@@ -21,6 +21,11 @@ const parseDurations = (value: string, ctx: z.RefinementCtx) => {
   return delays;
 };
 const url = z.url();
+/**
+ * The one outbound client speaks only HTTPS (server/outbound/), to loopback hosts too; a
+ * plain http:// URL would start fine and then fail every call, so it is refused here.
+ */
+const httpsUrl = z.url().refine((value) => new URL(value).protocol === 'https:', 'must be an https:// URL: the service calls it only over HTTPS');
 
 export const configSchema = z.object({
   /** The one TCP port for HTTPS, REST, tRPC and sockets. */
@@ -56,8 +61,8 @@ export const configSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** Host names or addresses exempt from the public-address rule (tests, local receivers); never set in production. */
   WEBHOOK_ALLOW_HOSTS: commaList.optional(),
-  /** Messaging provider base URL (tests point it at a local fake). */
-  MESSAGING_API_URL: url.default('https://graph.facebook.com/v21.0'),
+  /** Messaging provider base URL, https:// only (tests point it at a local fake). */
+  MESSAGING_API_URL: httpsUrl.default('https://graph.facebook.com/v21.0'),
   /** Time-out of one call to the messaging provider, in milliseconds. */
   MESSAGING_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
   /** The messaging app's secret: verifies X-Hub-Signature-256 on provider callbacks (unset = callbacks refused). */

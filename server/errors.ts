@@ -29,6 +29,12 @@ type ApiErrorOptions = {
   details?: unknown;
   headers?: Record<string, string>;
   cause?: unknown;
+  /**
+   * A 5xx that is an outside service's failure (the messaging provider did not answer), not a
+   * fault of the service: what failed, in words for the log, which records it as a warning
+   * without a stack.
+   */
+  outside?: string;
 };
 
 export class ApiError extends Error {
@@ -38,6 +44,7 @@ export class ApiError extends Error {
   readonly code: string | undefined;
   readonly details: unknown;
   readonly headers: Record<string, string> | undefined;
+  readonly outside: string | undefined;
 
   constructor(status: number, message: string, options: ApiErrorOptions = {}) {
     super(message, { cause: options.cause });
@@ -46,6 +53,7 @@ export class ApiError extends Error {
     this.code = options.code;
     this.details = options.details;
     this.headers = options.headers;
+    this.outside = options.outside;
   }
 }
 
@@ -103,6 +111,15 @@ export class RateLimitedError extends ApiError {
   constructor(headers: Record<string, string>) {
     super(429, 'Rate limit exceeded, please try again later', { reason: 'rate_limited', headers });
   }
+}
+
+/**
+ * What an outside service's failure (an ApiError or ProviderRequestError with `outside`) says
+ * for the log, or undefined when the error is not one: then it is a fault, logged with its stack.
+ */
+export function outsideFailure(error: unknown): string | undefined {
+  const outside = error instanceof Error ? (error as { outside?: unknown }).outside : undefined;
+  return typeof outside === 'string' ? outside : undefined;
 }
 
 /** Errors whose shape the specification fixes for every endpoint. */

@@ -3,6 +3,7 @@
 import { EventEmitter } from 'node:events';
 import { Logger as WorkerLogger, parseCrontab, run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';
+import { outsideFailure } from './errors.ts';
 import { continuingRequests } from './jobs.ts';
 import type { Services } from './services.ts';
 import { createWorkerLiveness } from './worker-liveness.ts';
@@ -34,6 +35,17 @@ export async function startWorker(services: Services, definition: WorkerDefiniti
     if (connections === 0) for (const resolve of allClosed.splice(0)) resolve();
   });
   const logger = new WorkerLogger((scope) => (level, message, meta) => {
+    // A job that failed because an outside service did (the provider unreachable) is retried
+    // with backoff: a warning without the stack Graphile Worker's message carries.
+    const outside = level === 'error' && meta?.failure ? outsideFailure(meta.error) : undefined;
+    if (outside !== undefined) {
+      const job = meta?.job as { id?: string; task_identifier?: string; attempts?: number; max_attempts?: number } | undefined;
+      log.warn(
+        { ...scope, jobId: job?.id, task: job?.task_identifier, attempt: job?.attempts, maxAttempts: job?.max_attempts, failure: outside },
+        'job failed: an outside service failed',
+      );
+      return;
+    }
     const method = level === 'warning' ? 'warn' : level === 'error' ? 'error' : level === 'debug' ? 'debug' : 'info';
     log[method]({ ...scope, ...meta }, message);
   });

@@ -28,16 +28,25 @@ export const messagingRouter = router({
 
   connect: accountProcedure
     .meta({
-      openapi: { method: 'PUT', path: '/messaging/connection', tags, summary: 'Store the messaging-provider credentials and sync their templates' },
+      openapi: {
+        method: 'PUT',
+        path: '/messaging/connection',
+        tags,
+        summary: 'Check the messaging-provider credentials with the provider, store them and sync their templates',
+        description:
+          'The provider must accept the access token for phone_number_id (and for business_account_id, which must hold the number); ' +
+          'otherwise 422 names what failed. 502 when the provider could not be asked. Nothing is stored in either case. ' +
+          '409 when the verified number is connected to another account.',
+      },
       section: 'Integrations',
       access: 'write',
-      errorShapes: { '409': 'envelope' },
+      errorShapes: { '409': 'envelope', '422': 'envelope', '502': 'envelope' },
     })
     .input(MessagingConnectionInput)
     .output(ConnectionOutput)
     .mutation(async ({ ctx, input }) => ({
       success: true as const,
-      data: await connectMessagingProvider(ctx.em, ctx.services.secrets, ctx.account.id, input),
+      data: await connectMessagingProvider(ctx.em, ctx.services, ctx.account.id, input),
     })),
 
   disconnect: accountProcedure

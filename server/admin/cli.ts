@@ -10,7 +10,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { describeZodError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { addTemplate } from '../messaging/add-template.ts';
-import { connectMessagingProvider } from '../messaging/connection.ts';
+import { connectMessagingProvider, MessagingConnectionInput } from '../messaging/connection.ts';
 import { createServices, openDatabase } from '../service.ts';
 import type { Services } from '../services.ts';
 
@@ -120,11 +120,13 @@ const commands: Record<string, Command> = {
       if (typeof flags.user !== 'string') throw new UsageError('--user is required');
       const em = services.orm.em.fork();
       if (!(await em.findOne(Account, flags.user, { fields: ['id'] }))) throw new UsageError(`No account ${flags.user}`);
-      await connectMessagingProvider(em, services.secrets, flags.user, {
+      // Checked as PUT /messaging/connection checks its body, then with the provider.
+      const input = MessagingConnectionInput.parse({
         phone_number_id: text(flags['phone-number-id']) ?? defaultPhoneNumberId(flags.user),
         business_account_id: text(flags['business-account-id']) ?? null,
         access_token: text(flags.token) ?? `admin-${randomBytes(24).toString('base64url')}`,
       });
+      await connectMessagingProvider(em, services, flags.user, input);
       return { userId: flags.user, connected: true };
     },
   },

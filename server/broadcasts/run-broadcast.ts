@@ -160,12 +160,20 @@ async function startBroadcast(em: EntityManager, broadcast: Broadcast, log: RunL
   });
 }
 
-/** running → completed, once, with the counters as they stand. */
+/**
+ * running → completed, once, with the counters as they stand. A broadcast that failed some
+ * recipients says so in `error`, with the first failure's reason, so `failed: 1` never comes
+ * with `error: null`; one stopped early says why it stopped.
+ */
 async function completeBroadcast(em: EntityManager, broadcast: Broadcast, stopReason: string | null, log: RunLog): Promise<void> {
   await em.transactional(async (tx) => {
     const rows = await tx.execute<{ total: number; sent: number; failed: number; skipped: number }[]>(
       `update broadcasts
-          set status = 'completed', completed_at = now(), updated_at = now(), error = coalesce(?, error)
+          set status = 'completed', completed_at = now(), updated_at = now(),
+              error = coalesce(?, error, case when failed > 0 then format('%s recipient%s failed: %s', failed, case when failed = 1 then '' else 's' end,
+                coalesce((select r.error from broadcast_recipients r
+                           where r.broadcast_id = broadcasts.id and r.status = 'failed'
+                           order by r.finished_at, r.contact_id limit 1), 'no reason recorded')) end)
         where id = ? and status = 'running'
         returning total, sent, failed, skipped`,
       [stopReason ? `stopped early: ${stopReason}` : null, broadcast.id],

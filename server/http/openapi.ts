@@ -58,9 +58,10 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Already exists, or conflicts with the current state (or a request with this Idempotency-Key is still being processed)',
   413: 'Request body too large',
   431: 'Request head (URL and headers) too large',
-  422: 'Idempotency-Key already used with a different request',
+  422: 'Idempotency-Key already used with a different request, or credentials the provider refused (named in error_code)',
   429: 'Rate limit exceeded',
   500: 'Server error',
+  502: 'The messaging provider could not be reached; nothing was changed',
   503: 'Shutting down, or not ready',
 };
 

@@ -9,7 +9,7 @@
 // builds a WHATWG Request per call.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
-import { ApiError, renderError, type ErrorShapes, type RenderedError } from '../errors.ts';
+import { ApiError, outsideFailure, renderError, toApiError, type ErrorShapes, type RenderedError } from '../errors.ts';
 import { finishIdempotentCall, idempotentCallFor, replayedHeaders } from '../idempotency/idempotent-call.ts';
 import type { Services } from '../services.ts';
 import { callProcedure, createContext, type CallableProcedure, type RequestInfo } from '../trpc.ts';
@@ -65,7 +65,13 @@ function sendRendered(reply: FastifyReply, error: unknown, shapes: ErrorShapes |
 
 function renderFailure(error: unknown, shapes: ErrorShapes | undefined, log: Services['log']): RenderedError {
   const rendered = renderError(error, shapes);
-  if (rendered.status >= 500) log.error({ err: error instanceof ApiError && error.cause ? error.cause : error }, 'request failed');
+  if (rendered.status >= 500) {
+    const failure = toApiError(error);
+    const outside = outsideFailure(failure);
+    // An outside service failing is expected now and then; a stack would point at no bug.
+    if (outside !== undefined) log.warn({ status: rendered.status, reason: failure.reason, failure: outside }, 'request failed: an outside service failed');
+    else log.error({ err: error instanceof ApiError && error.cause ? error.cause : error }, 'request failed');
+  }
   return rendered;
 }
 

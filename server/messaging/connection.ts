@@ -1,11 +1,13 @@
-// An account's messaging-provider connection: connect (store the credentials, the token
-// only sealed), read its status, disconnect, and load the credentials for a provider call.
-// The token is never logged and never returned: status answers carry only the ids.
+// An account's messaging-provider connection: connect (check the credentials with the
+// provider, then store them, the token only sealed), read its status, disconnect, and load
+// the credentials for a provider call. The token is never logged and never returned: status
+// answers carry only the ids.
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { MessagingConnection } from '../db/entities/index.ts';
-import { ConflictError } from '../errors.ts';
+import { ApiError, ConflictError } from '../errors.ts';
 import type { Secrets } from '../secrets.ts';
+import type { ConnectionProblem, MessagingProvider } from './provider-client.ts';
 import { requestTemplateSync } from './request-template-sync.ts';
 
 // Callers that send look credentials up here too.
@@ -23,7 +25,13 @@ const ProviderId = (field: string) =>
 export const MessagingConnectionInput = z.object({
   phone_number_id: ProviderId('phone_number_id'),
   business_account_id: ProviderId('business_account_id').nullish(),
-  access_token: z.string().trim().min(1, 'access_token must not be empty').max(4096, 'access_token must be at most 4096 characters'),
+  access_token: z
+    .string()
+    .trim()
+    .min(1, 'access_token must not be empty')
+    .max(4096, 'access_token must be at most 4096 characters')
+    // It travels in the Authorization header, which carries only visible ASCII.
+    .regex(/^[\x21-\x7E]+$/, 'access_token may hold only visible ASCII characters (no spaces)'),
 });
 export type MessagingConnectionInput = z.infer<typeof MessagingConnectionInput>;
 
@@ -40,13 +48,49 @@ function numberTaken(): ConflictError {
   return new ConflictError('That phone_number_id is already connected to another account');
 }
 
-/** Stores (or replaces) the account's credentials and queues a template sync in the same transaction. */
+/** Status of a refused connection: the credentials did not verify (422), or the provider could not be asked (502). */
+const STATUS_BY_PROBLEM: Record<ConnectionProblem, number> = {
+  token_refused: 422,
+  phone_number_unreachable: 422,
+  business_account_unreachable: 422,
+  phone_number_not_in_business_account: 422,
+  provider_unavailable: 502,
+};
+export const PROVIDER_CHECK_UNAVAILABLE = 'The messaging provider could not be reached to check the credentials; nothing was stored, try again later';
+
+/**
+ * Provider callbacks are routed by the phone number, so a number is stored only with a token
+ * the provider accepts for it. Checked before anything else, so that the 409 below answers
+ * only someone who holds the number, and tells a prober nothing.
+ */
+async function verifyWithProvider(messaging: MessagingProvider, input: MessagingConnectionInput): Promise<void> {
+  const check = await messaging.checkConnection({
+    phoneNumberId: input.phone_number_id,
+    businessAccountId: input.business_account_id ?? null,
+    accessToken: input.access_token,
+  });
+  if (check.ok) return;
+  const status = STATUS_BY_PROBLEM[check.problem];
+  throw new ApiError(status, status === 502 ? PROVIDER_CHECK_UNAVAILABLE : check.message, {
+    code: check.problem,
+    reason: check.problem,
+    // The provider's own failure, not the service's: worth a warning, not an error with a stack.
+    outside: status === 502 ? check.message : undefined,
+  });
+}
+
+/**
+ * Checks the credentials with the provider, then stores (or replaces) them and queues a
+ * template sync in the same transaction.
+ */
 export async function connectMessagingProvider(
   em: EntityManager,
-  secrets: Secrets,
+  deps: { secrets: Secrets; messaging: MessagingProvider },
   accountId: string,
   input: MessagingConnectionInput,
 ): Promise<MessagingConnectionStatus> {
+  const { secrets } = deps;
+  await verifyWithProvider(deps.messaging, input);
   try {
     return await em.transactional(async (tx) => {
       const holder = await tx.findOne(MessagingConnection, { phoneNumberId: input.phone_number_id }, { fields: ['account'] });

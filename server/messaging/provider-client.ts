@@ -1,5 +1,5 @@
 // The messaging provider (WhatsApp Cloud API shape) as the service uses it: send a
-// template, list the business account's templates. Requests go through the one outbound
+// template, list the business account's templates, check that a token reaches a number. Requests go through the one outbound
 // client, so the address guard, time-outs and pools apply; the access token only ever
 // travels in the Authorization header and never appears in a result or an error.
 import { createOutboundClient, type OutboundResponse } from '../outbound/http-client.ts';
@@ -18,26 +18,48 @@ export type ProviderTemplate = {
   components: unknown[];
   raw: Record<string, unknown>;
 };
+/** Why the provider would not confirm a connection's credentials. */
+export type ConnectionProblem =
+  | 'token_refused'
+  | 'phone_number_unreachable'
+  | 'business_account_unreachable'
+  | 'phone_number_not_in_business_account'
+  | 'provider_unavailable';
+export type ConnectionCheck = { ok: true } | { ok: false; problem: ConnectionProblem; message: string };
 export type MessagingProvider = {
+  /**
+   * Whether the token reaches the phone number and, when a business account is given, that
+   * account, which must hold the number. Connections are routed by the number, so only a
+   * token its owner holds may claim it.
+   */
+  checkConnection(credentials: ProviderCredentials): Promise<ConnectionCheck>;
   sendTemplate(credentials: ProviderCredentials, send: ProviderTemplateSend): Promise<ProviderSendResult>;
   /** Every template of the business account, following the provider's paging. */
   listTemplates(credentials: ProviderCredentials): Promise<ProviderTemplate[]>;
   close(): Promise<void>;
 };
 
-/** A provider call other than a send failed; `retryable` says whether trying later may help. */
+/**
+ * A provider call other than a send failed; `retryable` says whether trying later may help.
+ * The provider's failure, not the service's: logged as a warning without a stack (`outside`).
+ */
 export class ProviderRequestError extends Error {
   override name = 'ProviderRequestError';
   status: number | null;
   retryable: boolean;
+  readonly outside: string;
   constructor(message: string, status: number | null, retryable: boolean) {
     super(message);
     this.status = status;
     this.retryable = retryable;
+    this.outside = message;
   }
 }
 
 const TEMPLATE_PAGE_SIZE = 100;
+const PHONE_NUMBER_PAGE_SIZE = 100;
+/** A business account holds a handful of numbers; this bounds a provider that pages forever. */
+const MAX_PHONE_NUMBER_PAGES = 20;
 /** 50 pages of 100: far beyond any real business account; stops a provider that pages forever. */
 const MAX_TEMPLATE_PAGES = 50;
 
@@ -50,7 +72,57 @@ export function createMessagingProvider(options: { baseUrl: string; timeoutMs: n
     accept: 'application/json',
   });
 
+  /** GET of one provider object; an unreachable object is a refusal naming it. */
+  async function readObject(
+    credentials: ProviderCredentials,
+    url: string,
+    unreachable: { problem: ConnectionProblem; message: string },
+  ): Promise<{ ok: true; body: unknown } | Extract<ConnectionCheck, { ok: false }>> {
+    const response = await client.request(url, { method: 'GET', headers: headers(credentials) });
+    if (response.delivered) return { ok: true, body: parseJson(response.body) };
+    const refusal = classifyRefusal(response);
+    const said = providerSaid(response, credentials.accessToken);
+    if (refusal === 'token') return { ok: false, problem: 'token_refused', message: `The access token was refused by the messaging provider${said}` };
+    if (refusal === 'object') return { ok: false, problem: unreachable.problem, message: `${unreachable.message}${said}` };
+    return { ok: false, problem: 'provider_unavailable', message: describeFailure(response, 'could not check the credentials').message };
+  }
+
   return {
+    async checkConnection(credentials) {
+      const phone = encodeURIComponent(credentials.phoneNumberId);
+      const number = await readObject(credentials, `${base}/${phone}?fields=id,display_phone_number`, {
+        problem: 'phone_number_unreachable',
+        message: `The access token cannot reach phone_number_id ${credentials.phoneNumberId}`,
+      });
+      if (!number.ok) return number;
+      if ((number.body as { id?: unknown } | null)?.id !== credentials.phoneNumberId) {
+        return { ok: false, problem: 'phone_number_unreachable', message: `The messaging provider did not confirm phone_number_id ${credentials.phoneNumberId}` };
+      }
+      if (!credentials.businessAccountId) return { ok: true };
+
+      const business = credentials.businessAccountId;
+      const first = `${base}/${encodeURIComponent(business)}/phone_numbers?fields=id&limit=${PHONE_NUMBER_PAGE_SIZE}`;
+      let url: string | null = first;
+      for (let page = 0; url && page < MAX_PHONE_NUMBER_PAGES; page++) {
+        const listing = await readObject(credentials, url, {
+          problem: 'business_account_unreachable',
+          message: `The access token cannot reach business_account_id ${business}`,
+        });
+        if (!listing.ok) return listing;
+        const body = listing.body as { data?: unknown; paging?: { next?: unknown; cursors?: { after?: unknown } } } | null;
+        if (!body || !Array.isArray(body.data)) {
+          return { ok: false, problem: 'provider_unavailable', message: 'The messaging provider answered the phone-number listing with something other than a listing' };
+        }
+        if (body.data.some((item) => (item as { id?: unknown } | null)?.id === credentials.phoneNumberId)) return { ok: true };
+        url = nextPageUrl(body.paging, first, baseOrigin);
+      }
+      return {
+        ok: false,
+        problem: 'phone_number_not_in_business_account',
+        message: `phone_number_id ${credentials.phoneNumberId} does not belong to business_account_id ${business}`,
+      };
+    },
+
     async sendTemplate(credentials, send) {
       const response = await client.request(`${base}/${encodeURIComponent(credentials.phoneNumberId)}/messages`, {
         method: 'POST',
@@ -142,6 +214,29 @@ function toProviderTemplate(item: unknown): ProviderTemplate | null {
     components: Array.isArray(raw.components) ? raw.components : [],
     raw,
   };
+}
+
+/**
+ * What a provider refusal of a read means: the token itself (Graph API code 190, or a 401),
+ * the object (code 100 or any other 4xx: missing, or not this token's), or neither (429,
+ * 5xx, no answer), when asking again later may succeed.
+ */
+function classifyRefusal(response: OutboundResponse): 'token' | 'object' | 'unavailable' {
+  const status = response.statusCode;
+  if (status === null || status === 429 || status >= 500 || status < 400) return 'unavailable';
+  const code = (parseJson(response.body) as { error?: { code?: unknown } } | null)?.error?.code;
+  if (status === 401 || code === 190 || code === '190') return 'token';
+  // Code 4, 17, 32, 613: the provider's rate limits, which say nothing about the credentials.
+  if ([4, 17, 32, 613].includes(Number(code))) return 'unavailable';
+  return 'object';
+}
+
+/** The provider's own words, for the account; the token is cut out should the provider echo it. */
+function providerSaid(response: OutboundResponse, accessToken: string): string {
+  const error = (parseJson(response.body) as { error?: { message?: unknown; code?: unknown } } | null)?.error;
+  if (!error || typeof error.message !== 'string' || !error.message) return '';
+  const code = typeof error.code === 'number' || typeof error.code === 'string' ? ` ${String(error.code)}` : '';
+  return ` (provider error${code}: ${error.message.split(accessToken).join('[access token]')})`;
 }
 
 /** A clear sentence naming the provider's own error, and whether trying again may succeed. */

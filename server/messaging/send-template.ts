@@ -41,7 +41,7 @@ function sendFailure(result: Extract<ProviderSendResult, { ok: false }>): ApiErr
   if (refused) return new InvalidInputError(result.message, { reason: 'provider_refused' });
   // Accepted without an id: the message may be on its way, so "nothing was sent" would be untrue.
   if (result.status !== null && result.status < 400) return new ApiError(500, result.message, { reason: 'provider_unreadable' });
-  return new ApiError(500, PROVIDER_UNAVAILABLE, { reason: 'provider_unavailable' });
+  return new ApiError(500, PROVIDER_UNAVAILABLE, { reason: 'provider_unavailable', outside: result.message });
 }
 
 export async function sendTemplate(

@@ -42,7 +42,8 @@ export async function generateConversationSummary(
     text = await deps.summarize(newest.reverse(), deps.signal);
   } catch (error) {
     if (!(error instanceof SummaryRejectedError)) throw error;
-    deps.log.error({ accountId, contactId, status: error.status, err: error }, 'summary provider refused the request; no summary stored');
+    // The provider's refusal, not a fault of the service: a warning, without a stack.
+    deps.log.warn({ accountId, contactId, status: error.status, failure: error.message }, 'summary provider refused the request; no summary stored');
     return { stored: false, reason: 'provider_rejected' };
   }
 

@@ -249,8 +249,8 @@ beforeAll(async () => {
   expect(clientResponse.status, clientResponse.text).toBe(201);
   const clientId = clientResponse.body.data.id;
   const [objects, clientObjects, rest, trpc] = await Promise.all([
-    createOwnedObjects(service, a.userId, { apiKey: a.apiKey }, { webhookUrl: receiver.url, phoneNumberId: 'oa-a' }),
-    createOwnedObjects(service, clientId, { apiKey: a.apiKey, userId: clientId }, { webhookUrl: receiver.url, phoneNumberId: 'oa-a-client' }),
+    createOwnedObjects(service, a.userId, { apiKey: a.apiKey }, { webhookUrl: receiver.url, phoneNumberId: 'oa-a', fake }),
+    createOwnedObjects(service, clientId, { apiKey: a.apiKey, userId: clientId }, { webhookUrl: receiver.url, phoneNumberId: 'oa-a-client', fake }),
     otherAccounts('rest'),
     otherAccounts('trpc'),
   ]);

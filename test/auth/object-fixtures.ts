@@ -5,6 +5,7 @@
 import { expect } from 'vitest';
 import { createScopedKey } from '../../server/api-keys/scoped-keys.ts';
 import { recordMessage } from '../../server/messages/record-message.ts';
+import type { FakeMessagingProvider } from '../helpers/fake-messaging-provider.ts';
 import type { TestService } from '../helpers/service.ts';
 import { addTemplate, connectAccount, eventually } from '../messaging/send-template-fixtures.ts';
 
@@ -107,7 +108,7 @@ export async function createOwnedObjects(
   service: TestService,
   accountId: string,
   as: As,
-  options: { webhookUrl: string; phoneNumberId: string },
+  options: { webhookUrl: string; phoneNumberId: string; fake: FakeMessagingProvider },
 ): Promise<Owned> {
   const own = await createOwnObjects(service, accountId, as);
   await post(service, as, '/v1/contacts/lists', { contactId: own.contact.id, listId: own.list.id }, 200);
@@ -122,7 +123,7 @@ export async function createOwnedObjects(
   const hook = await post(service, as, '/v1/webhooks', { url: options.webhookUrl, subscribed_to: ['Contact Created'], name: hookName, generate_signing_secret: true }, 200);
   await post(service, as, '/v1/contacts', { phoneNumber: nextPhone() }, 200);
 
-  await connectAccount(service, accountId, { phoneNumberId: options.phoneNumberId, token: unique('token') });
+  await connectAccount(service, options.fake, accountId, { phoneNumberId: options.phoneNumberId, token: unique('token') });
   const broadcast = await post(service, as, '/v1/broadcasts', { listId: own.list.id, whatsappTemplateId: own.template.id }, 201);
 
   const settled = await eventually(

@@ -21,7 +21,7 @@ afterAll(async () => {
 async function connectedAccount(credits: number) {
   const account = await service.createAccount({ credits });
   connections += 1;
-  await connectAccount(service, account.userId, { phoneNumberId: `bc-pn-${connections}`, token: `bc-token-${connections}` });
+  await connectAccount(service, fake, account.userId, { phoneNumberId: `bc-pn-${connections}`, token: `bc-token-${connections}` });
   return account;
 }
 
@@ -139,7 +139,15 @@ test('a provider refusal fails only that recipient', async () => {
     const created = await service.request('POST', '/v1/broadcasts', { apiKey: account.apiKey, body: { listId, whatsappTemplateId: templateId } });
     expect(created.status, created.text).toBe(201);
     const done = await waitForCompletion(account.apiKey, created.body.data.id);
-    expect(done).toMatchObject({ status: 'completed', total: 4, sent: 3, failed: 1, skipped: 0, error: null });
+    // The broadcast says why a recipient failed, not `error: null`.
+    expect(done).toMatchObject({
+      status: 'completed',
+      total: 4,
+      sent: 3,
+      failed: 1,
+      skipped: 0,
+      error: '1 recipient failed: The messaging provider refused the send (100): Invalid parameter',
+    });
     expect(await creditsOf(service, account.userId)).toBe(97);
   } finally {
     fake.answerSendsWith(null);

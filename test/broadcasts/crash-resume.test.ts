@@ -31,7 +31,7 @@ afterAll(async () => {
 
 test('a broadcast whose worker is killed half-way resumes in a new worker and messages no contact twice', async () => {
   const account = await service.createAccount({ credits: 1000 });
-  await connectAccount(service, account.userId, { phoneNumberId: 'crash-pn', token: 'crash-token' });
+  await connectAccount(service, fake, account.userId, { phoneNumberId: 'crash-pn', token: 'crash-token' });
   const list = await service.request('POST', '/v1/lists', { apiKey: account.apiKey, body: { name: 'everyone' } });
   expect(list.status).toBe(201);
   await insertListContacts(service, account.userId, list.body.data.id, CONTACTS, (i) => i % 100 === 7);

@@ -34,6 +34,16 @@ test('a bad value is refused with a message naming the variable', () => {
   }
 });
 
+test('MESSAGING_API_URL must be https://, loopback included, since provider calls go only over HTTPS', () => {
+  for (const value of ['http://graph.example.com/v21.0', 'http://127.0.0.1:8443/v21.0', 'http://localhost:8443/v21.0', 'http://[::1]:8443/v21.0', 'ftp://graph.example.com/']) {
+    expect(() => loadConfig({ MESSAGING_API_URL: value }), value).toThrow(
+      new ConfigError('invalid MESSAGING_API_URL: must be an https:// URL: the service calls it only over HTTPS'),
+    );
+  }
+  expect(loadConfig({ MESSAGING_API_URL: 'https://127.0.0.1:8443/v21.0' }).MESSAGING_API_URL).toBe('https://127.0.0.1:8443/v21.0');
+  expect(loadConfig({}).MESSAGING_API_URL).toBe('https://graph.facebook.com/v21.0');
+});
+
 test('settings that only make sense together are checked together', () => {
   expect(() => loadConfig({ TLS_CERT_FILE: '/x.pem' })).toThrow(/TLS_KEY_FILE/);
   expect(() => loadConfig({ TLS: 'off' })).toThrow(/TRUST_PROXY/);

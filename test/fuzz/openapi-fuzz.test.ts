@@ -10,6 +10,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { startFakeMessagingProvider, type FakeMessagingProvider } from '../helpers/fake-messaging-provider.ts';
 import { startTestService, type ApiResponse, type RequestOptions, type TestService } from '../helpers/service.ts';
 import { Huge, documentOperations, jsonText, queryValue, requestArbitrary, requestPath, resolvePlaceholders, type Known, type FuzzRequest, type KnownKind, type Operation } from './request-arbitrary.ts';
 
@@ -27,6 +28,7 @@ const KEY_KILLING = new Set(['DELETE /api-keys/current', 'POST /api-keys/rotate'
 type Account = { userId: string; apiKey: string; known: Record<KnownKind, string[]> };
 
 let service: TestService;
+let fake: FakeMessagingProvider;
 let document: Record<string, any>;
 let operations: Operation[];
 const pool: Account[] = [];
@@ -91,7 +93,10 @@ async function createPoolAccount(agency: boolean): Promise<Account> {
 }
 
 beforeAll(async () => {
-  service = await startTestService();
+  // PUT /messaging/connection asks the provider; the fake answers (refusing the fuzzer's
+  // tokens) where the real one, unreachable here, would make it a 502.
+  fake = await startFakeMessagingProvider();
+  service = await startTestService({ env: { MESSAGING_API_URL: fake.url, WEBHOOK_ALLOW_HOSTS: 'localhost' } });
   document = (await service.request('GET', '/v1/openapi.json')).body;
   operations = documentOperations(document);
   // Two of three accounts are agencies with a client, so `userId` and /sub-accounts reach something.
@@ -107,6 +112,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (process.env.FUZZ_STATS) console.log([...tally].sort().map(([bucket, count]) => `${count}\t${bucket}`).join('\n'));
   await service?.stop();
+  await fake?.close();
 });
 
 function shorten(text: string, length = 400): string {

@@ -3,13 +3,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { Agent, fetch } from 'undici';
 import { appRouter } from '../../routers/index.ts';
 import { workerDefinition } from '../../workers/index.ts';
 import { createAccount } from '../../server/accounts/accounts.ts';
 import { createScopedKey, type ScopedKeyCreateInput } from '../../server/api-keys/scoped-keys.ts';
 import { loadConfig } from '../../server/config.ts';
-import { createLogger } from '../../server/log.ts';
+import { createLogger, requestIdMixin } from '../../server/log.ts';
 import { startService, type ServiceDefinition } from '../../server/service.ts';
 import type { Services } from '../../server/services.ts';
 import { createTestDatabase } from './database.ts';
@@ -60,6 +62,8 @@ export async function startTestService(options: {
   definition?: Partial<ServiceDefinition>;
   /** Reuse an existing database (a second process on the same database). */
   databaseUrl?: string;
+  /** Collects the service's log lines (JSON, info and up) instead of discarding them. */
+  logLines?: string[];
 } = {}): Promise<TestService> {
   const database = options.databaseUrl ? null : await createTestDatabase();
   const databaseUrl = options.databaseUrl ?? database!.url;
@@ -73,7 +77,9 @@ export async function startTestService(options: {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...options.env,
   });
-  const log = createLogger(config.LOG_LEVEL);
+  const lines = options.logLines;
+  const sink = lines && new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) });
+  const log = sink ? pino({ level: 'info', mixin: requestIdMixin }, sink) : createLogger(config.LOG_LEVEL);
   let running: Awaited<ReturnType<typeof startService>>;
   try {
     running = await startService(config, log, {

@@ -1,31 +1,49 @@
 // The admin commands of the contract: `template:add` (a template as if synced) and
 // `messaging:connect` (credentials as the account would enter them), run as the real CLI
-// against the test service's database; unknown users print {"error"} and exit 1.
+// against the test service's database and the fake provider, which checks the credentials
+// as for PUT /messaging/connection; unknown users and refused credentials print {"error"}
+// and exit 1.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startFakeMessagingProvider, type FakeMessagingProvider } from '../helpers/fake-messaging-provider.ts';
 import { startTestService, TEST_SECRET_KEY, type TestService } from '../helpers/service.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 let service: TestService;
 let dataDir: string;
+let fake: FakeMessagingProvider;
 
 beforeAll(async () => {
+  fake = await startFakeMessagingProvider();
+  // The command's generated tokens (admin-…) reach the numbers it generates (1 and 14 digits).
+  fake.grantMatching((token) => token.startsWith('admin-'), (id) => /^1\d{14}$/.test(id));
   service = await startTestService();
   dataDir = await mkdtemp(path.join(tmpdir(), 'mapi-admin-'));
 });
 
 afterAll(async () => {
   await service?.stop();
+  await fake?.close();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
 function admin(args: string[]): Promise<{ status: number | null; json: any }> {
   const child = spawn(process.execPath, ['server/admin/cli.ts', ...args], {
     cwd: root,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: service.databaseUrl, SECRET_KEY: TEST_SECRET_KEY, DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: service.databaseUrl,
+      SECRET_KEY: TEST_SECRET_KEY,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      MESSAGING_API_URL: fake.url,
+      WEBHOOK_ALLOW_HOSTS: 'localhost,127.0.0.1',
+      NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -81,6 +99,7 @@ describe('template:add', () => {
 describe('messaging:connect', () => {
   test('stores credentials the account then reads as connected; the token is sealed', async () => {
     const { userId, apiKey } = await service.createAccount();
+    fake.grant('admin-given-token', { phoneNumberId: '8080808', businessAccountId: 'waba_admin' });
     const connected = await admin(['messaging:connect', '--user', userId, '--token', 'admin-given-token', '--phone-number-id', '8080808', '--business-account-id', 'waba_admin']);
     expect(connected).toEqual({ status: 0, json: { userId, connected: true } });
     const status = await service.request('GET', '/messaging/connection', { apiKey });
@@ -100,6 +119,21 @@ describe('messaging:connect', () => {
     expect(first.phone_number_id).toMatch(/^\d+$/);
     expect(second.phone_number_id).toMatch(/^\d+$/);
     expect(first.phone_number_id).not.toBe(second.phone_number_id);
+  });
+
+  test('credentials the provider does not accept print {"error"} naming what failed, exit 1 and store nothing', async () => {
+    const { userId, apiKey } = await service.createAccount();
+    const refused = await admin(['messaging:connect', '--user', userId, '--token', 'junk-admin-token', '--phone-number-id', '9191919']);
+    expect(refused.status).toBe(1);
+    expect(refused.json.error).toMatch(/^The access token was refused by the messaging provider/);
+    expect(JSON.stringify(refused.json)).not.toContain('junk-admin-token');
+    fake.grant('token-for-another-number', { phoneNumberId: '9292929' });
+    const unreachable = await admin(['messaging:connect', '--user', userId, '--token', 'token-for-another-number', '--phone-number-id', '9191919']);
+    expect(unreachable.status).toBe(1);
+    expect(unreachable.json.error).toMatch(/^The access token cannot reach phone_number_id 9191919 /);
+    const malformed = await admin(['messaging:connect', '--user', userId, '--token', 'junk-admin-token', '--phone-number-id', '../9191919']);
+    expect(malformed).toEqual({ status: 1, json: { error: 'phone_number_id may hold only letters, digits, "_", "." and "-"' } });
+    expect((await service.request('GET', '/messaging/connection', { apiKey })).body.data.connected).toBe(false);
   });
 
   test('an unknown user prints {"error"} and exits 1', async () => {

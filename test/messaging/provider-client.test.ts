@@ -17,6 +17,7 @@ const send = { to: '+14155550100', templateName: 'order_update', language: 'en_U
 async function setup(options: { timeoutMs?: number } = {}): Promise<{ fake: FakeMessagingProvider; provider: MessagingProvider }> {
   const fake = await startFakeMessagingProvider();
   cleanups.push(() => fake.close());
+  fake.grant(credentials.accessToken, { phoneNumberId: credentials.phoneNumberId, businessAccountId: credentials.businessAccountId });
   const provider = createMessagingProvider({ baseUrl: fake.url, timeoutMs: options.timeoutMs ?? 10_000, allowHosts: ['localhost'] });
   cleanups.push(() => provider.close());
   return { fake, provider };
@@ -145,6 +146,64 @@ describe('template listing', () => {
     const { provider } = await setup();
     const error = await provider.listTemplates({ ...credentials, accessToken: '' }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ProviderRequestError);
-    expect(error).toMatchObject({ status: 401, retryable: false, message: 'The messaging provider refused the template listing (190): Invalid OAuth access token' });
+    expect(error).toMatchObject({
+      status: 401,
+      retryable: false,
+      message: 'The messaging provider refused the template listing (190): Invalid OAuth access token - Cannot parse access token',
+    });
+  });
+});
+
+describe('connection check', () => {
+  test('a token that reaches the number, and the business account holding it, passes; both are read with the token', async () => {
+    const { fake, provider } = await setup();
+    expect(await provider.checkConnection(credentials)).toEqual({ ok: true });
+    const reads = fake.requests.map((request) => `${request.method} ${request.path.split('?')[0]} ${request.authorization}`);
+    expect(reads).toEqual([
+      'GET /v21.0/1049 Bearer EAAG-secret-token-123',
+      'GET /v21.0/waba_77/phone_numbers Bearer EAAG-secret-token-123',
+    ]);
+    expect(await provider.checkConnection({ ...credentials, businessAccountId: null })).toEqual({ ok: true });
+  });
+
+  test('an unknown token is refused as such, and the message never carries it', async () => {
+    const { provider } = await setup();
+    const check = await provider.checkConnection({ ...credentials, accessToken: 'junk-token-never-granted' });
+    expect(check).toMatchObject({ ok: false, problem: 'token_refused' });
+    if (!check.ok) expect(check.message).toMatch(/^The access token was refused by the messaging provider \(provider error 190: Invalid OAuth access token/);
+    expect(JSON.stringify(check)).not.toContain('junk-token-never-granted');
+  });
+
+  test('a valid token that cannot reach the number, or the business account, is refused naming it', async () => {
+    const { fake, provider } = await setup();
+    fake.grant('other-token', { phoneNumberId: '2000', businessAccountId: 'waba_other' });
+    const number = await provider.checkConnection({ phoneNumberId: '1049', businessAccountId: null, accessToken: 'other-token' });
+    expect(number).toMatchObject({ ok: false, problem: 'phone_number_unreachable' });
+    if (!number.ok) expect(number.message).toMatch(/^The access token cannot reach phone_number_id 1049 \(provider error 100: Unsupported get request/);
+    const business = await provider.checkConnection({ phoneNumberId: '2000', businessAccountId: 'waba_77', accessToken: 'other-token' });
+    expect(business).toMatchObject({ ok: false, problem: 'business_account_unreachable', message: expect.stringMatching(/^The access token cannot reach business_account_id waba_77 /) });
+  });
+
+  test('a number the business account does not hold is refused', async () => {
+    const { fake, provider } = await setup();
+    fake.grant('two-things', { phoneNumberId: '3000' });
+    fake.grant('two-things', { businessAccountId: 'waba_empty' });
+    expect(await provider.checkConnection({ phoneNumberId: '3000', businessAccountId: 'waba_empty', accessToken: 'two-things' })).toEqual({
+      ok: false,
+      problem: 'phone_number_not_in_business_account',
+      message: 'phone_number_id 3000 does not belong to business_account_id waba_empty',
+    });
+  });
+
+  test('a provider that does not answer is unavailable rather than a refusal', async () => {
+    const { fake } = await setup();
+    const url = fake.url;
+    await fake.close();
+    cleanups.length = 0;
+    const provider = createMessagingProvider({ baseUrl: url, timeoutMs: 5_000, allowHosts: ['localhost'] });
+    cleanups.push(() => provider.close());
+    const check = await provider.checkConnection(credentials);
+    expect(check).toMatchObject({ ok: false, problem: 'provider_unavailable' });
+    expect(JSON.stringify(check)).not.toContain(credentials.accessToken);
   });
 });

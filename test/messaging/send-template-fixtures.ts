@@ -3,12 +3,22 @@
 // store them), contacts made through the API, and reads of the tables the sends change.
 import { expect } from 'vitest';
 import { newId } from '../../server/db/ids.ts';
+import type { FakeMessagingProvider } from '../helpers/fake-messaging-provider.ts';
 import type { TestService } from '../helpers/service.ts';
 
 export const MESSAGING_ALLOW_HOSTS = { WEBHOOK_ALLOW_HOSTS: 'localhost,127.0.0.1' };
 
-/** Stores provider credentials the way PUT /messaging/connection does (token sealed). */
-export async function connectAccount(service: TestService, accountId: string, credentials: { phoneNumberId: string; token: string }): Promise<void> {
+/**
+ * Stores provider credentials the way PUT /messaging/connection does (token sealed), and
+ * tells the fake provider the token reaches the number, as the real one would.
+ */
+export async function connectAccount(
+  service: TestService,
+  fake: FakeMessagingProvider,
+  accountId: string,
+  credentials: { phoneNumberId: string; token: string },
+): Promise<void> {
+  fake.grant(credentials.token, { phoneNumberId: credentials.phoneNumberId });
   await service.services.pool.query(
     `insert into messaging_connections (account_id, phone_number_id, business_account_id, access_token_sealed) values ($1, $2, null, $3)`,
     [accountId, credentials.phoneNumberId, service.services.secrets.seal(credentials.token)],

@@ -9,10 +9,11 @@ let service: TestService;
 let fake: FakeMessagingProvider;
 let account: { userId: string; apiKey: string };
 let phoneNumberSeq = 0;
+const logLines: string[] = [];
 
 beforeAll(async () => {
   fake = await startFakeMessagingProvider();
-  service = await startTestService({ env: { MESSAGING_API_URL: fake.url, ...MESSAGING_ALLOW_HOSTS } });
+  service = await startTestService({ env: { MESSAGING_API_URL: fake.url, ...MESSAGING_ALLOW_HOSTS }, logLines });
 });
 afterAll(async () => {
   await service?.stop();
@@ -22,7 +23,7 @@ beforeEach(async () => {
   fake.answerSendsWith(null);
   account = await service.createAccount({ credits: 100 });
   phoneNumberSeq += 1;
-  await connectAccount(service, account.userId, { phoneNumberId: `pn${phoneNumberSeq}`, token: `token-${phoneNumberSeq}` });
+  await connectAccount(service, fake, account.userId, { phoneNumberId: `pn${phoneNumberSeq}`, token: `token-${phoneNumberSeq}` });
 });
 
 function send(body: Record<string, unknown>, apiKey = account.apiKey) {
@@ -162,7 +163,7 @@ describe('refusals, each with nothing sent, charged or announced', () => {
 
   test('402 with no credits left, and nothing is sent', async () => {
     account = await service.createAccount({ credits: 0 });
-    await connectAccount(service, account.userId, { phoneNumberId: `pn-broke-${phoneNumberSeq}`, token: 't' });
+    await connectAccount(service, fake, account.userId, { phoneNumberId: `pn-broke-${phoneNumberSeq}`, token: 't' });
     const contactId = await createContact(service, account.apiKey);
     const templateId = await addTemplate(service, account.userId, { name: 'hi', body: 'Hi' });
     const before = fake.sends().length;
@@ -196,6 +197,14 @@ describe('refusals, each with nothing sent, charged or announced', () => {
     expect(answer.status).toBe(500);
     expect(answer.body).toEqual({ success: false, error_code: 500, error: 'The messaging provider did not answer; nothing was sent or charged' });
     await expectNothingHappened(contactId, before + 1);
+    // The provider's failure is logged as a warning naming it, without a stack; not as an error.
+    const requestId = answer.headers.get('x-request-id');
+    const lines = logLines.map((line) => JSON.parse(line)).filter((line) => line.requestId === requestId);
+    expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 40, msg: 'request failed: an outside service failed', reason: 'provider_unavailable', failure: expect.stringContaining('Service temporarily unavailable') }),
+    );
+    expect(JSON.stringify(lines)).not.toContain('"stack"');
   });
 });
 

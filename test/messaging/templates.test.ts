@@ -10,10 +10,11 @@ import { eventually } from '../webhooks/webhook-fixtures.ts';
 
 let service: TestService;
 let fake: FakeMessagingProvider;
+const logLines: string[] = [];
 
 beforeAll(async () => {
   fake = await startFakeMessagingProvider();
-  service = await startTestService({ env: { MESSAGING_API_URL: fake.url, WEBHOOK_ALLOW_HOSTS: 'localhost,127.0.0.1' } });
+  service = await startTestService({ env: { MESSAGING_API_URL: fake.url, WEBHOOK_ALLOW_HOSTS: 'localhost,127.0.0.1' }, logLines });
 });
 
 afterAll(async () => {
@@ -27,10 +28,12 @@ async function connectedAccount(templates: Array<Record<string, unknown>> = []) 
   const account = await service.createAccount();
   numbers += 1;
   const businessAccountId = `waba_${numbers}_${process.pid}`;
+  const phoneNumberId = `9${process.pid}${numbers}`;
+  fake.grant(`token-${numbers}`, { phoneNumberId, businessAccountId });
   fake.setTemplates(businessAccountId, templates);
   const put = await service.request('PUT', '/messaging/connection', {
     apiKey: account.apiKey,
-    body: { phone_number_id: `9${process.pid}${numbers}`, business_account_id: businessAccountId, access_token: `token-${numbers}` },
+    body: { phone_number_id: phoneNumberId, business_account_id: businessAccountId, access_token: `token-${numbers}` },
   });
   expect(put.status).toBe(200);
   return { ...account, businessAccountId };
@@ -130,6 +133,28 @@ describe('template sync', () => {
     expect(templates.map((template) => template.name).sort()).toEqual(['first', 'second']);
   });
 
+  test('a provider outage fails the sync job as a warning without a stack, and the job is retried', async () => {
+    const { apiKey, businessAccountId } = await connectedAccount([providerTemplate('before_outage')]);
+    await eventually(() => templatesOf(apiKey), (list) => list.length === 1);
+    fake.setTemplates(businessAccountId, [providerTemplate('before_outage'), providerTemplate('after_outage')]);
+    fake.answerRequestsWith((request) => (request.path.includes(`/${businessAccountId}/`) ? { status: 503, body: 'upstream unavailable' } : undefined));
+    let failures: Array<Record<string, any>>;
+    try {
+      expect((await service.request('POST', '/whatsapp-templates/sync', { apiKey })).status).toBe(202);
+      failures = await eventually(
+        async () => logLines.map((line) => JSON.parse(line)).filter((line) => line.msg === 'job failed: an outside service failed' && line.task === SYNC_TEMPLATES_TASK),
+        (lines) => lines.length > 0,
+      );
+    } finally {
+      fake.answerRequestsWith(null);
+    }
+    expect(failures[0]).toMatchObject({ level: 40, attempt: 1, failure: 'The messaging provider refused the template listing with HTTP 503' });
+    expect(JSON.stringify(failures)).not.toContain('"stack"');
+    expect(logLines.filter((line) => JSON.parse(line).level >= 50)).toEqual([]);
+    // Graphile Worker's backoff runs it again, and the provider answers this time.
+    await eventually(() => templatesOf(apiKey), (list) => list.length === 2, 30_000);
+  });
+
   test('POST /whatsapp-templates/sync without a connection is a 403 envelope', async () => {
     const { apiKey } = await service.createAccount();
     const refused = await service.request('POST', '/whatsapp-templates/sync', { apiKey });
@@ -156,10 +181,10 @@ describe('template sync', () => {
     await eventually(() => templatesOf(apiKey), (list) => list.length === 1);
     await service.services.pool.query(`update messaging_connections set access_token_sealed = $2 where account_id = $1`, [
       userId,
-      service.services.secrets.seal(''),
+      service.services.secrets.seal('revoked-token'),
     ]);
     const outcome = await syncTemplates(service.services.orm.em.fork(), deps(), userId);
-    expect(outcome).toEqual({ skipped: 'The messaging provider refused the template listing (190): Invalid OAuth access token' });
+    expect(outcome).toEqual({ skipped: 'The messaging provider refused the template listing (190): Invalid OAuth access token - Cannot parse access token' });
     expect((await templatesOf(apiKey)).map((template) => template.status)).toEqual(['APPROVED']);
   });
 });

@@ -48,7 +48,7 @@ async function queuedRunAt(broadcastId: string): Promise<number | undefined> {
 
 test('a broadcast messages each contact once when a second worker process starts during it', async () => {
   const account = await fixtures.createAccount({ credits: 1000 });
-  await connectAccount(fixtures, account.userId, { phoneNumberId: 'scale-pn', token: 'scale-token' });
+  await connectAccount(fixtures, fake, account.userId, { phoneNumberId: 'scale-pn', token: 'scale-token' });
   const list = await call(a.origin, 'POST', '/v1/lists', { apiKey: account.apiKey, body: { name: 'everyone' } });
   expect(list.status, list.text).toBe(201);
   await insertListContacts(fixtures, account.userId, list.body.data.id, CONTACTS, () => false);

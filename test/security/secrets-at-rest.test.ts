@@ -170,6 +170,7 @@ test('a full run: keys made, rotated and sent every way, signing secrets, a prov
   const trpcKey = await ok(request('POST', '/trpc/apiKeys.create', { headers: { ...main, ...idempotent() }, body: { label: 'over trpc' } }));
   secrets['scoped key made over /trpc'] = trpcKey.result.data.api_key;
 
+  fake.grant(token, { phoneNumberId: 'secrets-pn', businessAccountId: 'secrets-waba' });
   await ok(request('PUT', '/v1/messaging/connection', { headers: main, body: { phone_number_id: 'secrets-pn', business_account_id: 'secrets-waba', access_token: token } }));
   fake.setTemplates('secrets-waba', []);
   await request('POST', '/v1/whatsapp-templates/sync', { headers: main });
