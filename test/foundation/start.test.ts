@@ -60,8 +60,8 @@ function startProcess(env: Record<string, string>): Promise<{ child: ChildProces
   });
 }
 
-function admin(args: string[], env: Record<string, string>) {
-  const result = spawnSync(process.execPath, ['server/admin/cli.ts', ...args], { cwd: root, env: cleanEnv(env), encoding: 'utf8' });
+function admin(args: string[], env: Record<string, string>, nodeOptions: string[] = []) {
+  const result = spawnSync(process.execPath, [...nodeOptions, 'server/admin/cli.ts', ...args], { cwd: root, env: cleanEnv(env), encoding: 'utf8' });
   const lines = result.stdout.trim().split('\n');
   return { status: result.status, lines, json: JSON.parse(lines[lines.length - 1] ?? 'null') };
 }
@@ -141,6 +141,26 @@ describe('npm start on a bare machine', () => {
     const noUser = admin(['account:update', '--user', 'usr_missing', '--plan', 'pro'], env);
     expect(noUser.status).toBe(1);
     expect(noUser.json.error).toMatch(/usr_missing/);
+  });
+
+  test('the admin CLI prints {"error"} and exits 1 when an error nothing catches interrupts it', () => {
+    // The first outgoing connection (to PostgreSQL) raises an error in a later turn of the
+    // event loop, as an 'error' event nobody listens for does.
+    const injected = [
+      "import net from 'node:net';",
+      'const connect = net.Socket.prototype.connect;',
+      'net.Socket.prototype.connect = function (...args) {',
+      '  net.Socket.prototype.connect = connect;',
+      "  setImmediate(() => { throw new Error('injected failure'); });",
+      '  return connect.apply(this, args);',
+      '};',
+    ].join('\n');
+    const result = admin(['account:create', '--email', 'interrupted@example.com'], { DATA_DIR: dataDir }, [
+      '--import',
+      `data:text/javascript,${encodeURIComponent(injected)}`,
+    ]);
+    expect(result.status).toBe(1);
+    expect(result.lines).toEqual([JSON.stringify({ error: 'injected failure' })]);
   });
 
   test('a bad configuration value stops the start with one line naming the variable', () => {
