@@ -7,7 +7,7 @@ import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import selfsigned from 'selfsigned';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createOutboundClient, type OutboundClient } from '../../server/outbound/http-client.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { NOTHING_LISTENING_URL, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -80,11 +80,7 @@ describe('redirects are never followed', () => {
 
 describe('connection failures are network failures', () => {
   test('connection refused', async () => {
-    const closed = createTcpServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const result = await client().post(`https://localhost:${port}/hook`, delivery);
+    const result = await client().post(NOTHING_LISTENING_URL, delivery);
     expect(result).toMatchObject({ delivered: false, statusCode: null, failure: { type: 'network' } });
     expect(result.failure!.message).toMatch(/ECONNREFUSED/);
   });
