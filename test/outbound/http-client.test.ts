@@ -57,7 +57,9 @@ describe('classification of answers', () => {
     const hook = await receiver({ respondWith: () => ({ status: 200, until: release.promise }) });
     const result = await client({ timeoutMs: 300 }).post(hook.url, delivery);
     expect(result).toMatchObject({ delivered: false, statusCode: null, failure: { type: 'timeout', message: 'no answer within 300 ms' } });
-    expect(hook.requests).toHaveLength(1);
+    // On a busy machine the time-out can end the attempt before the TLS handshake does, so
+    // whether the receiver saw the request is not what this checks; it never sees it twice.
+    expect(hook.requests.length).toBeLessThanOrEqual(1);
   });
 
   test('a large answer body is read to a cap and discarded; the delivery still counts', async () => {
