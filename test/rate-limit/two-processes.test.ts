@@ -1,7 +1,6 @@
 // Two real server processes on one database enforce one budget.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fetch } from 'undici';
@@ -16,29 +15,17 @@ let second: ChildProcess | undefined;
 let secondBaseUrl: string;
 let dataDir: string;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 beforeAll(async () => {
   service = await startTestService();
   dataDir = await mkdtemp(path.join(tmpdir(), 'mapi-second-'));
-  const port = await freePort();
   second = spawn(process.execPath, ['server/main.ts'], {
     cwd: root,
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       DATABASE_URL: service.databaseUrl,
-      PORT: String(port),
+      // It picks a free port itself and names it in its start line.
+      PORT: '0',
       HOST: '127.0.0.1',
       SECRET_KEY: TEST_SECRET_KEY,
       DATA_DIR: dataDir,
