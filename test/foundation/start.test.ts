@@ -6,9 +6,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { Agent, fetch } from 'undici';
-import { root, serviceEnv, startServiceProcess } from './service-process.ts';
+import { root, serviceEnv, startServiceProcess, type ServiceProcess } from './service-process.ts';
 
 const agent = new Agent({ connect: { rejectUnauthorized: false } });
 let dataDir: string;
@@ -41,10 +41,26 @@ function postgresRunningOn(directory: string): boolean {
   return result.stdout.trim().length > 0;
 }
 
-describe('npm start on a bare machine', () => {
+/** Processes a test started, stopped after it even when it failed midway. */
+const started = new Set<ServiceProcess>();
+async function start(env: Record<string, string>): Promise<ServiceProcess> {
+  const service = await startServiceProcess(env);
+  started.add(service);
+  return service;
+}
+afterEach(async () => {
+  for (const service of started) {
+    if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGTERM');
+    await service.exited;
+  }
+  started.clear();
+});
+
+// Each test starts processes that initialise or start PostgreSQL; a loaded machine needs minutes.
+describe('npm start on a bare machine', { timeout: 240_000 }, () => {
   test('starts on an embedded database, serves HTTPS, works with the admin CLI, stops cleanly and reuses its data', async () => {
     const env = { DATA_DIR: dataDir, PORT: '0' };
-    const first = await startServiceProcess(env);
+    const first = await start(env);
     expect(first.baseUrl).toBe(`https://127.0.0.1:${first.port}/v1`);
 
     // The admin CLI works while the server runs, against the same database.
@@ -69,7 +85,7 @@ describe('npm start on a bare machine', () => {
     expect(postgresRunningOn(path.join(dataDir, 'pg'))).toBe(false);
 
     // A second start reuses the data: the same key finds the same contact.
-    const second = await startServiceProcess(env);
+    const second = await start(env);
     try {
       const lookup = await call(`${second.baseUrl}/contacts?apiKey=${apiKey}&phoneNumber=%2B14155552671`);
       expect(lookup.body).toEqual({ success: true, contactId: contact.body.data.contactId });
