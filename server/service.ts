@@ -69,11 +69,15 @@ const jobQueueMigrationLogger = new JobQueueLogger(() => () => {});
 /** Builds the shared services on an open database (used by the service and the admin CLI). */
 export async function createServices(config: Config, log: Logger, databaseUrl: string): Promise<Services> {
   const orm = await openOrm(databaseUrl);
+  const pool = pgPool(orm);
   try {
     await migrate(orm);
     // The job queue's schema too, in every role: an API process enqueues jobs (in the
     // transaction of a request) even when no worker has ever run on this database.
-    await runMigrations({ connectionString: databaseUrl, logger: jobQueueMigrationLogger });
+    // Through the ORM's pool: a pool of its own would be ended without waiting for its
+    // sockets to close, and a session the database then terminates would raise an error
+    // nobody listens for (the admin CLI stops its database right after a quick command).
+    await runMigrations({ pgPool: pool, logger: jobQueueMigrationLogger });
   } catch (error) {
     await orm.close();
     throw error;
@@ -90,7 +94,6 @@ export async function createServices(config: Config, log: Logger, databaseUrl: s
     timeoutMs: config.MESSAGING_TIMEOUT_MS,
     allowHosts: config.WEBHOOK_ALLOW_HOSTS ?? [],
   });
-  const pool = pgPool(orm);
   const credentialChanges = createCredentialChangeFeed(log);
   const conversationEvents = createConversationEventFeed({
     databaseUrl,

@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { ZodError } from 'zod';
 import { createAccount, updateAccount } from '../accounts/accounts.ts';
 import { Account } from '../db/entities/index.ts';
-import { ConfigError, loadConfig } from '../config.ts';
+import { loadConfig } from '../config.ts';
 import { describeZodError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { addTemplate } from '../messaging/add-template.ts';
@@ -137,47 +137,60 @@ export function registerAdminCommand(name: string, command: Command) {
   commands[name] = command;
 }
 
-function fail(message: string): never {
-  process.stdout.write(JSON.stringify({ error: message }) + '\n');
-  process.exit(1);
+function describeFailure(error: unknown): string {
+  if (error instanceof ZodError) return describeZodError(error);
+  return error instanceof Error ? error.message : String(error);
 }
 
-export async function runAdmin(argv: string[]): Promise<void> {
+/** Runs the command; `closers` collects what to close afterwards, in the order opened. */
+async function execute(argv: string[], closers: (() => Promise<unknown>)[]): Promise<unknown> {
   const [name, ...rest] = argv;
   const command = name ? commands[name] : undefined;
-  if (!command) fail(`unknown command ${name ?? '(none)'}; commands: ${Object.keys(commands).join(', ')}`);
-
-  let flags: Flags;
-  try {
-    flags = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: false }).values as Flags;
-  } catch (error) {
-    fail((error as Error).message);
-  }
-
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    fail(error instanceof ConfigError ? error.message : String(error));
-  }
+  if (!command) throw new UsageError(`unknown command ${name ?? '(none)'}; commands: ${Object.keys(commands).join(', ')}`);
+  const flags = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: false }).values as Flags;
+  const config = loadConfig();
   const log = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
-  const database = await openDatabase(config, log).catch((error: Error) => fail(`database unreachable: ${error.message}`));
-  let services: Services | undefined;
-  let output: unknown;
-  let failure: string | undefined;
+  const database = await openDatabase(config, log).catch((error: unknown) => {
+    throw new UsageError(`database unreachable: ${describeFailure(error)}`);
+  });
+  closers.push(() => database.stop());
+  const services = await createServices(config, log, database.url);
+  closers.push(
+    () => services.orm.close(),
+    () => services.messaging.close(),
+  );
+  return command.run(services, flags);
+}
+
+/**
+ * Prints the one JSON line and exits once it is written: stdout on a pipe is asynchronous, so
+ * exiting right after write() could lose the line. An error nothing caught (an unhandled
+ * rejection, an 'error' event without a listener) becomes the command's {"error"} while it
+ * runs; once the command has its result, such a late error (a session the database's
+ * shutdown ended) goes to stderr and the result stands.
+ */
+export async function runAdmin(argv: string[]): Promise<void> {
+  let result: { line: unknown; code: 0 | 1 } | undefined;
+  let crash!: (error: unknown) => void;
+  const crashed = new Promise<never>((_, reject) => (crash = reject));
+  const stray = (error: unknown) => {
+    if (result) process.stderr.write(`after the command finished: ${describeFailure(error)}\n`);
+    else crash(error);
+  };
+  process.on('uncaughtException', stray);
+  process.on('unhandledRejection', stray);
+
+  const closers: (() => Promise<unknown>)[] = [];
   try {
-    services = await createServices(config, log, database.url);
-    output = await command.run(services, flags);
+    result = { line: (await Promise.race([execute(argv, closers), crashed])) ?? null, code: 0 };
   } catch (error) {
-    failure = error instanceof ZodError ? describeZodError(error) : (error as Error).message;
-  } finally {
-    await services?.messaging.close().catch(() => {});
-    await services?.orm.close().catch(() => {});
-    await database.stop().catch(() => {});
+    result = { line: { error: describeFailure(error) }, code: 1 };
   }
-  if (failure !== undefined) fail(failure);
-  process.stdout.write(JSON.stringify(output) + '\n');
-  process.exit(0);
+  for (const close of closers.reverse()) await close().catch(() => {});
+  const { line, code } = result;
+  process.exitCode = code;
+  await new Promise<void>((resolve) => process.stdout.write(JSON.stringify(line) + '\n', () => resolve()));
+  process.exit(code);
 }
 
 if (import.meta.main) await runAdmin(process.argv.slice(2));

@@ -95,19 +95,26 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
     });
   }
 
-  const port = await findFreePort();
-  let child: ChildProcess;
-  try {
-    child = await startPostmaster(binaries, pgDir, port, user, onOutput);
-  } catch (error) {
-    throw new Error(`Embedded PostgreSQL in ${pgDir} failed to start: ${(error as Error).message}\n${recent.join('\n')}`);
+  let port = 0;
+  let child: ChildProcess | undefined;
+  // The port is found free and released for postgres to bind, so another process can take
+  // it in between; postgres then cannot bind it, and another port is tried.
+  for (let attempt = 1; !child; attempt++) {
+    port = await findFreePort();
+    try {
+      child = await startPostmaster(binaries, pgDir, port, user, onOutput);
+    } catch (error) {
+      if (error instanceof PortTakenError && attempt < PORT_ATTEMPTS) continue;
+      throw new Error(`Embedded PostgreSQL in ${pgDir} failed to start: ${(error as Error).message}\n${recent.join('\n')}`);
+    }
   }
   startedHere.add(pgDir);
+  const postmaster = child;
   let stopping: Promise<void> | undefined;
   const stopOwn = () =>
     (stopping ??= (async () => {
       startedHere.delete(pgDir);
-      await stopChild(child);
+      await stopChild(postmaster);
     })());
 
   try {
@@ -123,9 +130,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
       // An admin command's cluster that a service has meanwhile adopted is the service's now.
       if (!opts.adoptRunning && (await serviceHoldingDataDir(dataDir)) !== null) {
         startedHere.delete(pgDir);
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        child.unref();
+        postmaster.stdout?.destroy();
+        postmaster.stderr?.destroy();
+        postmaster.unref();
         return;
       }
       await stopOwn();
@@ -161,6 +168,11 @@ async function initialiseCluster(
   }
 }
 
+const PORT_ATTEMPTS = 5;
+
+/** Postgres could not listen on its port: another process took it first. */
+class PortTakenError extends Error {}
+
 /**
  * Postgres runs in its own process group (detached), so a terminal's Ctrl-C reaches only
  * us and our shutdown stops it in order, after the requests and the worker.
@@ -179,17 +191,25 @@ function startPostmaster(
       ['-D', pgDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
       { ...(user ?? {}), detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },
     );
-    const onExit = (code: number | null, signal: string | null) => reject(new Error(`postgres exited during start-up (${code ?? signal})`));
+    // Its start-up output, whole: a line can arrive split over two reads.
+    let startup = '';
+    const onExit = (code: number | null, signal: string | null) => {
+      const message = `postgres exited during start-up (${code ?? signal})`;
+      reject(/could not bind .*Address already in use/.test(startup) ? new PortTakenError(message) : new Error(message));
+    };
     child.once('error', reject);
     child.once('exit', onExit);
     child.stdout!.on('data', onOutput);
-    child.stderr!.on('data', (chunk: Buffer) => {
-      onOutput(chunk);
-      if (String(chunk).includes('database system is ready to accept connections')) {
+    const onStartup = (chunk: Buffer) => {
+      startup += chunk;
+      if (startup.includes('database system is ready to accept connections')) {
         child.off('exit', onExit);
+        child.stderr!.off('data', onStartup);
         resolvePromise(child);
       }
-    });
+    };
+    child.stderr!.on('data', onOutput);
+    child.stderr!.on('data', onStartup);
   });
 }
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { TEST_SECRET_KEY } from '../helpers/service.ts';
-import { freePort, root } from '../foundation/service-process.ts';
+import { portOf, root } from '../foundation/service-process.ts';
 
 type FinalStage = { env: Record<string, string>; user: string; workdir: string; copies: string[]; healthcheck: string[]; cmd: string[]; stages: number };
 
@@ -62,7 +62,8 @@ async function imageEnv(role: string): Promise<Record<string, string>> {
     PATH: process.env.PATH ?? '',
     ...stage.env,
     DATA_DIR: dataDir,
-    PORT: String(await freePort()),
+    // The process picks a free port and prints it; the health check is given that one.
+    PORT: '0',
     ROLE: role,
     DATABASE_URL: database.url,
     SECRET_KEY: TEST_SECRET_KEY,
@@ -110,7 +111,8 @@ test.each(['api', 'worker'])('ROLE=%s starts from the image command as a non-roo
   await waitFor(() => /listening|worker running/.test(service.output()) || code !== null, 'the start line', service.output);
   expect(code, service.output()).toBeNull();
 
-  const health = run(stage.healthcheck, env);
+  const listening = /listening on (https:\/\/\S+)/.exec(service.output());
+  const health = run(stage.healthcheck, listening ? { ...env, PORT: String(portOf(listening[1]!)) } : env);
   expect(await health.exited, health.output()).toBe(0);
 
   service.child.kill('SIGTERM');

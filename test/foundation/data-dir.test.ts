@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Agent, fetch } from 'undici';
-import { freePort, isRunning, postmasterPid, root, serviceEnv, startServiceProcess } from './service-process.ts';
+import { isRunning, postmasterPid, root, serviceEnv, startServiceProcess } from './service-process.ts';
 
 const agent = new Agent({ connect: { rejectUnauthorized: false } });
 let dataDir: string;
@@ -31,13 +31,13 @@ function admin(args: string[], env: Record<string, string>) {
 
 describe('one service per DATA_DIR', () => {
   test('a second start on the same DATA_DIR exits 1 with one line naming the running one, which keeps working with the admin CLI beside it', async () => {
-    const env = { DATA_DIR: dataDir, PORT: String(await freePort()) };
+    const env = { DATA_DIR: dataDir };
     const first = await startServiceProcess(env);
     try {
       expect(await readFile(path.join(dataDir, 'service.pid'), 'utf8')).toBe(`${first.child.pid}\n`);
       const second = spawnSync(process.execPath, ['server/main.ts'], {
         cwd: root,
-        env: serviceEnv({ DATA_DIR: dataDir, PORT: String(await freePort()) }),
+        env: serviceEnv({ DATA_DIR: dataDir }),
         encoding: 'utf8',
       });
       expect(second.status).toBe(1);
@@ -58,7 +58,7 @@ describe('one service per DATA_DIR', () => {
   });
 
   test('after the service is killed, the next start takes over the PostgreSQL it left running and stops it on shutdown', async () => {
-    const env = { DATA_DIR: dataDir, PORT: String(await freePort()) };
+    const env = { DATA_DIR: dataDir };
     const crashed = await startServiceProcess(env);
     const orphan = postmasterPid(path.join(dataDir, 'pg'))!;
     crashed.child.kill('SIGKILL');
@@ -77,7 +77,7 @@ describe('one service per DATA_DIR', () => {
 
 describe('stopping', () => {
   test('Ctrl-C (SIGINT to the whole process group) stops the service quietly with exit 0 and stops its PostgreSQL', async () => {
-    const service = await startServiceProcess({ DATA_DIR: dataDir, PORT: String(await freePort()), LOG_LEVEL: 'info' }, { detached: true });
+    const service = await startServiceProcess({ DATA_DIR: dataDir, LOG_LEVEL: 'info' }, { detached: true });
     const postgres = postmasterPid(path.join(dataDir, 'pg'))!;
     expect(isRunning(postgres)).toBe(true);
     // What a terminal does: the signal goes to every process in the foreground group.
@@ -89,7 +89,7 @@ describe('stopping', () => {
   });
 
   test('the start-up log names the https:// address, never http://', async () => {
-    const service = await startServiceProcess({ DATA_DIR: dataDir, PORT: String(await freePort()), LOG_LEVEL: 'info' });
+    const service = await startServiceProcess({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
     service.child.kill('SIGTERM');
     expect(await service.exited).toBe(0);
     const output = `${service.stdout()}\n${service.stderr()}`;
@@ -102,7 +102,7 @@ describe.skipIf(process.getuid?.() !== 0)('as root, a DATA_DIR the postgres user
   test('the cluster is placed where the postgres user reaches it (owned by it, mode 0700), said in one log line; password and lock stay in DATA_DIR', async () => {
     const closed = await mkdtemp(path.join(tmpdir(), 'mapi-closed-')); // mode 0700, like /root
     const closedDataDir = path.join(closed, 'data');
-    const env = { DATA_DIR: closedDataDir, PORT: String(await freePort()), LOG_LEVEL: 'info' };
+    const env = { DATA_DIR: closedDataDir, LOG_LEVEL: 'info' };
     let clusterDir: string | undefined;
     try {
       const service = await startServiceProcess(env);

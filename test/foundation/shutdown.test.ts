@@ -13,8 +13,18 @@ test('a request in flight when the service stops is completed', async () => {
   await inside;
   let stopped = false;
   const stopping = service.stop().then(() => (stopped = true));
-  // The stop waits for the request: it cannot finish while the procedure is still running.
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  // The stop is under way (the service no longer takes requests: a new connection is
+  // refused, one kept alive gets 503) yet waits for the request, whose procedure still runs.
+  await expect
+    .poll(
+      () =>
+        fetch(`${service.baseUrl}/health`, { dispatcher: insecureAgent }).then(
+          async (response) => (await response.arrayBuffer(), response.status === 503),
+          () => true,
+        ),
+      { timeout: 30_000, interval: 50 },
+    )
+    .toBe(true);
   expect(stopped).toBe(false);
   release();
   const response = await inFlight;

@@ -1,15 +1,15 @@
 // `npm start` as a newcomer runs it: a real process on an embedded PostgreSQL
 // under DATA_DIR, the admin CLI beside it, a second start reusing the data, a
 // graceful stop on SIGTERM, and one-line refusals for bad configuration.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { Agent, fetch } from 'undici';
+import { root, serviceEnv, startServiceProcess, type ServiceProcess } from './service-process.ts';
 
-const root = path.resolve(import.meta.dirname, '../..');
 const agent = new Agent({ connect: { rejectUnauthorized: false } });
 let dataDir: string;
 
@@ -20,48 +20,8 @@ afterAll(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of ['DATABASE_URL', 'PORT', 'HOST', 'DATA_DIR', 'SECRET_KEY', 'ROLE', 'TLS', 'TRUST_PROXY']) delete env[name];
-  return { ...env, LOG_LEVEL: 'warn', ...extra };
-}
-
-/** Starts `server/main.ts` and resolves with the base URL it prints. */
-function startProcess(env: Record<string, string>): Promise<{ child: ChildProcess; baseUrl: string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['server/main.ts'], { cwd: root, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => reject(new Error(`no start line; stderr: ${stderr}`)), 45_000);
-    child.stderr!.on('data', (chunk) => (stderr += chunk));
-    child.stdout!.on('data', (chunk) => {
-      stdout += chunk;
-      const match = /listening on (https:\/\/\S+)/.exec(stdout);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, baseUrl: match[1], exited });
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited ${code}: ${stderr}`));
-    });
-  });
-}
-
-function admin(args: string[], env: Record<string, string>) {
-  const result = spawnSync(process.execPath, ['server/admin/cli.ts', ...args], { cwd: root, env: cleanEnv(env), encoding: 'utf8' });
+function admin(args: string[], env: Record<string, string>, nodeOptions: string[] = []) {
+  const result = spawnSync(process.execPath, [...nodeOptions, 'server/admin/cli.ts', ...args], { cwd: root, env: serviceEnv(env), encoding: 'utf8' });
   const lines = result.stdout.trim().split('\n');
   return { status: result.status, lines, json: JSON.parse(lines[lines.length - 1] ?? 'null') };
 }
@@ -81,12 +41,27 @@ function postgresRunningOn(directory: string): boolean {
   return result.stdout.trim().length > 0;
 }
 
-describe('npm start on a bare machine', () => {
+/** Processes a test started, stopped after it even when it failed midway. */
+const started = new Set<ServiceProcess>();
+async function start(env: Record<string, string>): Promise<ServiceProcess> {
+  const service = await startServiceProcess(env);
+  started.add(service);
+  return service;
+}
+afterEach(async () => {
+  for (const service of started) {
+    if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGTERM');
+    await service.exited;
+  }
+  started.clear();
+});
+
+// Each test starts processes that initialise or start PostgreSQL; a loaded machine needs minutes.
+describe('npm start on a bare machine', { timeout: 240_000 }, () => {
   test('starts on an embedded database, serves HTTPS, works with the admin CLI, stops cleanly and reuses its data', async () => {
-    const port = await freePort();
-    const env = { DATA_DIR: dataDir, PORT: String(port) };
-    const first = await startProcess(env);
-    expect(first.baseUrl).toBe(`https://127.0.0.1:${port}/v1`);
+    const env = { DATA_DIR: dataDir, PORT: '0' };
+    const first = await start(env);
+    expect(first.baseUrl).toBe(`https://127.0.0.1:${first.port}/v1`);
 
     // The admin CLI works while the server runs, against the same database.
     const created = admin(['account:create', '--email', 'owner@example.com', '--name', 'Owner'], env);
@@ -110,7 +85,7 @@ describe('npm start on a bare machine', () => {
     expect(postgresRunningOn(path.join(dataDir, 'pg'))).toBe(false);
 
     // A second start reuses the data: the same key finds the same contact.
-    const second = await startProcess(env);
+    const second = await start(env);
     try {
       const lookup = await call(`${second.baseUrl}/contacts?apiKey=${apiKey}&phoneNumber=%2B14155552671`);
       expect(lookup.body).toEqual({ success: true, contactId: contact.body.data.contactId });
@@ -143,6 +118,26 @@ describe('npm start on a bare machine', () => {
     expect(noUser.json.error).toMatch(/usr_missing/);
   });
 
+  test('the admin CLI prints {"error"} and exits 1 when an error nothing catches interrupts it', () => {
+    // The first outgoing connection (to PostgreSQL) raises an error in a later turn of the
+    // event loop, as an 'error' event nobody listens for does.
+    const injected = [
+      "import net from 'node:net';",
+      'const connect = net.Socket.prototype.connect;',
+      'net.Socket.prototype.connect = function (...args) {',
+      '  net.Socket.prototype.connect = connect;',
+      "  setImmediate(() => { throw new Error('injected failure'); });",
+      '  return connect.apply(this, args);',
+      '};',
+    ].join('\n');
+    const result = admin(['account:create', '--email', 'interrupted@example.com'], { DATA_DIR: dataDir }, [
+      '--import',
+      `data:text/javascript,${encodeURIComponent(injected)}`,
+    ]);
+    expect(result.status).toBe(1);
+    expect(result.lines).toEqual([JSON.stringify({ error: 'injected failure' })]);
+  });
+
   test('a bad configuration value stops the start with one line naming the variable', () => {
     for (const [name, value] of [
       ['PORT', 'eighty'],
@@ -151,7 +146,7 @@ describe('npm start on a bare machine', () => {
       ['DATABASE_URL', 'mysql://nope'],
       ['WEBHOOK_RETRY_SCHEDULE', '1m,soon'],
     ]) {
-      const result = spawnSync(process.execPath, ['server/main.ts'], { cwd: root, env: cleanEnv({ DATA_DIR: dataDir, [name]: value }), encoding: 'utf8' });
+      const result = spawnSync(process.execPath, ['server/main.ts'], { cwd: root, env: serviceEnv({ DATA_DIR: dataDir, [name]: value }), encoding: 'utf8' });
       expect(result.status, name).toBe(1);
       const lines = result.stderr.trim().split('\n');
       expect(lines, name).toHaveLength(1);
@@ -167,7 +162,7 @@ describe('npm start on a bare machine', () => {
     try {
       const result = spawnSync(process.execPath, ['server/main.ts'], {
         cwd: root,
-        env: cleanEnv({ DATA_DIR: dataDir, PORT: String(port) }),
+        env: serviceEnv({ DATA_DIR: dataDir, PORT: String(port) }),
         encoding: 'utf8',
         timeout: 60_000,
       });

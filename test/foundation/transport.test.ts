@@ -1,7 +1,8 @@
 // One port, HTTPS: the plain-HTTP answer, body limits, malformed JSON, unknown
 // paths, the generated certificate, and TLS termination by a trusted proxy.
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { request as httpRequest } from 'node:http';
@@ -227,14 +228,21 @@ test('a request arriving on an open connection while the service stops is 503 in
 
 describe('TLS material', () => {
   test('a self-signed certificate is generated once into DATA_DIR and reused', async () => {
-    const dataDir = service.services.config.DATA_DIR;
-    const first = await readFile(path.join(dataDir, 'tls-cert.pem'), 'utf8');
-    const second = await startTestService({ databaseUrl: service.databaseUrl, env: { DATA_DIR: dataDir } });
+    // A DATA_DIR of its own, used by one service after the other, as restarts use it.
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'mapi-tls-'));
     try {
-      expect(await readFile(path.join(dataDir, 'tls-cert.pem'), 'utf8')).toBe(first);
-      expect((await second.request('GET', '/health')).status).toBe(200);
+      const first = await startTestService({ databaseUrl: service.databaseUrl, env: { DATA_DIR: dataDir } });
+      const generated = await readFile(path.join(dataDir, 'tls-cert.pem'), 'utf8');
+      await first.stop();
+      const second = await startTestService({ databaseUrl: service.databaseUrl, env: { DATA_DIR: dataDir } });
+      try {
+        expect(await readFile(path.join(dataDir, 'tls-cert.pem'), 'utf8')).toBe(generated);
+        expect((await second.request('GET', '/health')).status).toBe(200);
+      } finally {
+        await second.stop();
+      }
     } finally {
-      await second.stop();
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 });

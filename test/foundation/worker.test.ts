@@ -1,5 +1,8 @@
 // The job worker: Graphile Worker in the same process on the same database.
 // A job added inside a transaction runs after commit, and never on rollback.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { Task } from 'graphile-worker';
 import { enqueueJob } from '../../server/jobs.ts';
@@ -75,11 +78,17 @@ test('ROLE=api starts no worker and ROLE=worker serves no HTTP', async () => {
   const { startService } = await import('../../server/service.ts');
   const { loadConfig } = await import('../../server/config.ts');
   const { createLogger } = await import('../../server/log.ts');
-  const config = loadConfig({ DATABASE_URL: service.databaseUrl, ROLE: 'worker', DATA_DIR: service.services.config.DATA_DIR, SECRET_KEY: service.services.config.SECRET_KEY, LOG_LEVEL: 'silent' });
-  const worker = await startService(config, createLogger('silent'), { router: (await import('../../routers/index.ts')).appRouter, worker: workerDefinition });
+  // Its own DATA_DIR, as every process of a scaled-out deployment has.
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'mapi-worker-'));
   try {
-    expect(worker.baseUrl).toBeNull();
+    const config = loadConfig({ DATABASE_URL: service.databaseUrl, ROLE: 'worker', DATA_DIR: dataDir, SECRET_KEY: service.services.config.SECRET_KEY, LOG_LEVEL: 'silent' });
+    const worker = await startService(config, createLogger('silent'), { router: (await import('../../routers/index.ts')).appRouter, worker: workerDefinition });
+    try {
+      expect(worker.baseUrl).toBeNull();
+    } finally {
+      await worker.stop();
+    }
   } finally {
-    await worker.stop();
+    await rm(dataDir, { recursive: true, force: true });
   }
 });

@@ -7,6 +7,13 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { inject } from 'vitest';
 
+/**
+ * A URL nothing listens on, for "connection refused": port 1 is privileged and outside the
+ * ephemeral range, so no listener a test opens on port 0 (nor an outgoing connection) can
+ * ever take it, as another process can take a port a closed receiver released.
+ */
+export const NOTHING_LISTENING_URL = 'https://localhost:1/hook';
+
 export type ReceivedRequest = {
   method: string;
   path: string;

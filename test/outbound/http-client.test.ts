@@ -7,7 +7,7 @@ import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import selfsigned from 'selfsigned';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createOutboundClient, type OutboundClient } from '../../server/outbound/http-client.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { NOTHING_LISTENING_URL, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -60,7 +60,9 @@ describe('classification of answers', () => {
     const hook = await receiver({ respondWith: () => ({ status: 200, until: release.promise }) });
     const result = await client({ timeoutMs: 300 }).post(hook.url, delivery);
     expect(result).toMatchObject({ delivered: false, statusCode: null, failure: { type: 'timeout', message: 'no answer within 300 ms' } });
-    expect(hook.requests).toHaveLength(1);
+    // On a busy machine the time-out can end the attempt before the TLS handshake does, so
+    // whether the receiver saw the request is not what this checks; it never sees it twice.
+    expect(hook.requests.length).toBeLessThanOrEqual(1);
   });
 
   test('a large answer body is read to a cap and discarded; the delivery still counts', async () => {
@@ -83,11 +85,7 @@ describe('redirects are never followed', () => {
 
 describe('connection failures are network failures', () => {
   test('connection refused', async () => {
-    const closed = createTcpServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const result = await client().post(`https://localhost:${port}/hook`, delivery);
+    const result = await client().post(NOTHING_LISTENING_URL, delivery);
     expect(result).toMatchObject({ delivered: false, statusCode: null, failure: { type: 'network' } });
     expect(result.failure!.message).toMatch(/ECONNREFUSED/);
   });

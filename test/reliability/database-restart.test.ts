@@ -27,27 +27,41 @@ let firstStart: Awaited<ReturnType<typeof startEmbeddedPostgres>> | null = null;
 let postgres: ChildProcess | null = null;
 let service: ChildService | undefined;
 
-/** The cluster again, on the port the service's DATABASE_URL names. */
+/**
+ * The cluster again, on the port the service's DATABASE_URL names. While it was down another
+ * process may have taken that port (an outgoing connection or another test's listener): as
+ * a restarted server would, it retries until the port is free again.
+ */
 async function startPostgresAgain(): Promise<void> {
   const runsAsRoot = process.getuid?.() === 0;
   const user = runsAsRoot ? await postgresUser() : null;
   const binaries = runsAsRoot ? await reachableBinaries(await packagedBinaries()) : await packagedBinaries();
-  const child = spawn(binaries.postgres, ['-D', pgDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='], {
-    ...(user ?? {}),
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, LC_MESSAGES: 'C' },
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    child.once('exit', (code, signal) => reject(new Error(`postgres exited (${code ?? signal}): ${output}`)));
-    child.stdout!.on('data', () => {});
-    child.stderr!.on('data', (chunk: Buffer) => {
-      output += chunk;
-      if (output.includes('ready to accept connections')) resolve();
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const child = spawn(binaries.postgres, ['-D', pgDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='], {
+      ...(user ?? {}),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LC_MESSAGES: 'C' },
     });
-  });
-  postgres = child;
+    let output = '';
+    const started = await new Promise<boolean>((resolve, reject) => {
+      child.once('exit', (code, signal) => {
+        if (/could not bind .*Address already in use/.test(output) && Date.now() < deadline) resolve(false);
+        else reject(new Error(`postgres exited (${code ?? signal}): ${output}`));
+      });
+      child.stdout!.on('data', () => {});
+      child.stderr!.on('data', (chunk: Buffer) => {
+        output += chunk;
+        if (output.includes('ready to accept connections')) resolve(true);
+      });
+    });
+    if (started) {
+      postgres = child;
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 /** Fast shutdown (SIGINT): sessions are ended, as an operator's restart or a failover does. */

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fetch } from 'undici';
-import { freePort, startServiceProcess, type ServiceProcess } from '../foundation/service-process.ts';
+import { startServiceProcess, type ServiceProcess } from '../foundation/service-process.ts';
 import { insecureAgent, TEST_SECRET_KEY } from '../helpers/service.ts';
 
 export type ChildService = ServiceProcess & { dataDir: string; origin: string };
@@ -21,7 +21,6 @@ export async function startChildService(databaseUrl: string, env: Record<string,
     DATA_DIR: dir,
     SECRET_KEY: TEST_SECRET_KEY,
     HOST: '127.0.0.1',
-    PORT: String(await freePort()),
     ...env,
   });
   return { ...started, dataDir: dir, origin: new URL(started.baseUrl).origin };

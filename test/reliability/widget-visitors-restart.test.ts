@@ -36,7 +36,7 @@ test('visitors connected to a killed process reconnect to its restart and miss n
     call(origin, 'POST', `/v1/incoming-chat-widget-message?userId=${account.userId}`, { body: { messageType: 'text', customData: { body, fromId: visitorId, toId: widgetId } } });
 
   first = await startChildService(other.databaseUrl, { ROLE: 'api' });
-  const port = new URL(first.origin).port;
+  const port = String(first.port);
   for (const visitorId of visitorIds) {
     const visitor = await connectVisitor(first.origin, { configId: widgetId, visitorId });
     visitors.push(visitor);
@@ -54,7 +54,8 @@ test('visitors connected to a killed process reconnect to its restart and miss n
   // While it is down, messages for both visitors are stored through the other process.
   for (const visitorId of visitorIds) expect((await post(other.origin, visitorId, `while away ${visitorId}`)).status).toBe(200);
 
-  // The same port and DATA_DIR: what a supervisor restarting the process does.
+  // The same port and DATA_DIR: what a supervisor restarting the process does (the start is
+  // retried while another process holds the port it had, as a supervisor's would be).
   restarted = await startChildService(other.databaseUrl, { ROLE: 'api', PORT: port }, first.dataDir);
   first = undefined;
   for (const [index, visitorId] of visitorIds.entries()) {

@@ -4,7 +4,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+import { NOTHING_LISTENING_URL, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 let service: TestService;
 let receiver: WebhookReceiver;
@@ -132,9 +132,7 @@ describe('POST /webhooks/{webhookId}/test', () => {
   });
 
   test('"Always 200": nothing listening is failure_type network with status_code null', async () => {
-    const closed = await startWebhookReceiver();
-    await closed.close();
-    const account = await accountWithWebhook(closed.url);
+    const account = await accountWithWebhook(NOTHING_LISTENING_URL);
     const response = await service.request('POST', '/webhooks/1/test', { apiKey: account.apiKey });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({

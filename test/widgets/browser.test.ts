@@ -1,9 +1,12 @@
 // The chat widget as a website's visitor meets it, in a real headless Chromium: a customer
 // site on its own origin embeds the one script tag; the visitor opens the chat, sends a
 // message, gets the automatic reply without reloading, misses nothing while offline, and
-// finds the whole conversation after a reload. Screenshots go to test-artifacts/.
+// finds the whole conversation after a reload. Its screenshots go to a temporary directory;
+// UPDATE_SCREENSHOTS=1 writes them over README's, in widget/screenshots/.
 import { createServer, type Server } from 'node:http';
-import { mkdir } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +17,8 @@ import { WIDGET_CHANNEL } from '../../server/widgets/find-or-create-visitor.ts';
 import { launchBrowser } from '../helpers/browser.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
-const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url);
+const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
+const README_SCREENSHOTS = path.resolve(import.meta.dirname, '../../widget/screenshots');
 const GREETING = 'Hi! Thanks for your message, we will be right with you.';
 const AWAY = 'We are away right now and will answer as soon as we are back.';
 const TITLE = 'Acme support';
@@ -27,6 +31,7 @@ let site: Server;
 let siteOrigin: string;
 let userId: string;
 let widgetId: string;
+let screenshots: string;
 
 /** The customer's site: plain HTML on another origin with the one tag the README shows. */
 function sitePage(): string {
@@ -114,13 +119,14 @@ beforeAll(async () => {
   expect(created.status, created.text).toBeLessThan(300);
   widgetId = created.body.data.id;
   browser = await launchBrowser();
-  await mkdir(ARTIFACTS, { recursive: true });
+  screenshots = UPDATE_SCREENSHOTS ? README_SCREENSHOTS : await mkdtemp(path.join(tmpdir(), 'mapi-screenshots-'));
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
   await new Promise((resolve) => site?.close(resolve));
   await service?.stop();
+  if (screenshots && !UPDATE_SCREENSHOTS) await rm(screenshots, { recursive: true, force: true });
 });
 
 describe('the chat widget embedded in a customer site', () => {
@@ -209,7 +215,7 @@ describe('the chat widget embedded in a customer site', () => {
     const log = frame.getByRole('log');
     await log.getByText('Yes, we ship to Norway. Delivery takes 3 to 5 days.').waitFor({ timeout: DEADLINE_MS });
     await log.getByText('Hello, do you ship to Norway?').waitFor({ timeout: DEADLINE_MS });
-    await page.screenshot({ path: new URL('widget-desktop.png', ARTIFACTS).pathname });
+    await page.screenshot({ path: path.join(screenshots, 'desktop.png') });
     const texts = await log.locator('li').allInnerTexts();
     // Each message once, in the order they were written.
     const question = texts.findIndex((text) => text.includes('Hello, do you ship to Norway?'));
@@ -275,7 +281,7 @@ describe('the chat widget on a phone', () => {
       await log.getByText(new RegExp(`${escapeRegExp(GREETING)}|${escapeRegExp(AWAY)}`)).first().waitFor({ timeout: DEADLINE_MS });
       // Nothing wider than the screen: no sideways scrolling in the widget.
       expect(await frame.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
-      await page.screenshot({ path: new URL('widget-phone.png', ARTIFACTS).pathname });
+      await page.screenshot({ path: path.join(screenshots, 'phone.png') });
       // The page's own close button closes the full-screen panel.
       await frame.getByRole('button', { name: 'Close chat' }).click();
       await page.getByRole('button', { name: 'Open chat' }).waitFor({ timeout: DEADLINE_MS });
