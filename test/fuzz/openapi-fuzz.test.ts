@@ -158,7 +158,7 @@ async function sendFuzzRequest(request: FuzzRequest): Promise<void> {
   try {
     response = await send(method, pathname, { query, headers, rawBody });
   } catch (error) {
-    throw new Error(`${(error as Error).message}\nrequest (${request.mutation}): ${described()}`);
+    throw new Error(`${(error as Error).message} (${String((error as { cause?: unknown }).cause)})\nrequest (${request.mutation}): ${described()}`);
   }
   const bucket = `${request.operation} ${request.mutation} ${response.status}`;
   tally.set(bucket, (tally.get(bucket) ?? 0) + 1);
