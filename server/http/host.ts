@@ -10,7 +10,7 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance, type F
 import type { AnyRouter } from '@trpc/server';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer } from 'ws';
-import { ApiError, InvalidInputError } from '../errors.ts';
+import { ApiError, INTERNAL_ERROR_MESSAGE, InvalidInputError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { createContext } from '../trpc.ts';
 import { createClientErrorHandler, unservedMethodError } from './client-errors.ts';
@@ -42,7 +42,7 @@ function hostErrorToApiError(error: FastifyError): ApiError {
   if (error.statusCode === 413) return new ApiError(413, `Request body is larger than ${BODY_LIMIT_BYTES} bytes`);
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError(415, 'Unsupported content type');
   if (error.statusCode && error.statusCode < 500) return new InvalidInputError(error.message, { reason: 'malformed_request' });
-  return new ApiError(500, 'Internal server error', { reason: 'internal', cause: error });
+  return new ApiError(500, INTERNAL_ERROR_MESSAGE, { reason: 'internal', cause: error });
 }
 
 /** Failures fastify meets while routing, before any hook (its `frameworkErrors`). */
