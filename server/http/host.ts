@@ -13,7 +13,7 @@ import { WebSocketServer } from 'ws';
 import { ApiError, INTERNAL_ERROR_MESSAGE, InvalidInputError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { createContext } from '../trpc.ts';
-import { createClientErrorHandler, unservedMethodError } from './client-errors.ts';
+import { createClientErrorHandler, unservedMethodError, writeRawResponse } from './client-errors.ts';
 import { createOnePortServer, HTTPS_REQUIRED } from './one-port.ts';
 import { buildOpenApiDocument, type PlainRoute } from './openapi.ts';
 import { buildOperationTable } from './operations.ts';
@@ -22,6 +22,7 @@ import { registerRequestIds, requestIdFor, setRequestIdHeader } from './request-
 import { observeRequest } from '../metrics/http-metrics.ts';
 import type { TlsMaterial } from './tls.ts';
 import { registerTrpcHttp } from './trpc-http.ts';
+import { requestProtocol, trustedProxy } from './trusted-proxy.ts';
 
 /** Request bodies larger than this get 413 (documented in README). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -85,7 +86,8 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
     // so fastify's child logger per request would only repeat `requestId`, at a cost on every request.
     childLoggerFactory: (logger) => logger,
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: config.TRUST_PROXY ?? false,
+    // The same check the raw upgrade and Socket.IO requests use (server/http/trusted-proxy.ts).
+    trustProxy: config.TRUST_PROXY?.length ? trustedProxy(config.TRUST_PROXY) : false,
     // The caller's X-Request-Id when well formed, else a new one (server/http/request-id.ts).
     requestIdHeader: false,
     genReqId: requestIdFor,
@@ -250,7 +252,12 @@ export function attachUpgrades(app: FastifyInstance, services: Services, router:
     },
     keepAlive: { enabled: true, pingMs: 30_000, pongWaitMs: 5_000 },
   });
+  const trust = trustedProxy(services.config.TRUST_PROXY);
+  const behindProxy = services.config.TLS === 'off';
   app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Upgrades never reach fastify's hooks: without TLS on our port, the trusted proxy must
+    // say it terminated TLS here too (the onRequest check in buildHttpHost).
+    if (behindProxy && requestProtocol(request, trust) !== 'https') return writeRawResponse(socket, HTTPS_REQUIRED);
     for (const handler of others) if (handler(request, socket, head)) return;
     const pathname = (request.url ?? '/').split('?')[0];
     if (pathname === '/trpc' || pathname.startsWith('/trpc/')) {

@@ -270,7 +270,44 @@ describe('TLS=off behind a trusted proxy', () => {
       await untrusted.stop();
     }
   });
+  test('with TLS=off a WebSocket upgrade, which fastify never sees, needs X-Forwarded-Proto https from a TRUST_PROXY address too', async () => {
+    const trusted = await startTestService({ databaseUrl: service.databaseUrl, env: { TLS: 'off', TRUST_PROXY: '127.0.0.1' } });
+    const untrusted = await startTestService({ databaseUrl: service.databaseUrl, env: { TLS: 'off', TRUST_PROXY: '10.9.8.7' } });
+    try {
+      for (const pathname of ['/socket.io/?EIO=4&transport=websocket', `/trpc?apiKey=${account.apiKey}`]) {
+        expect(await plainUpgrade(trusted.port, pathname, { 'x-forwarded-proto': 'https' }), pathname).toBe(101);
+        expect(await plainUpgrade(trusted.port, pathname, {}), pathname).toBe(403);
+        expect(await plainUpgrade(trusted.port, pathname, { 'x-forwarded-proto': 'http' }), pathname).toBe(403);
+        expect(await plainUpgrade(untrusted.port, pathname, { 'x-forwarded-proto': 'https' }), pathname).toBe(403);
+      }
+    } finally {
+      await trusted.stop();
+      await untrusted.stop();
+    }
+  });
 });
+
+/** The status a plain-HTTP WebSocket upgrade request is answered with (101 when it is accepted). */
+function plainUpgrade(port: number, pathname: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      path: pathname,
+      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', ...headers },
+    });
+    req.on('upgrade', (response, socket) => {
+      socket.destroy();
+      resolve(response.statusCode ?? 0);
+    });
+    req.on('response', (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 describe('a path missing its trailing parameter', () => {
   test('reaches the endpoint, which answers its own "missing id" error (not 404 or 405)', async () => {

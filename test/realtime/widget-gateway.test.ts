@@ -89,6 +89,27 @@ test('a cross-origin handshake is refused unless the widget lists the origin in 
   }
 });
 
+test('X-Forwarded-Host names this service only when it comes from a TRUST_PROXY address', async () => {
+  // A page on a foreign site claims, through X-Forwarded-Host, that the service is that site.
+  const forged = { origin: 'https://evil.example.net', 'x-forwarded-host': 'evil.example.net' };
+  const elsewhere = await startTestService({ databaseUrl: service.databaseUrl, env: { TRUST_PROXY: '10.9.8.7' } });
+  const here = await startTestService({ databaseUrl: service.databaseUrl, env: { TRUST_PROXY: '127.0.0.1' } });
+  try {
+    const listing = await insertWidget(service, accountId, { allowedOrigins: ['https://shop.example.com'] });
+    for (const transports of [['websocket'], ['polling']] as const) {
+      const connect = (on: TestService) =>
+        connectVisitor(on.origin, { configId: listing, visitorId: 'visitor-proxy' }, { transports: [...transports], extraHeaders: forged });
+      // From 127.0.0.1, which is not the trusted proxy: the header is the client's own claim.
+      await expect(connect(elsewhere)).rejects.toThrow('origin not allowed');
+      // From the trusted proxy, it names the host the browser addressed.
+      (await connect(here)).close();
+    }
+  } finally {
+    await elsewhere.stop();
+    await here.stop();
+  }
+});
+
 test('after the connection is dropped the client reconnects to its conversation and hears later events', async () => {
   const a = await connectVisitor(service.origin, { configId: widgetId, visitorId: 'visitor-recon' });
   try {
