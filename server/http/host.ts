@@ -190,7 +190,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
 
   for (const plugin of options.plugins ?? []) await plugin(app);
 
-  registerRestSurface(app, services, router, operations);
+  registerRestSurface(app, services, router, operations, allowedMethods);
 
   await registerTrpcHttp(app, {
     router,

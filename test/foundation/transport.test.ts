@@ -113,6 +113,37 @@ describe('unknown paths and methods', () => {
     expect(response.body).toEqual({ success: false, error: expect.any(String), error_code: 405 });
   });
 
+  test.each([
+    ['DELETE', '/lists', ['GET', 'POST']],
+    ['PUT', '/lists', ['GET', 'POST']],
+    ['PUT', '/contacts', ['GET', 'POST']],
+    ['DELETE', '/tags', ['GET', 'POST']],
+  ])('%s %s, which another method serves, is 405 with Allow, not that method\'s path missing its id', async (method, pathname, allow) => {
+    const response = await service.request(method, pathname, { apiKey: account.apiKey, body: {}, unchecked: true });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')?.split(', ').sort()).toEqual(allow);
+    expect(response.body).toEqual({ success: false, error: `Method ${method} is not allowed on this path`, error_code: 405 });
+  });
+
+  test('every fixed operation path, called with a method no operation serves there, is 405 with Allow naming its methods', async () => {
+    const document = (await service.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const served = Object.entries(document.paths).map(([pathname, item]) => ({
+      pattern: new RegExp(`^${pathname.replace(/\{\w+\}/g, '[^/]+')}$`),
+      methods: Object.keys(item).map((method) => method.toUpperCase()),
+    }));
+    const wrong: string[] = [];
+    for (const pathname of Object.keys(document.paths).filter((candidate) => !candidate.includes('{'))) {
+      // Every method an operation serves at this URL, a parameterised path's too (/api-keys/{id} serves /api-keys/current).
+      const allowed = [...new Set(served.filter((entry) => entry.pattern.test(pathname)).flatMap((entry) => entry.methods))].sort();
+      for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((candidate) => !allowed.includes(candidate))) {
+        const response = await service.request(method, pathname, { apiKey: account.apiKey, body: method === 'GET' ? undefined : {}, unchecked: true });
+        const allow = response.headers.get('allow')?.split(', ').sort().join(', ');
+        if (response.status !== 405 || allow !== allowed.join(', ')) wrong.push(`${method} ${pathname}: ${response.status} Allow ${allow}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
   test('a path outside /v1 and /trpc is 404 with the error envelope', async () => {
     const response = await service.request('GET', '/v2/contacts');
     expect(response.status).toBe(404);
