@@ -51,6 +51,9 @@ export type RequestInfo = {
   method: string;
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
+  /** The host the client addressed: X-Forwarded-Host from a TRUST_PROXY address, else Host. */
+  host: string | undefined;
+  /** The client's address: X-Forwarded-For as far as TRUST_PROXY addresses vouch for it. */
   ip: string;
 };
 

@@ -15,7 +15,7 @@ import { receiveVisitorMessage, VisitorId, VisitorMessageInput, WidgetId } from 
 
 function originOf(request: RequestInfo): RequestOrigin {
   const origin = request.headers.origin;
-  return { origin: typeof origin === 'string' ? origin : undefined, host: request.headers.host };
+  return { origin: typeof origin === 'string' ? origin : undefined, host: request.host };
 }
 
 /** The incoming message's 400 says which field failed as `details` too (spec: 400 `{error, details}`). */

@@ -22,7 +22,7 @@ import { registerRequestIds, requestIdFor, setRequestIdHeader } from './request-
 import { observeRequest } from '../metrics/http-metrics.ts';
 import type { TlsMaterial } from './tls.ts';
 import { registerTrpcHttp } from './trpc-http.ts';
-import { requestProtocol, trustedProxy } from './trusted-proxy.ts';
+import { requestAddress, requestHost, requestProtocol, trustedProxy } from './trusted-proxy.ts';
 
 /** Request bodies larger than this get 413 (documented in README). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -237,6 +237,7 @@ async function registerDocsPage(app: FastifyInstance) {
  */
 export function attachUpgrades(app: FastifyInstance, services: Services, router: AnyRouter, others: UpgradeHandler[] = []) {
   const wss = new WebSocketServer({ noServer: true, maxPayload: BODY_LIMIT_BYTES });
+  const trust = trustedProxy(services.config.TRUST_PROXY);
   const trpcWs = applyWSSHandler({
     wss,
     router,
@@ -247,12 +248,12 @@ export function attachUpgrades(app: FastifyInstance, services: Services, router:
         method: 'GET',
         query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
         headers: req.headers,
-        ip: req.socket.remoteAddress ?? '',
+        host: requestHost(req, trust),
+        ip: requestAddress(req, trust),
       });
     },
     keepAlive: { enabled: true, pingMs: 30_000, pongWaitMs: 5_000 },
   });
-  const trust = trustedProxy(services.config.TRUST_PROXY);
   const behindProxy = services.config.TLS === 'off';
   app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     // Upgrades never reach fastify's hooks: without TLS on our port, the trusted proxy must

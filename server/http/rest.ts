@@ -84,6 +84,7 @@ export function requestInfo(request: FastifyRequest): RequestInfo {
     method: request.method,
     query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
     headers: request.headers,
+    host: request.host || undefined,
     ip: request.ip,
   };
 }

@@ -39,3 +39,8 @@ export function requestProtocol(request: IncomingMessage, trust: TrustedProxy): 
   const forwarded = fromTrustedProxy(request, trust) ? lastEntry(request.headers['x-forwarded-proto']) : undefined;
   return forwarded ?? ((request.socket as { encrypted?: boolean } | undefined)?.encrypted ? 'https' : 'http');
 }
+
+/** The client's address: X-Forwarded-For as far as trusted proxies vouch for it, as fastify's `request.ip`. */
+export function requestAddress(request: IncomingMessage, trust: TrustedProxy): string {
+  return proxyAddr(request, trust);
+}
