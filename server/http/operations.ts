@@ -116,9 +116,12 @@ export function buildOperationTable(router: AnyRouter): OperationTable {
     const samePath = all.filter((candidate) => candidate.pattern.test(pathname));
     // A path that is another method's complete path (DELETE /lists beside GET /lists) is that
     // path, answered 405, not this method's path missing its parameter (DELETE /lists/{id}).
-    // A looser match on a more specific path still wins: GET /contacts/tags is
-    // /contacts/tags/{contactId} without its id, not PUT /contacts/{contactId}.
-    if (loose && !samePath.some((candidate) => candidate.fixedSegments >= loose.fixedSegments)) return { operation: loose, pathExists: true };
+    // The looser match still wins with a trailing slash (DELETE /lists/: an empty id) or on a
+    // more specific path (GET /contacts/tags is /contacts/tags/{contactId} without its id,
+    // not PUT /contacts/{contactId}).
+    if (loose && (pathname.endsWith('/') || !samePath.some((candidate) => candidate.fixedSegments >= loose.fixedSegments))) {
+      return { operation: loose, pathExists: true };
+    }
     return { pathExists: samePath.length > 0 };
   };
   const matched = new WeakMap<object, ReturnType<OperationTable['match']>>();

@@ -349,6 +349,12 @@ describe('a path missing its trailing parameter', () => {
     }
   });
 
+  test('with a trailing slash, even where another method serves the path without it (PATCH /api-keys/ is an empty id)', async () => {
+    const response = await service.request('PATCH', '/api-keys/', { apiKey: account.apiKey, body: { label: 'x' } });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ success: false, error: expect.stringMatching(/^id/), error_code: 400 });
+  });
+
   test('a complete path still wins over a shorter one', async () => {
     const response = await service.request('GET', '/lists', { apiKey: account.apiKey });
     expect(response.status).toBe(200);
