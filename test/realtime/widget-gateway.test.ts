@@ -63,6 +63,11 @@ test('an unknown widget, a malformed visitor id or a missing one is refused at h
     await expect(connectVisitor(service.origin, { configId: widgetId, visitorId })).rejects.toThrow(/visitorId/);
   }
   await expect(connectVisitor(service.origin, { visitorId: 'visitor-eeee' })).rejects.toThrow(/configId/);
+  // Text PostgreSQL cannot store never reaches the widget lookup: ids are plain ASCII or refused.
+  for (const configId of ['cw_\ud800', 'cw_\u0000']) {
+    await expect(connectVisitor(service.origin, { configId, visitorId: 'visitor-eeee' })).rejects.toThrow(/configId/);
+  }
+  await expect(connectVisitor(service.origin, { configId: widgetId, visitorId: 'visitor-\udfff-ee' })).rejects.toThrow(/visitorId/);
 });
 
 test('long-polling works too (the transport a browser falls back to)', async () => {
