@@ -2,6 +2,7 @@
 // worker runs; 503 {ready:false, reason} otherwise, the reason a fixed phrase (the details
 // go to the log, not to a caller without credentials). /v1/health stays as the spec says.
 import { afterAll, beforeAll, expect, inject, test, vi } from 'vitest';
+import { checkReadiness } from '../../server/http/readiness.ts';
 import { adminQuery } from '../helpers/admin-query.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -47,6 +48,11 @@ test('GET /ready answers 503 {ready:false, reason: "database unavailable"} while
   const up = await service.request('GET', '/ready');
   expect(up.status).toBe(200);
   expect(up.body).toEqual({ ready: true });
+});
+
+test('with the database answering and the worker stopped, the reason is "worker not running"', async () => {
+  expect(await checkReadiness({ databaseUrl: service.databaseUrl, workerRunning: () => false })).toEqual({ ready: false, reason: 'worker not running' });
+  expect(await checkReadiness({ databaseUrl: service.databaseUrl, workerRunning: () => true })).toEqual({ ready: true });
 });
 
 test('GET /ready for ROLE=api checks only the database (no worker runs there)', async () => {
