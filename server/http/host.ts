@@ -126,6 +126,9 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    // The close waits for every connection: one whose request finishes from now on is closed
+    // at once rather than kept idle for a next request for KEEP_ALIVE_TIMEOUT_MS (0 would mean never).
+    app.server.keepAliveTimeout = 1;
   });
   app.addHook('onRequest', (request, reply, done) => {
     if (!closing) return done();

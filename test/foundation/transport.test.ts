@@ -100,6 +100,25 @@ describe('request bodies', () => {
   });
 });
 
+test('an idle keep-alive connection is kept 72 s, longer than common load balancers keep theirs (60 s), with TLS on and off', async () => {
+  const response = await service.request('GET', '/health');
+  expect(response.headers.get('keep-alive')).toBe('timeout=72');
+  const behindProxy = await startTestService({ databaseUrl: service.databaseUrl, env: { TLS: 'off', TRUST_PROXY: '127.0.0.1' } });
+  try {
+    const plain = await new Promise<string | undefined>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: behindProxy.port, path: '/v1/health', headers: { 'x-forwarded-proto': 'https' } }, (res) => {
+        res.resume();
+        resolve(String(res.headers['keep-alive']));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(plain).toBe('timeout=72');
+  } finally {
+    await behindProxy.stop();
+  }
+});
+
 describe('unknown paths and methods', () => {
   test('an unknown path under /v1 is 404 with the error envelope', async () => {
     const response = await service.request('GET', '/no-such-thing', { apiKey: account.apiKey });
