@@ -122,6 +122,9 @@ export function outsideFailure(error: unknown): string | undefined {
   return typeof outside === 'string' ? outside : undefined;
 }
 
+/** What a client hears of a failure that is not a domain error (the cause is logged, never sent). */
+export const INTERNAL_ERROR_MESSAGE = 'Internal server error';
+
 /** Errors whose shape the specification fixes for every endpoint. */
 const ENVELOPE_ALWAYS = new Set([413, 429, 431, 503]);
 const API_ACCESS_REASON = 'feature_disabled';
@@ -246,7 +249,7 @@ export function toApiError(error: unknown): ApiError {
     const status = STATUS_BY_TRPC_CODE[error.code];
     if (status) return new ApiError(status, error.message);
   }
-  return new ApiError(500, 'Internal server error', { reason: 'internal', cause: error });
+  return new ApiError(500, INTERNAL_ERROR_MESSAGE, { reason: 'internal', cause: error });
 }
 
 function shapeFor(error: ApiError, shapes: ErrorShapes | undefined): ErrorShape {

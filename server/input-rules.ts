@@ -1,7 +1,8 @@
 // Rules every request's input obeys before anything reads it, whatever the
-// procedure: no NUL characters (PostgreSQL text cannot store them and refuses
-// the whole query), and JSON nested at most MAX_INPUT_DEPTH levels (serialisers
-// and validators recurse, so deeper input would overflow the stack). Integers
+// procedure: no NUL characters and no lone UTF-16 surrogates (PostgreSQL text
+// and json cannot store them and refuse the whole query), and JSON nested at
+// most MAX_INPUT_DEPTH levels (serialisers and validators recurse, so deeper
+// input would overflow the stack). Integers
 // that land in PostgreSQL `integer` columns are bounded by their schemas
 // (`columnInteger`), so the OpenAPI document states the bound as well.
 import { z } from 'zod';
@@ -16,8 +17,21 @@ export const INT32_MAX = 2_147_483_647;
 
 const NUL = '\u0000';
 
-function nulInText(field: string): InvalidInputError {
-  return new InvalidInputError(`${field} must not contain a NUL character (\\u0000)`, { reason: 'nul_character' });
+type UnstorableReason = 'nul_character' | 'lone_surrogate';
+
+/**
+ * Why PostgreSQL could not store `text`; undefined when it can. A lone surrogate (half of
+ * a UTF-16 pair, as JSON's `"\ud800"` escape makes) has no UTF-8 form; isWellFormed()
+ * finds one without copying the string.
+ */
+function unstorableReason(text: string): UnstorableReason | undefined {
+  if (text.includes(NUL)) return 'nul_character';
+  return text.isWellFormed() ? undefined : 'lone_surrogate';
+}
+
+function unstorableText(field: string, reason: UnstorableReason): InvalidInputError {
+  const what = reason === 'nul_character' ? 'a NUL character (\\u0000)' : 'a lone UTF-16 surrogate (\\ud800 to \\udfff without its pair)';
+  return new InvalidInputError(`${field} must not contain ${what}`, { reason });
 }
 
 function fieldName(path: readonly (string | number)[]): string {
@@ -25,28 +39,41 @@ function fieldName(path: readonly (string | number)[]): string {
 }
 
 /**
- * Refuses NUL characters in every query-string name and value (credentials and
- * `userId` included: authentication sends them to SQL) and, in the input, in
- * every string and object key, and nesting deeper than MAX_INPUT_DEPTH. The
- * walk keeps its own stack, so a 5,000-deep input is refused, not a crash.
+ * Refuses NUL characters in every query-string name and value (credentials and `userId`
+ * included: authentication sends them to SQL) and, in the input, NUL characters and lone
+ * surrogates in every string and object key, and nesting deeper than MAX_INPUT_DEPTH.
+ * URLSearchParams decodes to well-formed text (a lone surrogate becomes U+FFFD), so the
+ * query needs no surrogate check. The walk keeps its own stack, so a 5,000-deep input is
+ * refused, not a crash.
  */
 export function checkRequestInput(input: unknown, query?: URLSearchParams): void {
   if (query) {
     for (const [name, value] of query) {
-      if (name.includes(NUL) || value.includes(NUL)) throw nulInText(name.includes(NUL) ? 'A query parameter name' : name);
+      if (name.includes(NUL)) throw unstorableText('A query parameter name', 'nul_character');
+      if (value.includes(NUL)) throw unstorableText(name, 'nul_character');
     }
   }
+  const problem = findInputProblem(input);
+  if (problem) throw problem;
+}
+
+/**
+ * The first breach of the input rules in a JSON value (text PostgreSQL cannot store,
+ * nesting too deep), as the refusal naming the field; undefined when there is none.
+ */
+export function findInputProblem(input: unknown): InvalidInputError | undefined {
   const pending: { value: unknown; path: (string | number)[] }[] = [{ value: input, path: [] }];
   while (pending.length) {
     const { value, path } = pending.pop()!;
     if (typeof value === 'string') {
-      if (value.includes(NUL)) throw nulInText(fieldName(path));
+      const reason = unstorableReason(value);
+      if (reason) return unstorableText(fieldName(path), reason);
       continue;
     }
     if (typeof value !== 'object' || value === null) continue;
     // `path` holds one key per enclosing container, so this value is level path.length + 1.
     if (path.length + 1 > MAX_INPUT_DEPTH) {
-      throw new InvalidInputError(`${fieldName(path.slice(0, 1))} nests objects or arrays deeper than ${MAX_INPUT_DEPTH} levels`, {
+      return new InvalidInputError(`${fieldName(path.slice(0, 1))} nests objects or arrays deeper than ${MAX_INPUT_DEPTH} levels`, {
         reason: 'too_deep',
       });
     }
@@ -55,10 +82,12 @@ export function checkRequestInput(input: unknown, query?: URLSearchParams): void
       continue;
     }
     for (const [key, member] of Object.entries(value)) {
-      if (key.includes(NUL)) throw nulInText(`A field name in ${fieldName(path)}`);
+      const reason = unstorableReason(key);
+      if (reason) return unstorableText(`A field name in ${fieldName(path)}`, reason);
       pending.push({ value: member, path: [...path, key] });
     }
   }
+  return undefined;
 }
 
 /**

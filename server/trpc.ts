@@ -10,7 +10,7 @@ import { whileAuthorized } from './auth/authorized-stream.ts';
 import { channelCounterFor, channelOwner, takeSubscriptionSlot, type SocketState } from './http/trpc-limits.ts';
 import type { ApiSection, Access, TargetAccount } from './auth/scopes.ts';
 import { ZodError } from 'zod';
-import { ApiError, describeZodError, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';
+import { ApiError, describeZodError, INTERNAL_ERROR_MESSAGE, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';
 import { checkRequestInput } from './input-rules.ts';
 import { claimIdempotencyKey, type IdempotentCall } from './idempotency/idempotent-call.ts';
 import type { Services } from './services.ts';
@@ -58,6 +58,9 @@ export type RequestInfo = {
   method: string;
   query: URLSearchParams;
   headers: IncomingHttpHeaders;
+  /** The host the client addressed: X-Forwarded-Host from a TRUST_PROXY address, else Host. */
+  host: string | undefined;
+  /** The client's address: X-Forwarded-For as far as TRUST_PROXY addresses vouch for it. */
   ip: string;
 };
 
@@ -154,6 +157,10 @@ const t = initTRPC
       const apiError = error.cause instanceof ApiError ? error.cause : null;
       return {
         ...shape,
+        // A failure that is not a domain error says nothing of its cause (a driver's or the
+        // database's message), as on /v1; it is logged instead. 4xx messages stay: they say
+        // what was wrong with the request.
+        message: !apiError && shape.data.httpStatus >= 500 ? INTERNAL_ERROR_MESSAGE : shape.message,
         data: {
           ...shape.data,
           stack: undefined,

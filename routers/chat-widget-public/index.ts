@@ -3,7 +3,7 @@
 // allowed origins and abuse limits apply instead. Failure bodies are the spec's own shapes
 // for these endpoints, not the envelope.
 import { z, ZodError } from 'zod';
-import { ApiError, describeZodError, InvalidInputError } from '../../server/errors.ts';
+import { ApiError, describeZodError, INTERNAL_ERROR_MESSAGE, InvalidInputError } from '../../server/errors.ts';
 import { sweepOldWindows } from '../../server/rate-limit/count-requests.ts';
 import type { RequestInfo } from '../../server/trpc.ts';
 import { publicProcedure, router } from '../../server/trpc.ts';
@@ -15,7 +15,7 @@ import { receiveVisitorMessage, VisitorId, VisitorMessageInput, WidgetId } from 
 
 function originOf(request: RequestInfo): RequestOrigin {
   const origin = request.headers.origin;
-  return { origin: typeof origin === 'string' ? origin : undefined, host: request.headers.host };
+  return { origin: typeof origin === 'string' ? origin : undefined, host: request.host };
 }
 
 /** The incoming message's 400 says which field failed as `details` too (spec: 400 `{error, details}`). */
@@ -37,7 +37,7 @@ const developmentDetails = publicProcedure.use(async ({ ctx, next }) => {
   const cause = result.error.cause ?? result.error;
   if (cause instanceof ApiError || cause instanceof ZodError || result.error.code === 'BAD_REQUEST') return result;
   const details = ctx.services.config.NODE_ENV === 'development' && cause instanceof Error ? cause.message : undefined;
-  throw new ApiError(500, 'Internal server error', { reason: 'internal', details, cause });
+  throw new ApiError(500, INTERNAL_ERROR_MESSAGE, { reason: 'internal', details, cause });
 });
 
 const ConversationMessageOutput = z.object({

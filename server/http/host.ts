@@ -10,11 +10,11 @@ import Fastify, { LogController, type FastifyError, type FastifyInstance, type F
 import type { AnyRouter } from '@trpc/server';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer } from 'ws';
-import { ApiError, InvalidInputError } from '../errors.ts';
+import { ApiError, INTERNAL_ERROR_MESSAGE, InvalidInputError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { pickCarrier } from '../auth/authenticate.ts';
 import { createChannelContext, createContext, toTrpcError } from '../trpc.ts';
-import { createClientErrorHandler, unservedMethodError } from './client-errors.ts';
+import { createClientErrorHandler, unservedMethodError, writeRawResponse } from './client-errors.ts';
 import { createOnePortServer, HTTPS_REQUIRED } from './one-port.ts';
 import { buildOpenApiDocument, type PlainRoute } from './openapi.ts';
 import { buildOperationTable } from './operations.ts';
@@ -24,6 +24,7 @@ import { observeRequest } from '../metrics/http-metrics.ts';
 import type { TlsMaterial } from './tls.ts';
 import { channelCounterFor, channelOwner, MAX_BATCH_CALLS } from './trpc-limits.ts';
 import { registerTrpcHttp } from './trpc-http.ts';
+import { requestAddress, requestHost, requestProtocol, trustedProxy } from './trusted-proxy.ts';
 
 /** Request bodies larger than this get 413 (documented in README). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -44,7 +45,7 @@ function hostErrorToApiError(error: FastifyError): ApiError {
   if (error.statusCode === 413) return new ApiError(413, `Request body is larger than ${BODY_LIMIT_BYTES} bytes`);
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError(415, 'Unsupported content type');
   if (error.statusCode && error.statusCode < 500) return new InvalidInputError(error.message, { reason: 'malformed_request' });
-  return new ApiError(500, 'Internal server error', { reason: 'internal', cause: error });
+  return new ApiError(500, INTERNAL_ERROR_MESSAGE, { reason: 'internal', cause: error });
 }
 
 /** Failures fastify meets while routing, before any hook (its `frameworkErrors`). */
@@ -87,7 +88,8 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
     // so fastify's child logger per request would only repeat `requestId`, at a cost on every request.
     childLoggerFactory: (logger) => logger,
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: config.TRUST_PROXY ?? false,
+    // The same check the raw upgrade and Socket.IO requests use (server/http/trusted-proxy.ts).
+    trustProxy: config.TRUST_PROXY?.length ? trustedProxy(config.TRUST_PROXY) : false,
     // The caller's X-Request-Id when well formed, else a new one (server/http/request-id.ts).
     requestIdHeader: false,
     genReqId: requestIdFor,
@@ -126,6 +128,9 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
+    // The close waits for every connection: one whose request finishes from now on is closed
+    // at once rather than kept idle for a next request for KEEP_ALIVE_TIMEOUT_MS (0 would mean never).
+    app.server.keepAliveTimeout = 1;
   });
   app.addHook('onRequest', (request, reply, done) => {
     if (!closing) return done();
@@ -190,7 +195,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
 
   for (const plugin of options.plugins ?? []) await plugin(app);
 
-  registerRestSurface(app, services, router, operations);
+  registerRestSurface(app, services, router, operations, allowedMethods);
 
   await registerTrpcHttp(app, {
     router,
@@ -239,6 +244,7 @@ async function registerDocsPage(app: FastifyInstance) {
 export function attachUpgrades(app: FastifyInstance, services: Services, router: AnyRouter, others: UpgradeHandler[] = []) {
   const wss = new WebSocketServer({ noServer: true, maxPayload: BODY_LIMIT_BYTES });
   const channels = channelCounterFor(services);
+  const trust = trustedProxy(services.config.TRUST_PROXY);
   const trpcWs = applyWSSHandler({
     wss,
     router,
@@ -252,7 +258,7 @@ export function attachUpgrades(app: FastifyInstance, services: Services, router:
       // A client sending connectionParams (`?connectionParams=1`) may carry the key there.
       const fromParams = info.connectionParams?.apiKey;
       if (typeof fromParams === 'string' && !pickCarrier(query, headers)) headers['x-api-key'] = fromParams;
-      const request = { method: 'GET', query, headers, ip: req.socket.remoteAddress ?? '' };
+      const request = { method: 'GET', query, headers, host: requestHost(req, trust), ip: requestAddress(req, trust) };
       let release: () => void;
       try {
         release = channels.open(channelOwner(services, request));
@@ -273,7 +279,11 @@ export function attachUpgrades(app: FastifyInstance, services: Services, router:
     },
     keepAlive: { enabled: true, pingMs: 30_000, pongWaitMs: 5_000 },
   });
+  const behindProxy = services.config.TLS === 'off';
   app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Upgrades never reach fastify's hooks: without TLS on our port, the trusted proxy must
+    // say it terminated TLS here too (the onRequest check in buildHttpHost).
+    if (behindProxy && requestProtocol(request, trust) !== 'https') return writeRawResponse(socket, HTTPS_REQUIRED);
     for (const handler of others) if (handler(request, socket, head)) return;
     const pathname = (request.url ?? '/').split('?')[0];
     if (pathname === '/trpc' || pathname.startsWith('/trpc/')) {

@@ -9,6 +9,13 @@ import { writeRawResponse } from './client-errors.ts';
 
 const TLS_HANDSHAKE = 0x16;
 const FIRST_BYTE_TIMEOUT_MS = 10_000;
+/**
+ * How long an idle keep-alive connection stays open: fastify's default for the servers it
+ * creates (it does not apply it to a factory's). Node's own 5 s is shorter than the idle
+ * timeout of common load balancers (60 s), which then reuse connections this server has
+ * just closed and answer their clients 502.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 /** The contract's answer to plain HTTP, rendered like every other failure. */
 export const HTTPS_REQUIRED = renderError(new ForbiddenError('HTTPS is required'));
 
@@ -18,6 +25,7 @@ export function createOnePortServer(
   handler: http.RequestListener,
 ): https.Server {
   const server = https.createServer({ key: tls.key, cert: tls.cert }, handler);
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   const tlsListeners = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   server.on('connection', (socket: Socket) => {

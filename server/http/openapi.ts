@@ -122,16 +122,21 @@ const USER_ID_PARAMETER = {
   name: 'userId',
   in: 'query',
   required: false,
-  description: 'The account to act on: your own (default) or a client account your agency manages.',
+  description: 'The account to act on: your own (default; an empty value is the same as none) or a client account your agency manages.',
   schema: { type: 'string' },
 };
 
 /** Cursors are `<base64url payload>.<base64url signature>`; only a `next_cursor` received from the same listing is accepted. */
 const CURSOR_SCHEMA = {
   type: 'string',
+  minLength: 3,
   pattern: '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$',
-  description: 'Opaque: pass back a `next_cursor` from the previous page of the same listing, unchanged. Anything else is 400.',
+  description:
+    'Opaque and signed: pass back a `next_cursor` from the previous page of the same listing, for the same account, unchanged. ' +
+    'Any other value, even one of this form, is 400 `Invalid cursor`.',
 };
+/** The 400 of a paged operation says that an invalid cursor is one of its causes. */
+const PAGED_400_DESCRIPTION = 'Missing or invalid parameter, or a `cursor` that is not a `next_cursor` of this listing (`Invalid cursor`)';
 
 /**
  * Statuses every operation can answer whatever its own rules: a body over the limit
@@ -224,7 +229,9 @@ export function buildOpenApiDocument(
       });
     }
     for (const parameter of parameters) {
-      if (parameter.name === 'cursor' && parameter.in === 'query') parameter.schema = CURSOR_SCHEMA;
+      if (parameter.name !== 'cursor' || parameter.in !== 'query') continue;
+      parameter.schema = CURSOR_SCHEMA;
+      responses['400'] = { ...responses['400'], description: PAGED_400_DESCRIPTION };
     }
     if (!isPublic) {
       parameters.push(API_KEY_PARAMETER);

@@ -12,6 +12,8 @@ export type Operation = {
   pattern: RegExp;
   /** The same, with the trailing path parameter allowed empty or absent. */
   loosePattern: RegExp | null;
+  /** How many of the path's segments are fixed text rather than parameters. */
+  fixedSegments: number;
   meta: ProcedureMeta;
   type: 'query' | 'mutation' | 'subscription';
   /** The fields of the procedure's object input, to read query strings by. */
@@ -87,6 +89,7 @@ export function buildOperationTable(router: AnyRouter): OperationTable {
       path: meta.openapi.path,
       pattern: toPattern(meta.openapi.path, false)!,
       loosePattern: toPattern(meta.openapi.path, true),
+      fixedSegments: meta.openapi.path.split('/').filter((segment) => segment && !/^\{\w+\}$/.test(segment)).length,
       meta,
       type: procedure._def.type,
       inputShape: procedure._def.inputs[0]?.shape,
@@ -107,12 +110,19 @@ export function buildOperationTable(router: AnyRouter): OperationTable {
   const match: OperationTable['match'] = (method, pathname) => {
     // Complete paths first, in router order; then paths missing their trailing parameter.
     const sameMethod = (bySegment ? bySegment.get(`${method} ${firstSegmentOf(pathname)}`) : byMethod.get(method)) ?? [];
-    const operation =
-      sameMethod.find((candidate) => candidate.pattern.test(pathname)) ??
-      sameMethod.find((candidate) => candidate.loosePattern?.test(pathname));
+    const operation = sameMethod.find((candidate) => candidate.pattern.test(pathname));
     if (operation) return { operation, pathExists: true };
-    const pathExists = all.some((candidate) => candidate.pattern.test(pathname));
-    return { pathExists };
+    const loose = sameMethod.find((candidate) => candidate.loosePattern?.test(pathname));
+    const samePath = all.filter((candidate) => candidate.pattern.test(pathname));
+    // A path that is another method's complete path (DELETE /lists beside GET /lists) is that
+    // path, answered 405, not this method's path missing its parameter (DELETE /lists/{id}).
+    // The looser match still wins with a trailing slash (DELETE /lists/: an empty id) or on a
+    // more specific path (GET /contacts/tags is /contacts/tags/{contactId} without its id,
+    // not PUT /contacts/{contactId}).
+    if (loose && (pathname.endsWith('/') || !samePath.some((candidate) => candidate.fixedSegments >= loose.fixedSegments))) {
+      return { operation: loose, pathExists: true };
+    }
+    return { pathExists: samePath.length > 0 };
   };
   const matched = new WeakMap<object, ReturnType<OperationTable['match']>>();
   return {

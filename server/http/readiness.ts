@@ -5,7 +5,10 @@ import pg from 'pg';
 import type { PlainRoute } from './openapi.ts';
 import { REST_PREFIX } from './rest.ts';
 
-export type Readiness = { ready: true } | { ready: false; reason: string };
+/** What a probe is told; the details (the driver's error) go to the log, not to an unauthenticated caller. */
+export const NOT_READY_REASONS = ['database unavailable', 'worker not running'] as const;
+
+export type Readiness = { ready: true } | { ready: false; reason: (typeof NOT_READY_REASONS)[number] };
 
 export type ReadinessSources = {
   databaseUrl: string;
@@ -16,7 +19,8 @@ export type ReadinessSources = {
 /** A probe must answer promptly even when the database does not. */
 const DATABASE_TIMEOUT_MS = 2000;
 
-export async function checkReadiness(sources: ReadinessSources): Promise<Readiness> {
+/** Whether this process can work now; `cause` is the failure behind a database refusal, for the log. */
+export async function checkReadiness(sources: ReadinessSources): Promise<Readiness & { cause?: unknown }> {
   // Its own connection, not the ORM pool: the question is whether the database accepts a new
   // session now, and a probe must not wait behind busy requests for a pooled one.
   const client = new pg.Client({
@@ -29,11 +33,11 @@ export async function checkReadiness(sources: ReadinessSources): Promise<Readine
     await client.connect();
     await client.query('select 1');
   } catch (error) {
-    return { ready: false, reason: `database not answering: ${(error as Error).message}` };
+    return { ready: false, reason: 'database unavailable', cause: error };
   } finally {
     await client.end().catch(() => {});
   }
-  if (sources.workerRunning && !sources.workerRunning()) return { ready: false, reason: 'job worker not running' };
+  if (sources.workerRunning && !sources.workerRunning()) return { ready: false, reason: 'worker not running' };
   return { ready: true };
 }
 
@@ -46,7 +50,7 @@ const readinessSchema = {
   notReady: {
     type: 'object',
     required: ['ready', 'reason'],
-    properties: { ready: { type: 'boolean', const: false }, reason: { type: 'string' } },
+    properties: { ready: { type: 'boolean', const: false }, reason: { type: 'string', enum: [...NOT_READY_REASONS] } },
   },
 };
 
@@ -63,8 +67,9 @@ export const READY_ROUTE = {
 } satisfies Omit<PlainRoute, 'responses'> & { responses: Record<string, unknown> };
 
 export function registerReadiness(app: FastifyInstance, sources: ReadinessSources): void {
-  app.get(`${REST_PREFIX}${READY_ROUTE.path}`, async (_request, reply) => {
-    const readiness = await checkReadiness(sources);
+  app.get(`${REST_PREFIX}${READY_ROUTE.path}`, async (request, reply) => {
+    const { cause, ...readiness } = await checkReadiness(sources);
+    if (!readiness.ready) request.log.warn({ err: cause, reason: readiness.reason }, 'not ready');
     return reply
       .code(readiness.ready ? 200 : 503)
       .header('cache-control', 'no-store')

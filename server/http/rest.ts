@@ -13,7 +13,7 @@ import { ApiError, outsideFailure, renderError, toApiError, type ErrorShapes, ty
 import { finishIdempotentCall, idempotentCallFor, replayedHeaders } from '../idempotency/idempotent-call.ts';
 import type { Services } from '../services.ts';
 import { callProcedure, createContext, type CallableProcedure, type RequestInfo } from '../trpc.ts';
-import { unservedMethodError } from './client-errors.ts';
+import { unservedMethodError, type AllowedMethods } from './client-errors.ts';
 import { pathParameters, type Operation, type OperationTable } from './operations.ts';
 
 export const REST_PREFIX = '/v1';
@@ -90,6 +90,7 @@ export function requestInfo(request: FastifyRequest): RequestInfo {
     method: request.method,
     query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
     headers: request.headers,
+    host: request.host || undefined,
     ip: request.ip,
   };
 }
@@ -99,6 +100,7 @@ export function registerRestSurface(
   services: Services,
   router: AnyRouter,
   operations: OperationTable,
+  allowedMethods: AllowedMethods,
 ): void {
   // Each operation's procedure, called as tRPC's server-side caller calls it; the caller
   // itself would build a recursive proxy per request and look the path up again.
@@ -112,7 +114,8 @@ export function registerRestSurface(
       const samePath = operations.all.filter((candidate) => candidate.pattern.test(pathname));
       // A path whose operation declares its own 405 body (the incoming widget message) answers in it.
       const declared = samePath.find((candidate) => candidate.meta.errorShapes?.['405'])?.meta.errorShapes?.['405'];
-      const error = unservedMethodError(request.method, REST_PREFIX + pathname, samePath.map((candidate) => candidate.method));
+      // The plain routes under /v1 (health, readiness, scripts) count too: POST /v1/health is 405.
+      const error = unservedMethodError(request.method, REST_PREFIX + pathname, allowedMethods(REST_PREFIX + pathname));
       return sendRendered(reply, error, declared ? { '405': declared } : undefined, {}, services.log);
     }
 

@@ -39,7 +39,7 @@ export const VisitorMessageInput = z.object({
   }),
   messageType: z.string().max(40).default('text').describe('text, reaction, ...'),
   /** The owner's account id; normally the `userId` query parameter. */
-  userId: z.string().max(200).optional().describe("Required: the widget owner's account id (the configuration's `userId`)."),
+  userId: z.string().min(1, 'userId is required').max(200).optional().describe("Required: the widget owner's account id (the configuration's `userId`)."),
 });
 export type VisitorMessageInput = z.infer<typeof VisitorMessageInput>;
 

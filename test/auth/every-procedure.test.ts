@@ -45,7 +45,7 @@ async function callOverRest(meta: ProcedureMeta, apiKey: string, target: Target 
 async function callOverTrpc(procedurePath: string, apiKey: string, target: Target = {}): Promise<Outcome> {
   const query = new URLSearchParams({ apiKey, ...(target.userId ? { userId: target.userId } : {}) });
   const caller = createCallerFactory(appRouter)(
-    createContext(service.services, { method: 'POST', query, headers: {}, ip: '127.0.0.1' }),
+    createContext(service.services, { method: 'POST', query, headers: {}, host: undefined, ip: '127.0.0.1' }),
   ) as unknown as Record<string, unknown>;
   const call = procedurePath.split('.').reduce<any>((node, segment) => node[segment], caller) as (input: unknown) => Promise<unknown>;
   try {

@@ -101,6 +101,25 @@ describe('request bodies', () => {
   });
 });
 
+test('an idle keep-alive connection is kept 72 s, longer than common load balancers keep theirs (60 s), with TLS on and off', async () => {
+  const response = await service.request('GET', '/health');
+  expect(response.headers.get('keep-alive')).toBe('timeout=72');
+  const behindProxy = await startTestService({ databaseUrl: service.databaseUrl, env: { TLS: 'off', TRUST_PROXY: '127.0.0.1' } });
+  try {
+    const plain = await new Promise<string | undefined>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: behindProxy.port, path: '/v1/health', headers: { 'x-forwarded-proto': 'https' } }, (res) => {
+        res.resume();
+        resolve(String(res.headers['keep-alive']));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(plain).toBe('timeout=72');
+  } finally {
+    await behindProxy.stop();
+  }
+});
+
 describe('unknown paths and methods', () => {
   test('an unknown path under /v1 is 404 with the error envelope', async () => {
     const response = await service.request('GET', '/no-such-thing', { apiKey: account.apiKey });
@@ -112,6 +131,37 @@ describe('unknown paths and methods', () => {
     const response = await service.request('PATCH', '/contacts', { apiKey: account.apiKey, body: {} });
     expect(response.status).toBe(405);
     expect(response.body).toEqual({ success: false, error: expect.any(String), error_code: 405 });
+  });
+
+  test.each([
+    ['DELETE', '/lists', ['GET', 'POST']],
+    ['PUT', '/lists', ['GET', 'POST']],
+    ['PUT', '/contacts', ['GET', 'POST']],
+    ['DELETE', '/tags', ['GET', 'POST']],
+  ])('%s %s, which another method serves, is 405 with Allow, not that method\'s path missing its id', async (method, pathname, allow) => {
+    const response = await service.request(method, pathname, { apiKey: account.apiKey, body: {}, unchecked: true });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')?.split(', ').sort()).toEqual(allow);
+    expect(response.body).toEqual({ success: false, error: `Method ${method} is not allowed on this path`, error_code: 405 });
+  });
+
+  test('every fixed operation path, called with a method no operation serves there, is 405 with Allow naming its methods', async () => {
+    const document = (await service.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const served = Object.entries(document.paths).map(([pathname, item]) => ({
+      pattern: new RegExp(`^${pathname.replace(/\{\w+\}/g, '[^/]+')}$`),
+      methods: Object.keys(item).map((method) => method.toUpperCase()),
+    }));
+    const wrong: string[] = [];
+    for (const pathname of Object.keys(document.paths).filter((candidate) => !candidate.includes('{'))) {
+      // Every method an operation serves at this URL, a parameterised path's too (/api-keys/{id} serves /api-keys/current).
+      const allowed = [...new Set(served.filter((entry) => entry.pattern.test(pathname)).flatMap((entry) => entry.methods))].sort();
+      for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((candidate) => !allowed.includes(candidate))) {
+        const response = await service.request(method, pathname, { apiKey: account.apiKey, body: method === 'GET' ? undefined : {}, unchecked: true });
+        const allow = response.headers.get('allow')?.split(', ').sort().join(', ');
+        if (response.status !== 405 || allow !== allowed.join(', ')) wrong.push(`${method} ${pathname}: ${response.status} Allow ${allow}`);
+      }
+    }
+    expect(wrong).toEqual([]);
   });
 
   test('a path outside /v1 and /trpc is 404 with the error envelope', async () => {
@@ -278,7 +328,44 @@ describe('TLS=off behind a trusted proxy', () => {
       await untrusted.stop();
     }
   });
+  test('with TLS=off a WebSocket upgrade, which fastify never sees, needs X-Forwarded-Proto https from a TRUST_PROXY address too', async () => {
+    const trusted = await startTestService({ databaseUrl: service.databaseUrl, env: { TLS: 'off', TRUST_PROXY: '127.0.0.1' } });
+    const untrusted = await startTestService({ databaseUrl: service.databaseUrl, env: { TLS: 'off', TRUST_PROXY: '10.9.8.7' } });
+    try {
+      for (const pathname of ['/socket.io/?EIO=4&transport=websocket', `/trpc?apiKey=${account.apiKey}`]) {
+        expect(await plainUpgrade(trusted.port, pathname, { 'x-forwarded-proto': 'https' }), pathname).toBe(101);
+        expect(await plainUpgrade(trusted.port, pathname, {}), pathname).toBe(403);
+        expect(await plainUpgrade(trusted.port, pathname, { 'x-forwarded-proto': 'http' }), pathname).toBe(403);
+        expect(await plainUpgrade(untrusted.port, pathname, { 'x-forwarded-proto': 'https' }), pathname).toBe(403);
+      }
+    } finally {
+      await trusted.stop();
+      await untrusted.stop();
+    }
+  });
 });
+
+/** The status a plain-HTTP WebSocket upgrade request is answered with (101 when it is accepted). */
+function plainUpgrade(port: number, pathname: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      path: pathname,
+      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', ...headers },
+    });
+    req.on('upgrade', (response, socket) => {
+      socket.destroy();
+      resolve(response.statusCode ?? 0);
+    });
+    req.on('response', (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 describe('a path missing its trailing parameter', () => {
   test('reaches the endpoint, which answers its own "missing id" error (not 404 or 405)', async () => {
@@ -287,6 +374,12 @@ describe('a path missing its trailing parameter', () => {
       expect(response.status, pathname).toBe(400);
       expect(response.body, pathname).toEqual({ success: false, message: expect.stringMatching(/contactId/) });
     }
+  });
+
+  test('with a trailing slash, even where another method serves the path without it (PATCH /api-keys/ is an empty id)', async () => {
+    const response = await service.request('PATCH', '/api-keys/', { apiKey: account.apiKey, body: { label: 'x' } });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ success: false, error: expect.stringMatching(/^id/), error_code: 400 });
   });
 
   test('a complete path still wins over a shorter one', async () => {

@@ -1,5 +1,5 @@
 // One input rule for every procedure, on /v1 and /trpc alike: text with NUL
-// characters, JSON nested deeper than MAX_INPUT_DEPTH and integers beyond what
+// characters or lone UTF-16 surrogates, JSON nested deeper than MAX_INPUT_DEPTH and integers beyond what
 // their PostgreSQL `integer` column holds are 400 in the endpoint's error shape,
 // never a 500 from the database or a stack overflow.
 import { createTRPCClient, httpLink } from '@trpc/client';
@@ -7,7 +7,7 @@ import { fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { appRouter, type AppRouter } from '../../routers/index.ts';
-import { INT32_MAX, INT32_MIN, MAX_INPUT_DEPTH } from '../../server/input-rules.ts';
+import { checkRequestInput, findInputProblem, INT32_MAX, INT32_MIN, MAX_INPUT_DEPTH } from '../../server/input-rules.ts';
 import { insecureAgent, startTestService, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
@@ -105,6 +105,63 @@ describe('text with a NUL character is 400, never a database error', () => {
     const viaQuery = await trpcPost('contacts.create', JSON.stringify({ phoneNumber: '+14155550173' }), '?userId=%00');
     expect(viaQuery.status).toBe(400);
     expect(viaQuery.body.error.message).toBe('userId must not contain a NUL character (\\u0000)');
+  });
+});
+
+describe('text with a lone UTF-16 surrogate is 400, never a database error', () => {
+  const loneSurrogate = (field: string) => `${field} must not contain a lone UTF-16 surrogate (\\ud800 to \\udfff without its pair)`;
+
+  test('the rule: strings and object keys (a query string cannot carry one); a complete pair is text like any other', () => {
+    expect(findInputProblem({ a: ['ok', 'a\ud800'] })?.message).toBe(loneSurrogate('a.1'));
+    expect(findInputProblem({ a: { ['\udc00k']: 1 } })?.message).toBe(loneSurrogate('A field name in a'));
+    expect(findInputProblem({ a: 'b\udfffc' })).toMatchObject({ status: 400, reason: 'lone_surrogate' });
+    expect(findInputProblem({ a: 'smile \ud83d\ude00', ['\ud83d\ude00']: 'key' })).toBeUndefined();
+    // A query string cannot carry one: URLSearchParams holds well-formed text, whatever the URL's bytes.
+    expect(new URLSearchParams('note=x%ED%A0%80').get('note')).toBe('x\ufffd\ufffd\ufffd');
+    expect(new URLSearchParams([['note', 'x\ud800']]).get('note')).toBe('x\ufffd');
+    expect(() => checkRequestInput({ a: 'x\ud800' }, new URLSearchParams('note=y'))).toThrow(loneSurrogate('a'));
+  });
+
+  test('POST /v1/contacts with one in currentCampaignData is 400 naming the field; nothing is created', async () => {
+    const before = await contactCount(agency.userId);
+    const response = await service.request('POST', '/contacts', {
+      apiKey: agency.apiKey,
+      // JSON.stringify would escape it again; the escape in the JSON text is what decodes to a lone surrogate.
+      rawBody: '{"phoneNumber":"+14155550174","currentCampaignData":{"a":"a\\ud800"}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(envelope(loneSurrogate('currentCampaignData.a')));
+    const inKey = await service.request('POST', '/contacts', {
+      apiKey: agency.apiKey,
+      rawBody: '{"phoneNumber":"+14155550175","currentCampaignData":{"\\udc00":1}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(inKey.status).toBe(400);
+    expect(inKey.body).toEqual(envelope(loneSurrogate('A field name in currentCampaignData')));
+    expect(await contactCount(agency.userId)).toBe(before);
+  });
+
+  test('/trpc chatWidgets.create and update with one in settings are BAD_REQUEST naming the field', async () => {
+    const created = await trpcPost('chatWidgets.create', '{"name":"Site","settings":{"welcome":"hi \\ud800"}}');
+    expect(created.status).toBe(400);
+    expect(created.body.error).toMatchObject({ message: loneSurrogate('settings.welcome'), data: { code: 'BAD_REQUEST', httpStatus: 400 } });
+    const widget = await trpcPost('chatWidgets.create', '{"name":"Site","settings":{}}');
+    expect(widget.status).toBe(200);
+    const configId = (widget.body as unknown as { result: { data: { data: { id: string } } } }).result.data.data.id;
+    const updated = await trpcPost('chatWidgets.update', `{"configId":"${configId}","settings":{"\\udfff":"x"}}`);
+    expect(updated.status).toBe(400);
+    expect(updated.body.error).toMatchObject({ message: loneSurrogate('A field name in settings'), data: { code: 'BAD_REQUEST' } });
+  });
+
+  test('a public chat-widget endpoint applies the same rule (POST /v1/incoming-chat-widget-message)', async () => {
+    const response = await service.request('POST', '/incoming-chat-widget-message', {
+      query: { userId: agency.userId },
+      rawBody: '{"messageType":"text","customData":{"body":"hi \\ud800","fromId":"visitor-0001","toId":"cw_x"}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: loneSurrogate('customData.body') });
   });
 });
 

@@ -406,6 +406,26 @@ describe('retries and bad items', () => {
     expect(response.status).toBe(200);
     expect(await messagesWithProviderId(good)).toMatchObject([{ body: 'still here' }]);
   });
+
+  test('an item with text PostgreSQL cannot store (a lone surrogate, a NUL) is skipped; the others still apply', async () => {
+    const account = await connectedAccount();
+    const good = unique('wamid.good');
+    const surrogate = unique('wamid.surrogate');
+    const nul = unique('wamid.nul');
+    const payload = callback(
+      account.phoneNumberId,
+      inboundValue('14155550232', surrogate, { body: 'SURROGATE' }),
+      inboundValue('14155550233', nul, { body: 'x\u0000y' }),
+      inboundValue('14155550234', good, { body: 'still here' }),
+    );
+    // JSON.stringify escapes a lone surrogate as \ud800, which decodes back to one: put it in the text as that escape.
+    const raw = JSON.stringify(payload).replace('SURROGATE', 'a\\ud800');
+    const response = await post(undefined, { raw });
+    expect(response.status, response.text).toBe(200);
+    expect(await messagesWithProviderId(good)).toMatchObject([{ body: 'still here' }]);
+    expect(await messagesWithProviderId(surrogate)).toEqual([]);
+    expect(await messagesWithProviderId(nul)).toEqual([]);
+  });
 });
 
 describe('accounts', () => {

@@ -60,3 +60,46 @@ test('the document states the rules the service enforces beyond field types: upd
   const sections = new Set(Object.values(document.paths as Record<string, Record<string, { tags?: string[] }>>).flatMap((item) => Object.values(item).flatMap((operation) => operation.tags ?? [])));
   for (const named of /Sections: ([^.]+)\./.exec(document.info.description)![1].split(', ')) expect(sections).toContain(named);
 });
+
+test('every paged operation states what its cursor must be and that another is 400; the service refuses exactly that', async () => {
+  const document = JSON.parse(served);
+  const account = await service.createAccount({ agency: true });
+  // Of the documented form, but never issued by the service.
+  const forged = `${Buffer.from('{"k":"x"}').toString('base64url')}.${'A'.repeat(43)}`;
+  const paged: string[] = [];
+  for (const [pathName, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const cursor = (operation.parameters ?? []).find((parameter: { name: string; in: string }) => parameter.name === 'cursor' && parameter.in === 'query');
+      if (!cursor) continue;
+      const where = `${method.toUpperCase()} ${pathName}`;
+      paged.push(where);
+      expect(cursor.schema, where).toMatchObject({ type: 'string', minLength: 3, pattern: expect.any(String) });
+      expect(new RegExp(cursor.schema.pattern).test(forged), where).toBe(true);
+      expect(operation.responses['400'].description, where).toMatch(/cursor/);
+      if (pathName.includes('{')) continue;
+      // service.request checks the answer against the document too.
+      const response = await service.request(method.toUpperCase(), pathName, { apiKey: account.apiKey, query: { cursor: forged } });
+      expect(response.status, where).toBe(400);
+      expect(response.text, where).toContain('Invalid cursor');
+    }
+  }
+  expect(paged).toEqual(expect.arrayContaining(['GET /contacts', 'GET /lists', 'GET /tasks', 'GET /broadcasts', 'GET /webhooks/{webhookId}/deliveries']));
+});
+
+test('userId: empty is the same as absent on authenticated operations, as documented; the widget message endpoint, which needs it, documents minLength 1', async () => {
+  const document = JSON.parse(served);
+  const account = await service.createAccount();
+  const withEmpty = await service.request('GET', '/lists', { apiKey: account.apiKey, query: { userId: '' } });
+  expect(withEmpty.status).toBe(200);
+  expect(withEmpty.body).toEqual((await service.request('GET', '/lists', { apiKey: account.apiKey })).body);
+  const userIdOf = (pathName: string, method: string) =>
+    document.paths[pathName][method].parameters.find((parameter: { name: string; in: string }) => parameter.name === 'userId' && parameter.in === 'query');
+  expect(userIdOf('/lists', 'get').schema.minLength).toBeUndefined();
+  expect(userIdOf('/incoming-chat-widget-message', 'post').schema.minLength).toBe(1);
+  const message = { messageType: 'text', customData: { body: 'hi', fromId: 'visitor-empty', toId: 'cw_none' } };
+  for (const request of [{ query: { userId: '' }, body: message }, { body: { ...message, userId: '' } }]) {
+    const refused = await service.request('POST', '/incoming-chat-widget-message', request);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('userId is required');
+  }
+});

@@ -63,6 +63,11 @@ test('an unknown widget, a malformed visitor id or a missing one is refused at h
     await expect(connectVisitor(service.origin, { configId: widgetId, visitorId })).rejects.toThrow(/visitorId/);
   }
   await expect(connectVisitor(service.origin, { visitorId: 'visitor-eeee' })).rejects.toThrow(/configId/);
+  // Text PostgreSQL cannot store never reaches the widget lookup: ids are plain ASCII or refused.
+  for (const configId of ['cw_\ud800', 'cw_\u0000']) {
+    await expect(connectVisitor(service.origin, { configId, visitorId: 'visitor-eeee' })).rejects.toThrow(/configId/);
+  }
+  await expect(connectVisitor(service.origin, { configId: widgetId, visitorId: 'visitor-\udfff-ee' })).rejects.toThrow(/visitorId/);
 });
 
 test('long-polling works too (the transport a browser falls back to)', async () => {
@@ -86,6 +91,27 @@ test('a cross-origin handshake is refused unless the widget lists the origin in 
     (await connect(listing, 'https://shop.example.com', [...transports])).close();
     (await connect(listing, service.origin, [...transports])).close();
     (await connect(open, 'https://anywhere.example.org', [...transports])).close();
+  }
+});
+
+test('X-Forwarded-Host names this service only when it comes from a TRUST_PROXY address', async () => {
+  // A page on a foreign site claims, through X-Forwarded-Host, that the service is that site.
+  const forged = { origin: 'https://evil.example.net', 'x-forwarded-host': 'evil.example.net' };
+  const elsewhere = await startTestService({ databaseUrl: service.databaseUrl, env: { TRUST_PROXY: '10.9.8.7' } });
+  const here = await startTestService({ databaseUrl: service.databaseUrl, env: { TRUST_PROXY: '127.0.0.1' } });
+  try {
+    const listing = await insertWidget(service, accountId, { allowedOrigins: ['https://shop.example.com'] });
+    for (const transports of [['websocket'], ['polling']] as const) {
+      const connect = (on: TestService) =>
+        connectVisitor(on.origin, { configId: listing, visitorId: 'visitor-proxy' }, { transports: [...transports], extraHeaders: forged });
+      // From 127.0.0.1, which is not the trusted proxy: the header is the client's own claim.
+      await expect(connect(elsewhere)).rejects.toThrow('origin not allowed');
+      // From the trusted proxy, it names the host the browser addressed.
+      (await connect(here)).close();
+    }
+  } finally {
+    await elsewhere.stop();
+    await here.stop();
   }
 });
 

@@ -136,4 +136,21 @@ describe('GET /chat-widget-config', () => {
     expect((await service.request('GET', '/chat-widget-config', { query, headers: { origin: 'https://site.example' } })).status).toBe(200);
     expect((await service.request('GET', '/chat-widget-config', { query, headers: { origin: service.origin } })).status).toBe(200);
   });
+
+  test('X-Forwarded-Host names this service only when it comes from a TRUST_PROXY address', async () => {
+    const { apiKey } = await service.createAccount();
+    const widget = (await service.request('POST', '/chat-widgets', { apiKey, body: { name: 'Shop', settings: SETTINGS } })).body.data;
+    const request = { query: { configId: widget.id }, headers: { origin: 'https://public.example', 'x-forwarded-host': 'public.example' } };
+    const elsewhere = await startTestService({ databaseUrl: service.databaseUrl, env: { TRUST_PROXY: '10.9.8.7' } });
+    const here = await startTestService({ databaseUrl: service.databaseUrl, env: { TRUST_PROXY: '127.0.0.1' } });
+    try {
+      // From 127.0.0.1, which is not the proxy, the header is the client's own claim: a foreign site.
+      expect((await elsewhere.request('GET', '/chat-widget-config', request)).status).toBe(403);
+      // From the proxy, it is the host the browser addressed: this service's own widget page.
+      expect((await here.request('GET', '/chat-widget-config', request)).status).toBe(200);
+    } finally {
+      await elsewhere.stop();
+      await here.stop();
+    }
+  });
 });

@@ -1,8 +1,10 @@
 // What a WhatsApp Cloud API callback body says, as the plain inputs the callback
 // domain functions take. Items that cannot be read are reported, not fatal: the
-// rest of the callback is still applied.
+// rest of the callback is still applied. Text PostgreSQL cannot store (server/input-rules.ts)
+// makes an item unreadable: the provider would retry a failing item forever.
 import { z } from 'zod';
 import { InvalidInputError } from '../../errors.ts';
+import { findInputProblem } from '../../input-rules.ts';
 import { PROVIDER_STATUSES, type StatusUpdate } from './apply-status-update.ts';
 import type { InboundMessage } from './record-inbound-message.ts';
 
@@ -99,16 +101,24 @@ export function readCallbackPayload(json: unknown): CallbackPayload {
         payload.unreadable.push('change without metadata.phone_number_id');
         continue;
       }
+      const inNumberId = findInputProblem(phoneNumberId);
+      if (inNumberId) {
+        payload.unreadable.push(`change: metadata.phone_number_id: ${inNumberId.message}`);
+        continue;
+      }
       const names = new Map<string, string>();
       for (const rawContact of value.contacts ?? []) {
         const contact = ProviderContact.safeParse(rawContact);
-        if (contact.success && contact.data.profile?.name) names.set(contact.data.wa_id, contact.data.profile.name);
+        const inContact = findInputProblem(rawContact);
+        if (inContact) payload.unreadable.push(`contact: ${inContact.message}`);
+        else if (contact.success && contact.data.profile?.name) names.set(contact.data.wa_id, contact.data.profile.name);
       }
       const messages: InboundMessage[] = [];
       for (const rawMessage of value.messages ?? []) {
         const message = ProviderMessage.safeParse(rawMessage);
-        if (!message.success) {
-          payload.unreadable.push(`message: ${message.error.message}`);
+        const inMessage = message.success ? findInputProblem(rawMessage) : undefined;
+        if (!message.success || inMessage) {
+          payload.unreadable.push(`message: ${inMessage?.message ?? message.error!.message}`);
           continue;
         }
         messages.push({
@@ -123,8 +133,9 @@ export function readCallbackPayload(json: unknown): CallbackPayload {
       const statuses: StatusUpdate[] = [];
       for (const rawStatus of value.statuses ?? []) {
         const status = ProviderStatus.safeParse(rawStatus);
-        if (!status.success) {
-          payload.unreadable.push(`status: ${status.error.message}`);
+        const inStatus = status.success ? findInputProblem(rawStatus) : undefined;
+        if (!status.success || inStatus) {
+          payload.unreadable.push(`status: ${inStatus?.message ?? status.error!.message}`);
           continue;
         }
         // Statuses this service does not track (`deleted`, `warning`) are skipped quietly.
