@@ -2,6 +2,7 @@
 // through trpc-to-openapi, as the /v1 REST surface.
 import { router } from '../server/trpc.ts';
 import { apiKeysRouter } from './api-keys/index.ts';
+import { appointmentsRouter } from './appointments/index.ts';
 import { broadcastsRouter } from './broadcasts/index.ts';
 import { chatSessionsRouter } from './chat-sessions/index.ts';
 import { chatWidgetPublicRouter } from './chat-widget-public/index.ts';
@@ -35,6 +36,7 @@ export const appRouter = router({
   broadcasts: broadcastsRouter,
   chatWidgets: chatWidgetsRouter,
   chatWidgetPublic: chatWidgetPublicRouter,
+  appointments: appointmentsRouter,
 });
 
 /** For internal TypeScript apps: `createTRPCClient<AppRouter>(...)`. */

@@ -15,6 +15,7 @@ import { RESET_MONTHLY_CREDITS_TASK, resetMonthlyCreditsCrontab, resetMonthlyCre
 import { SEND_WEBHOOK_DELIVERIES_TASK, sendWebhookDeliveriesCrontab, sendWebhookDeliveriesTask } from './send-webhook-deliveries.ts';
 import { SWEEP_IDEMPOTENCY_KEYS_TASK, sweepIdempotencyKeysCrontab, sweepIdempotencyKeysTask } from './sweep-idempotency-keys.ts';
 import { SYNC_TEMPLATES_TASK, syncTemplatesCrontab, syncTemplatesTask } from './sync-templates.ts';
+import { TYPING_EXPIRED_TASK, typingExpiredTask } from './typing-expired.ts';
 
 export function workerDefinition(services: Services): WorkerDefinition {
   // One outbound client (connection pools, concurrency limits) per worker process.
@@ -36,6 +37,7 @@ export function workerDefinition(services: Services): WorkerDefinition {
       [CHAT_WIDGET_MESSAGE_TASK]: chatWidgetMessageTask(services),
       [SWEEP_IDEMPOTENCY_KEYS_TASK]: sweepIdempotencyKeysTask(services),
       [RELEASE_CREDIT_RESERVATIONS_TASK]: releaseCreditReservationsTask(services),
+      [TYPING_EXPIRED_TASK]: typingExpiredTask(services),
     },
     crontab: [resetMonthlyCreditsCrontab, dailySummariesCrontab, dispatchWebhookEventsCrontab, sendWebhookDeliveriesCrontab, closeChatWindowsCrontab, syncTemplatesCrontab, sweepIdempotencyKeysCrontab, releaseCreditReservationsCrontab].join('\n'),
     close: () => webhookClient.close(),

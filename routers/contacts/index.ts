@@ -1,6 +1,7 @@
 // Contacts: create, look up or page through, update, and list membership.
 import { z } from 'zod';
 import { createContact, ContactCreateInput } from '../../server/contacts/create-contact.ts';
+import { archiveContact, unarchiveContact } from '../../server/contacts/archive-contact.ts';
 import { addContactToList, removeContactFromList } from '../../server/contacts/contact-list-membership.ts';
 import { findContactIdByIdentifier } from '../../server/contacts/find-contact.ts';
 import { listContacts } from '../../server/contacts/list-contacts.ts';
@@ -12,6 +13,14 @@ import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 import { PhoneNumberText } from '../../server/contacts/phone.ts';
 
 const MembershipInput = z.object({ contactId: z.string().optional(), listId: z.string().optional() });
+/** `archived=true|false` in a query string; a boolean over tRPC. */
+const Archived = z
+  .union([z.boolean(), z.enum(['true', 'false'])], { error: 'archived must be true or false' })
+  .optional()
+  .transform((value) => (value === undefined ? undefined : value === true || value === 'true'))
+  .describe('true: page through the archived contacts only; false or absent: the contacts that are not archived.');
+const ContactId = z.object({ contactId: z.string() });
+const ArchiveStateOutput = z.object({ success: z.literal(true), data: z.object({ contactId: z.string(), archived: z.boolean() }) });
 const membershipShapes = { '400': 'text', '401': 'text', '403': 'text', '404': 'message', '500': 'message' } as const;
 
 export const contactsRouter = router({
@@ -32,7 +41,8 @@ export const contactsRouter = router({
         method: 'GET',
         path: '/contacts',
         tags: ['Contacts'],
-        summary: 'Look up a contact by phone number or e-mail; without them, page through contacts with limit/cursor',
+        summary:
+          'Look up a contact by phone number or e-mail (archived ones too); without them, page through contacts with limit/cursor/archived',
       },
       section: 'Contacts',
       access: 'read',
@@ -46,7 +56,7 @@ export const contactsRouter = router({
         '500': 'message',
       },
     })
-    .input(PageInput.extend({ phoneNumber: PhoneNumberText.optional(), email: z.string().optional() }))
+    .input(PageInput.extend({ phoneNumber: PhoneNumberText.optional(), email: z.string().optional(), archived: Archived }))
     .output(
       z.union([
         z.object({ success: z.literal(true), contactId: z.string() }),
@@ -55,7 +65,7 @@ export const contactsRouter = router({
     )
     .query(async ({ ctx, input }) => {
       const lookup = input.phoneNumber !== undefined || input.email !== undefined;
-      if (!lookup && (input.limit !== undefined || input.cursor !== undefined)) {
+      if (!lookup && (input.limit !== undefined || input.cursor !== undefined || input.archived !== undefined)) {
         return { success: true as const, ...(await listContacts(ctx.em, ctx.services.secrets, ctx.account.id, input)) };
       }
       return { success: true as const, contactId: await findContactIdByIdentifier(ctx.services.pool, ctx.account.id, input) };
@@ -97,5 +107,26 @@ export const contactsRouter = router({
     .input(MembershipInput)
     .output(z.object({ success: z.literal(true), message: z.string() }))
     .mutation(async ({ ctx, input }) => ({ success: true as const, ...(await removeContactFromList(ctx.em, ctx.account.id, input)) })),
-});
 
+  archive: accountProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/contacts/{contactId}/archive', tags: ['Contacts'], summary: 'Archive a contact: it leaves GET /contacts pages; lookups still find it' },
+      section: 'Contacts',
+      access: 'write',
+      errorShapes: { '404': 'envelope' },
+    })
+    .input(ContactId)
+    .output(ArchiveStateOutput)
+    .mutation(async ({ ctx, input }) => ({ success: true as const, data: await archiveContact(ctx.em, ctx.account.id, input.contactId) })),
+
+  unarchive: accountProcedure
+    .meta({
+      openapi: { method: 'POST', path: '/contacts/{contactId}/unarchive', tags: ['Contacts'], summary: 'Unarchive a contact (emits Contact Unarchived when it was archived)' },
+      section: 'Contacts',
+      access: 'write',
+      errorShapes: { '404': 'envelope' },
+    })
+    .input(ContactId)
+    .output(ArchiveStateOutput)
+    .mutation(async ({ ctx, input }) => ({ success: true as const, data: await unarchiveContact(ctx.em, ctx.account.id, input.contactId) })),
+});

@@ -1,4 +1,5 @@
-// The paged listing of an account's contacts, oldest first.
+// The paged listing of an account's contacts, oldest first: the unarchived ones, or with
+// `archived` the archived ones only (each listing has its own cursors).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Contact } from '../db/entities/index.ts';
 import { readPage, writePage, type PageInput } from '../pagination.ts';
@@ -9,13 +10,13 @@ export async function listContacts(
   em: EntityManager,
   secrets: Secrets,
   accountId: string,
-  input: PageInput,
+  input: PageInput & { archived?: boolean },
 ): Promise<{ contacts: ContactRecord[]; next_cursor: string | null }> {
-  const scope = `contacts:${accountId}`;
+  const scope = input.archived ? `contacts-archived:${accountId}` : `contacts:${accountId}`;
   const page = readPage(secrets, scope, input);
   const rows = await em.find(
     Contact,
-    { account: accountId, ...(page.after ? { id: { $gt: page.after } } : {}) },
+    { account: accountId, archivedAt: input.archived ? { $ne: null } : null, ...(page.after ? { id: { $gt: page.after } } : {}) },
     { orderBy: { id: 'asc' }, limit: page.limit + 1 },
   );
   const { items, next_cursor } = writePage(secrets, scope, rows, page.limit, (row) => row.id);

@@ -15,7 +15,8 @@ import { CONVERSATION_MESSAGE_COLUMNS, toConversationMessage, type ConversationM
 export const CONVERSATION_PAGE_SIZE = 200;
 
 const SELECT_CONVERSATION = `
-select c.is_bot_typing, w.settings->'allowedOrigins' as allowed_origins,
+-- Typing: the bot's turn, or someone answering through the API until their time runs out.
+select (c.is_bot_typing or coalesce(c.bot_typing_until > now(), false)) as is_bot_typing, w.settings->'allowedOrigins' as allowed_origins,
   coalesce((
     select json_agg(page order by page.created_at, page.id)
     from (

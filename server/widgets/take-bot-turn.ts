@@ -35,8 +35,8 @@ async function chooseReply(em: EntityManager, job: BotTurnJob, settings: WidgetS
 export async function takeBotTurn(em: EntityManager, job: BotTurnJob): Promise<BotTurnOutcome> {
   return em.transactional(async (tx) => {
     // The contact's row lock orders the turns of one visitor's messages.
-    const [contact] = await tx.execute<{ is_bot_active: boolean; is_bot_typing: boolean }[]>(
-      'select is_bot_active, is_bot_typing from contacts where id = ? and account_id = ? for update',
+    const [contact] = await tx.execute<{ is_bot_active: boolean; is_bot_typing: boolean; api_typing: boolean }[]>(
+      'select is_bot_active, is_bot_typing, coalesce(bot_typing_until > now(), false) as api_typing from contacts where id = ? and account_id = ? for update',
       [job.contactId, job.accountId],
     );
     if (!contact) return 'no-contact';
@@ -72,7 +72,8 @@ export async function takeBotTurn(em: EntityManager, job: BotTurnJob): Promise<B
     );
     if (contact.is_bot_typing && latest?.id === job.messageId) {
       await tx.execute('update contacts set is_bot_typing = false where id = ?', [job.contactId]);
-      await publishConversationEvent(tx, { ...target, kind: 'typing', isBotTyping: false });
+      // Someone typing through the API keeps the indicator on (server/widgets/set-typing.ts).
+      if (!contact.api_typing) await publishConversationEvent(tx, { ...target, kind: 'typing', isBotTyping: false });
     }
     return outcome;
   });

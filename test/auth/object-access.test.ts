@@ -48,7 +48,7 @@ const ID_FIELDS: Record<string, IdRule> = {
   whatsappTemplateId: { resource: 'template' },
   webhookId: { resource: 'webhook' },
   sub_account_ids: { resource: 'subAccount' },
-  id: { bySection: { Tasks: 'task', Broadcasts: 'broadcast', 'Sub Accounts': 'subAccount', 'API Keys': 'scopedKey' } },
+  id: { bySection: { Tasks: 'task', Broadcasts: 'broadcast', 'Sub Accounts': 'subAccount', 'API Keys': 'scopedKey', Appointments: 'appointment' } },
   // A path parameter: /tags/{name}.
   name: { bySection: { Tags: 'tag' } },
   instagramId: { notAnObject: "the contact's Instagram id, stored as data" },
@@ -370,6 +370,8 @@ function variantsOf(resource: Resource): Variant[] {
       return [{ label: 'id', value: (owned) => owned.template.id }];
     case 'broadcast':
       return [{ label: 'id', value: (owned) => owned.broadcast!.id }];
+    case 'appointment':
+      return [{ label: 'id', value: (owned) => owned.appointment.id }];
   }
 }
 
@@ -384,6 +386,8 @@ function ownValue(field: IdField, caller: Caller): unknown {
         return own.list.id;
       case 'task':
         return own.task.id;
+      case 'appointment':
+        return own.appointment.id;
       case 'template':
         return own.template.id;
       case 'scopedKey':
@@ -402,6 +406,8 @@ const OTHER_INPUT: Record<string, () => Record<string, unknown>> = {
   'lists.update': () => ({ name: 'taken over' }),
   'tasks.create': () => ({ title: 'spy' }),
   'tasks.update': () => ({ title: 'taken over' }),
+  'appointments.book': () => ({ starts_at: '2030-01-01T09:00:00Z', title: 'spy' }),
+  'messages.typing': () => ({ typing: true }),
   'tags.assign': () => ({ tag: 'spied-on' }),
   'subAccounts.update': () => ({ first_name: 'Mallory' }),
   'usage.updateSubAccount': () => ({ credits: 999_999 }),
@@ -580,6 +586,7 @@ const CLIENT_READS: Array<{ resource: string; procedure: string; input: (owned: 
   { resource: 'list', procedure: 'lists.get', input: (o) => ({ listId: o.list.id }), shows: (o) => o.list.id },
   { resource: 'tag', procedure: 'tags.get', input: (o) => ({ name: o.tag.name }), shows: (o) => o.tag.name },
   { resource: 'task', procedure: 'tasks.get', input: (o) => ({ id: o.task.id }), shows: (o) => o.task.id },
+  { resource: 'appointment', procedure: 'appointments.listForContact', input: (o) => ({ contactId: o.contact.id }), shows: (o) => o.appointment.id },
   { resource: 'chat widget', procedure: 'chatWidgets.get', input: (o) => ({ configId: 'id' in o.chatWidget ? o.chatWidget.id : 'missing' }), shows: (o) => ('id' in o.chatWidget ? o.chatWidget.id : 'missing') },
   { resource: 'webhook', procedure: 'webhooks.list', input: () => ({}), shows: (o) => o.webhook!.name },
   { resource: 'webhook delivery', procedure: 'webhooks.deliveries', input: (o) => ({ webhookId: o.webhook!.name }), shows: (o) => o.webhook!.deliveryIds[0]! },

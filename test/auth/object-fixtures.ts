@@ -20,7 +20,8 @@ export type Resource =
   | 'scopedKey'
   | 'subAccount'
   | 'template'
-  | 'broadcast';
+  | 'broadcast'
+  | 'appointment';
 
 /** Why an object could not be made (a route not served yet): the cases that need it say so. */
 export type Missing = { missing: string };
@@ -31,6 +32,7 @@ export type Owned = {
   list: { id: string };
   tag: { name: string };
   task: { id: string };
+  appointment: { id: string };
   template: { id: string };
   scopedKey: { id: string };
   chatWidget: { id: string } | Missing;
@@ -73,6 +75,7 @@ export async function createOwnObjects(service: TestService, accountId: string, 
   const tagName = `tag-${label}`;
   await post(service, as, '/v1/tags', { tag: tagName, phoneNumber }, 201);
   const taskId = (await post(service, as, '/v1/tasks', { title: label, contactId }, 201)).data.id;
+  const appointmentId = (await post(service, as, `/v1/contacts/${contactId}/appointments`, { starts_at: '2030-01-01T09:00:00Z', title: label }, 201)).data.id;
   const templateId = await addTemplate(service, accountId, { name: `tpl_${label.replaceAll('-', '_')}`, body: 'Hello {{first_name|there}}' });
   const key = await createScopedKey(service.services.orm.em.fork(), service.services.secrets, accountId, {
     label,
@@ -84,6 +87,7 @@ export async function createOwnObjects(service: TestService, accountId: string, 
     list: { id: listId },
     tag: { name: tagName },
     task: { id: taskId },
+    appointment: { id: appointmentId },
     template: { id: templateId },
     scopedKey: { id: key.key.id },
     chatWidget: await createWidget(service, as, label),
@@ -165,6 +169,7 @@ export function identifiersOf(owned: Owned): string[] {
     owned.list.id,
     owned.tag.name,
     owned.task.id,
+    owned.appointment.id,
     owned.template.id,
     owned.scopedKey.id,
     ...widget,

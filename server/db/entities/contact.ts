@@ -28,6 +28,10 @@ export const ContactSchema = defineEntity({
     widgetVisitorId: p.text().nullable(),
     /** True while the bot prepares its turn in this contact's widget conversation. */
     isBotTyping: p.boolean().default(false),
+    /** Until when someone typing through the API shows the visitor the typing indicator (POST /contacts/{id}/typing). */
+    botTypingUntil: p.datetime().nullable(),
+    /** Set while the contact is archived: out of GET /contacts pages, still found by lookups. */
+    archivedAt: p.datetime().nullable(),
     createdAt: p.datetime().defaultRaw('now()'),
     updatedAt: p.datetime().defaultRaw('now()').onUpdate(() => new Date()),
   },
@@ -41,6 +45,9 @@ export const ContactSchema = defineEntity({
     { properties: ['account', 'id'], name: 'contacts_account_id_id_index' },
     // The window-closing job reads the windows that are due.
     { properties: ['chatWindowExpiresAt'], name: 'contacts_chat_window_expires_at_index' },
+    // GET /contacts pages: the unarchived ones by default, the archived ones on request.
+    { properties: ['account', 'id'], name: 'contacts_account_id_id_unarchived_index', where: 'archived_at is null' },
+    { properties: ['account', 'id'], name: 'contacts_account_id_id_archived_index', where: 'archived_at is not null' },
   ],
 });
 

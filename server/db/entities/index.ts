@@ -1,4 +1,5 @@
 import { AccountSchema } from './account.ts';
+import { AppointmentSchema } from './appointment.ts';
 import { MessagingConnectionSchema } from './messaging-connection.ts';
 import { MessageTemplateSchema } from './message-template.ts';
 import { BroadcastRecipientSchema } from './broadcast-recipient.ts';
@@ -24,6 +25,7 @@ import { WebhookSubscriptionSchema } from './webhook-subscription.ts';
 
 // Each entity is a class (usable as value and as type) registered on its schema.
 export { Account, AccountSchema } from './account.ts';
+export { Appointment, AppointmentSchema } from './appointment.ts';
 export { MessagingConnection, MessagingConnectionSchema } from './messaging-connection.ts';
 export { MessageTemplate, MessageTemplateSchema } from './message-template.ts';
 export { BroadcastRecipient, BroadcastRecipientSchema } from './broadcast-recipient.ts';
@@ -71,4 +73,5 @@ export const entities = [
   BroadcastSchema,
   BroadcastRecipientSchema,
   ChatWidgetSchema,
+  AppointmentSchema,
 ];

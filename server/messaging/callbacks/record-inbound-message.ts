@@ -4,6 +4,7 @@
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
 import { Contact, Message } from '../../db/entities/index.ts';
 import { ConflictError } from '../../errors.ts';
+import { unarchiveOnInbound } from '../../contacts/archive-contact.ts';
 import { createContact } from '../../contacts/create-contact.ts';
 import { normalisePhoneNumber } from '../../contacts/phone.ts';
 import { recordMessage } from '../../messages/record-message.ts';
@@ -43,6 +44,7 @@ export async function recordInboundMessage(em: EntityManager, accountId: string,
       if (await tx.count(Message, { providerMessageId: inbound.providerMessageId })) return { recorded: false, reason: 'duplicate' } as const;
 
       const { contactId, created } = await findOrCreateContact(tx, accountId, phoneNumber, inbound.profileName);
+      await unarchiveOnInbound(tx, accountId, contactId);
       const recorded = await recordMessage(tx, accountId, {
         contactId,
         direction: 'inbound',
