@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { Server, type Socket } from 'socket.io';
+import { requestHost, trustedProxy, type TrustedProxy } from '../http/trusted-proxy.ts';
 import type { Services } from '../services.ts';
 import { couldBeWidgetId } from '../widgets/widget-record.ts';
 import type { ConversationEvent } from './conversation-events.ts';
@@ -50,8 +51,9 @@ export function createWidgetGateway(services: Services): WidgetGateway {
     maxHttpBufferSize: 64 * 1024,
   });
 
+  const trust = trustedProxy(services.config.TRUST_PROXY);
   io.use((socket, next) => {
-    authorizeHandshake(services, socket).then(
+    authorizeHandshake(services, trust, socket).then(
       ({ widgetId, visitorId }) => {
         socket.data = { widgetId, visitorId };
         void socket.join(conversationRoom(widgetId, visitorId));
@@ -106,7 +108,7 @@ function emitToRoom(room: ReturnType<Server['to']>, event: ConversationEvent) {
   else room.emit('read', { messageSids: event.messageSids });
 }
 
-async function authorizeHandshake(services: Services, socket: Socket): Promise<{ widgetId: string; visitorId: string }> {
+async function authorizeHandshake(services: Services, trust: TrustedProxy, socket: Socket): Promise<{ widgetId: string; visitorId: string }> {
   const auth = (socket.handshake.auth ?? {}) as Record<string, unknown>;
   const { configId, visitorId } = auth;
   if (!couldBeWidgetId(configId)) {
@@ -122,30 +124,24 @@ async function authorizeHandshake(services: Services, socket: Socket): Promise<{
   const widget = rows[0];
   if (!widget) throw new HandshakeRefusedError('unknown chat widget');
   const origin = socket.handshake.headers.origin;
-  if (origin && !originAllowed(origin, socket.handshake.headers, widget.settings, services.config.TRUST_PROXY)) {
+  if (origin && !originAllowed(origin, requestHost(socket.request, trust), widget.settings)) {
     throw new HandshakeRefusedError('origin not allowed for this chat widget');
   }
   return { widgetId: configId, visitorId };
 }
 
 /**
- * The widget page is served from this origin; another origin may connect only when the
- * widget's `settings.allowedOrigins` lists it (absent: any origin).
+ * The widget page is served from this origin (`host`, as the client addressed it); another
+ * origin may connect only when the widget's `settings.allowedOrigins` lists it (absent: any origin).
  */
-function originAllowed(
-  origin: string,
-  headers: IncomingMessage['headers'],
-  settings: Record<string, unknown> | null,
-  trustProxy: unknown,
-): boolean {
+function originAllowed(origin: string, host: string | undefined, settings: Record<string, unknown> | null): boolean {
   let originHost: string;
   try {
     originHost = new URL(origin).host;
   } catch {
     return false;
   }
-  const forwardedHost = trustProxy ? String(headers['x-forwarded-host'] ?? '').split(',')[0]?.trim() : '';
-  if (originHost === headers.host || (forwardedHost && originHost === forwardedHost)) return true;
+  if (host && originHost === host.toLowerCase()) return true;
   const allowed = settings?.allowedOrigins;
   if (!Array.isArray(allowed)) return true;
   return allowed.some((entry) => typeof entry === 'string' && normalizeOrigin(entry) === normalizeOrigin(origin));
