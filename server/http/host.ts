@@ -22,6 +22,7 @@ import { registerRequestIds, requestIdFor, setRequestIdHeader } from './request-
 import { observeRequest } from '../metrics/http-metrics.ts';
 import type { TlsMaterial } from './tls.ts';
 import { registerTrpcHttp } from './trpc-http.ts';
+import { pathForLog } from './widget-pages.ts';
 
 /** Request bodies larger than this get 413 (documented in README). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -111,7 +112,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
   app.addHook('onResponse', (request, reply, done) => {
     if (accessLog.isLevelEnabled('info')) {
       accessLog.info(
-        { requestId: request.id, method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
+        { requestId: request.id, method: request.method, path: pathForLog(request.url.split('?')[0]), status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
         'request',
       );
     }

@@ -72,7 +72,7 @@ const RATE_LIMIT_HEADERS: Json = {
   },
   'RateLimit-Policy': { description: 'The budgets that count this request: quota and window per policy.', schema: { type: 'string' } },
 };
-const RETRY_AFTER_HEADER: Json = {
+export const RETRY_AFTER_HEADER: Json = {
   'Retry-After': { description: 'Seconds until the rate-limit window resets.', required: true, schema: { type: 'integer', minimum: 1 } },
 };
 
