@@ -82,7 +82,7 @@ export const chatWidgetsRouter = router({
       errorShapes: { '404': 'envelope' },
     })
     .input(ConfigId)
-    .output(z.object({ success: z.literal(true), data: z.object({ identity_secret: z.string().startsWith('wis_') }) }))
+    .output(z.object({ success: z.literal(true), data: z.object({ identity_secret: z.string().regex(/^wis_/) }) }))
     .mutation(async ({ ctx, input }) => ({ success: true as const, data: await rotateIdentitySecret(ctx.em, ctx.services.secrets, ctx.account.id, input.configId) })),
 
   onConversationEvent: conversationEventsProcedure,

@@ -100,6 +100,17 @@ const API_KEY_PARAMETER = {
   schema: { type: 'string' },
 };
 
+/** Every public (chat widget) operation takes the visitor's identity token (server/widgets/visitor-identity.ts). */
+const VISITOR_IDENTITY_PARAMETER = {
+  name: 'X-Visitor-Identity',
+  in: 'header',
+  required: false,
+  description:
+    "An HS256 JWT the site's back end signed with the widget's identity secret (`sub`, optional `email` and `name`, `exp` at most 24 hours ahead). " +
+    'Checked when the widget\'s `settings.identityVerification` is `optional` or `required`; the verified `sub` names the visitor instead of `fromId`.',
+  schema: { type: 'string' },
+};
+
 /** Optional on every authenticated POST (server/idempotency/idempotent-call.ts). */
 const IDEMPOTENCY_KEY_PARAMETER = {
   name: 'Idempotency-Key',
@@ -233,7 +244,10 @@ export function buildOpenApiDocument(
     }
     entry.parameters = parameters;
     // Public operations (the chat widget's) say outright that they take no credentials.
-    if (isPublic) entry.security = [];
+    if (isPublic) {
+      entry.security = [];
+      parameters.push(VISITOR_IDENTITY_PARAMETER);
+    }
 
     // Rules the domain enforces beyond each field's own schema (at least one field, exactly one identifier).
     if (meta.bodyConstraints && bodySchema) Object.assign(bodySchema, meta.bodyConstraints);
