@@ -4,6 +4,10 @@
 // another conversation. Every API process hears every conversation event (PostgreSQL
 // LISTEN/NOTIFY) and emits it to the sockets it holds, so it does not matter which process
 // stored the message or which one the visitor is connected to.
+// A handshake is a public widget request like the others: counted against the client
+// address, and for a widget with identity verification it carries the visitor's token
+// (`auth.identityToken`, or the X-Visitor-Identity header), whose user then names the room.
+// Open sockets are capped per visitor and per address in the process that holds them.
 import { createServer, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
@@ -70,7 +74,7 @@ export function createWidgetGateway(services: Services): WidgetGateway {
       ({ widgetId, visitorId, address, expiresAt }) => {
         const release = open.take(`${widgetId}:${visitorId}`, address);
         if (!release) return next(new HandshakeRefusedError('too many open chat sockets', { status: 429 }));
-        // A verified visitor's socket lasts as long as their token; the page reconnects with a fresh one.
+        // A verified visitor's socket lasts as long as their token is accepted, so reconnecting with it then fails; the page reconnects with a fresh one.
         const expiry = expiresAt === null ? null : setTimeout(() => socket.disconnect(true), Math.max(0, expiresAt * 1000 - Date.now()));
         expiry?.unref();
         const closed = () => {
@@ -166,7 +170,7 @@ async function authorizeHandshake(services: Services, trust: TrustedProxy, socke
     throw error;
   }
   if (!visitor) throw new HandshakeRefusedError('visitorId must be 8 to 128 letters, digits, "-" or "_"');
-  return { widgetId: configId, visitorId: visitor.key, address, expiresAt: visitor.verified?.expiresAt ?? null };
+  return { widgetId: configId, visitorId: visitor.key, address, expiresAt: visitor.verified?.acceptedUntil ?? null };
 }
 
 /**

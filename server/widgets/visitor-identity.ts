@@ -27,7 +27,13 @@ const MAX_TOKEN_LENGTH = 4096;
 const MAX_SUB_LENGTH = 200;
 
 /** A verified site user: their key among the widget's visitors is `sub:<sub>`, which no browser-chosen id can be. */
-export type VerifiedVisitor = { sub: string; email: string | null; name: string | null; expiresAt: number };
+export type VerifiedVisitor = {
+  sub: string;
+  email: string | null;
+  name: string | null;
+  /** Until when (seconds since 1970) the token is accepted: its `exp` and the clock tolerance. */
+  acceptedUntil: number;
+};
 
 /** Whom a public request speaks for: the contact's visitor key, and the verified user when there is one. */
 export type WidgetVisitor = { key: string; verified: VerifiedVisitor | null };
@@ -94,7 +100,7 @@ export async function verifyVisitorToken(secrets: Secrets, sealedSecret: string 
   }
   const sub = payload.sub!;
   if (sub.length === 0 || sub.length > MAX_SUB_LENGTH) throw new VisitorIdentityError('Invalid visitor identity token: sub must be 1 to 200 characters');
-  return { sub, email: optionalText(payload.email, 320), name: optionalText(payload.name, 200), expiresAt: payload.exp! };
+  return { sub, email: optionalText(payload.email, 320), name: optionalText(payload.name, 200), acceptedUntil: payload.exp! + CLOCK_TOLERANCE_SECONDS };
 }
 
 /**
