@@ -23,6 +23,8 @@ import { observeRequest } from '../metrics/http-metrics.ts';
 import type { TlsMaterial } from './tls.ts';
 import { registerTrpcHttp } from './trpc-http.ts';
 import { pathForLog } from './widget-pages.ts';
+import { clientAddress } from './client-address.ts';
+import { trustedProxy } from './trusted-proxy.ts';
 
 /** Request bodies larger than this get 413 (documented in README). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -246,7 +248,8 @@ export function attachUpgrades(app: FastifyInstance, services: Services, router:
         method: 'GET',
         query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
         headers: req.headers,
-        ip: req.socket.remoteAddress ?? '',
+        // As fastify's request.ip: X-Forwarded-For only from TRUST_PROXY (the widget's per-address limits count it).
+        ip: clientAddress(req, trustedProxy(services.config.TRUST_PROXY)),
       });
     },
     keepAlive: { enabled: true, pingMs: 30_000, pongWaitMs: 5_000 },
