@@ -7,7 +7,7 @@
 // The chain is SQL an endpoint puts into the statement it runs anyway, so counting costs
 // no round trip of its own.
 import type pg from 'pg';
-import { RateLimitedError } from '../errors.ts';
+import { ApiError, RateLimitedError } from '../errors.ts';
 import { countRateLimitRefusal } from '../metrics/registry.ts';
 import { WINDOW_SECONDS } from '../rate-limit/limits.ts';
 
@@ -85,4 +85,20 @@ export async function countVisitorRequest(
     values: [...conditionValues, ...counting.values],
   });
   refuseUncounted(rows[0]!);
+}
+
+/**
+ * Runs a check that comes before the request's counting statement (an identity token's);
+ * when it refuses with 401, the request still counts against its client address, so
+ * refusals cannot be asked for without end: the 401 stands, or 429 once the address is over.
+ */
+export async function countingRefusals<T>(pool: pg.Pool, address: string, limit: number, check: () => Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      await countVisitorRequest(pool, 'count-refused-widget-request', [addressBucket(address, limit)]);
+    }
+    throw error;
+  }
 }

@@ -11,7 +11,7 @@ import { NotFoundError } from '../errors.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { CONVERSATION_MESSAGE_COLUMNS, toConversationMessage, type ConversationMessageRow } from './conversation-message.ts';
-import { addressBucket, countBucketsSql, refuseUncounted, type CountedRow } from './count-visitor-requests.ts';
+import { addressBucket, countBucketsSql, refuseUncounted, type CountedRow, countingRefusals } from './count-visitor-requests.ts';
 import { checkWidgetVisitor, visitorBeforeStatement, type VisitorRequest } from './visitor-identity.ts';
 
 /**
@@ -52,7 +52,9 @@ type ConversationRow = CountedRow & { settings: { allowedOrigins?: unknown } | n
 export type PollDeps = { pool: pg.Pool; secrets: Secrets; limits: PollLimits };
 
 export async function listConversationMessages({ pool, secrets, limits }: PollDeps, query: ConversationQuery, request: VisitorRequest): Promise<Conversation> {
-  const visitor = await visitorBeforeStatement(pool, secrets, query.widgetId, query.visitorId, request.identityToken);
+  const visitor = await countingRefusals(pool, request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE, () =>
+    visitorBeforeStatement(pool, secrets, query.widgetId, query.visitorId, request.identityToken),
+  );
   const counting = countBucketsSql(
     [
       addressBucket(request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE),

@@ -10,7 +10,7 @@ import { emit } from '../events/emit.ts';
 import { publishConversationEvent } from '../realtime/conversation-events.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
-import { addressBucket, countVisitorRequest } from './count-visitor-requests.ts';
+import { addressBucket, countVisitorRequest, countingRefusals } from './count-visitor-requests.ts';
 import type { ConversationQuery } from './list-conversation-messages.ts';
 import { checkWidgetVisitor, visitorBeforeStatement, type VisitorRequest } from './visitor-identity.ts';
 import { readSettings } from './widget-settings.ts';
@@ -34,7 +34,9 @@ export async function markConversationRead(
   query: Omit<ConversationQuery, 'after'>,
   request: VisitorRequest,
 ): Promise<string[]> {
-  const visitor = await visitorBeforeStatement(pool, secrets, query.widgetId, query.visitorId, request.identityToken);
+  const visitor = await countingRefusals(pool, request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE, () =>
+    visitorBeforeStatement(pool, secrets, query.widgetId, query.visitorId, request.identityToken),
+  );
   // Counted before the transaction, which a refusal would otherwise roll the count back with.
   await countVisitorRequest(pool, 'count-widget-read-receipt', [
     addressBucket(request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE),

@@ -11,6 +11,7 @@ import { InvalidInputError, MissingParametersError, NotFoundError } from '../err
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { countVisitorMessage, type MessageLimits } from './count-visitor-messages.ts';
+import { countingRefusals } from './count-visitor-requests.ts';
 import { findOrCreateVisitorContact, WIDGET_CHANNEL } from './find-or-create-visitor.ts';
 import { storeVisitorMessage } from './sql/store-visitor-message.ts';
 import { resolveWidgetVisitor, type VisitorRequest, type WidgetIdentity } from './visitor-identity.ts';
@@ -72,7 +73,9 @@ export async function receiveVisitorMessage(
   if (!widget) throw new NotFoundError('Chat widget not found');
   refuseForeignOrigin(request, readSettings(widget.settings));
   // A verified user is one contact whatever visitor id this device sends.
-  const visitor = (await resolveWidgetVisitor(secrets, widget, customData.fromId, request.identityToken))!;
+  const visitor = (await countingRefusals(pool, request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE, () =>
+    resolveWidgetVisitor(secrets, widget, customData.fromId, request.identityToken),
+  ))!;
   const visitorId = visitor.key;
   if (customData.mediaContentType && !customData.mediaUrl) {
     throw new InvalidInputError('customData.mediaUrl is required with mediaContentType', { details: [{ path: 'customData.mediaUrl', message: 'is required with mediaContentType' }] });

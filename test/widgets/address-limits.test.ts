@@ -100,6 +100,22 @@ describe('every public endpoint is limited per client address (WIDGET_REQUESTS_P
   });
 });
 
+test('requests refused for an identity token that does not verify count against the address too', async () => {
+  await waitForFreshWindow(service.services.pool, 15);
+  const { apiKey, userId } = await service.createAccount();
+  const created = await service.request('POST', '/chat-widgets', { apiKey, body: { name: 'Site', settings: { identityVerification: 'optional' } } });
+  const widget = { id: created.body.data.id, userId };
+  const ip = address();
+  const forged = { ...from(ip), 'x-visitor-identity': 'not-a-token' };
+  const attempts = [
+    () => service.request('POST', '/incoming-chat-widget-message', { query: { userId }, body: { customData: { body: 'hi', fromId: visitor(), toId: widget.id } }, headers: forged }),
+    () => service.request('GET', '/chat-widget-messages', { query: { fromId: visitor(), toId: widget.id }, headers: forged }),
+    () => service.request('POST', '/update-message-read-status', { body: { fromId: visitor(), toId: widget.id }, headers: forged }),
+  ];
+  for (let i = 0; i < 8; i += 1) expect((await attempts[i % 3]!()).status, `attempt ${i + 1}`).toBe(401);
+  for (const attempt of attempts) expectRateLimited(await attempt(), 'a refused token past the budget');
+});
+
 describe('POST /incoming-chat-widget-message per address and widget', () => {
   test('WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE new visitor ids, then 429 and no contact; known visitors and other addresses still pass', async () => {
     await waitForFreshWindow(service.services.pool, 15);
