@@ -1,4 +1,5 @@
-// A widget visitor's contact: known by widget and visitor id, with no phone number. The
+// A widget visitor's contact: known by widget and visitor key (the browser's visitor id, or
+// `sub:<sub>` for a user the site verified), with no phone number. The
 // unique (chat_widget_id, widget_visitor_id) constraint makes two first messages at once
 // create one contact: the second insert waits for the first and then finds its row.
 import type pg from 'pg';

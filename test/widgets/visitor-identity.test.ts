@@ -124,6 +124,10 @@ describe('identityVerification: required', () => {
     const calls = await everyPublicCall(widget, visitor(), await sign(widget.secret, { sub: 'user-ok' }));
     expect([calls.config.status, calls.message.status, calls.poll.status, calls.read.status]).toEqual([200, 200, 200, 200]);
     expect(calls.socket).toBe('connected');
+    // The socket may carry the token as the header instead (clients that can set one).
+    const token = await sign(widget.secret, { sub: 'user-ok' });
+    const byHeader = await connectVisitor(service.origin, { configId: widget.id }, { extraHeaders: { 'x-visitor-identity': token } });
+    byHeader.close();
   });
 });
 
