@@ -83,6 +83,20 @@ export const configSchema = z.object({
   OIDC_AUDIENCE: z.string().min(1).optional(),
   /** Where the identity provider publishes its signing keys. */
   OIDC_JWKS_URL: url.optional(),
+  /** New visitor ids (first messages) one client address may bring to one chat widget per minute; then 429. */
+  WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(20),
+  /** Visitor messages one client address may send to one chat widget per minute, whatever visitor ids it uses. */
+  WIDGET_MESSAGES_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(100),
+  /** Requests of any kind one client address may make to the chat widgets' public endpoints, pages and socket handshakes per minute. */
+  WIDGET_REQUESTS_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** Conversation polls (GET /chat-widget-messages) per visitor and widget per minute. */
+  WIDGET_POLLS_PER_VISITOR_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+  /** Read receipts (POST /update-message-read-status) per visitor and widget per minute. */
+  WIDGET_READS_PER_VISITOR_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  /** Open chat-widget sockets per visitor, per API process. */
+  WIDGET_SOCKETS_PER_VISITOR: z.coerce.number().int().min(1).default(5),
+  /** Open chat-widget sockets per client address, per API process. */
+  WIDGET_SOCKETS_PER_IP: z.coerce.number().int().min(1).default(50),
   /** `development` adds what failed as `details` to the chat-widget endpoints' 500 answers; any other value never does. */
   NODE_ENV: z.string().min(1).optional(),
   /** fatal, error, warn, info, debug, trace or silent. */

@@ -17,6 +17,17 @@ export type WorkerDefinition = {
 };
 
 /**
+ * Graphile Worker logs the whole job with each task's outcome; a payload can name a person
+ * (a visitor, a phone number), so the log keeps what identifies the job and not what it carries.
+ */
+export function withoutJobPayload(meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  const job = meta?.job as Record<string, unknown> | undefined;
+  if (!job || typeof job !== 'object') return meta;
+  const { id, task_identifier, attempts, max_attempts, key, run_at } = job;
+  return { ...meta, job: { id, task_identifier, attempts, max_attempts, key, run_at } };
+}
+
+/**
  * The worker gets its own small pool: the ORM's pool parses timestamps as text,
  * which Graphile Worker's cron bookkeeping does not expect.
  */
@@ -47,7 +58,7 @@ export async function startWorker(services: Services, definition: WorkerDefiniti
       return;
     }
     const method = level === 'warning' ? 'warn' : level === 'error' ? 'error' : level === 'debug' ? 'debug' : 'info';
-    log[method]({ ...scope, ...meta }, message);
+    log[method]({ ...scope, ...withoutJobPayload(meta) }, message);
   });
   // Jobs of worker processes that died (SIGKILL, a lost machine) are handed on in seconds.
   const liveness = createWorkerLiveness({ databaseUrl: services.databaseUrl, pool, log });

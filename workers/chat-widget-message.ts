@@ -12,7 +12,6 @@ const Payload = z.object({
   accountId: z.string().min(1),
   widgetId: z.string().min(1),
   contactId: z.string().min(1),
-  visitorId: z.string().min(1),
   messageId: z.string().min(1),
   firstOfSession: z.boolean(),
 });

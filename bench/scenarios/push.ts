@@ -30,7 +30,14 @@ async function api(origin: string, method: string, pathname: string, apiKey: str
 export async function runPushScenario(settings: Settings, databaseUrl: string, apiKey: string): Promise<ScenarioResult> {
   // ROLE=api: the visitor's own message is pushed by the request's transaction; no worker
   // runs, so the bot's replies queue up instead of adding load to this figure.
-  const service = await startApiProcess(databaseUrl);
+  // Every simulated visitor connects from loopback: the per-address widget limits would see one client.
+  const oneAddressForAll = '1000000';
+  const service = await startApiProcess(databaseUrl, {
+    WIDGET_REQUESTS_PER_IP_PER_MINUTE: oneAddressForAll,
+    WIDGET_MESSAGES_PER_IP_PER_MINUTE: oneAddressForAll,
+    WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: oneAddressForAll,
+    WIDGET_SOCKETS_PER_IP: oneAddressForAll,
+  });
   const relayPort = await freePort();
   const relay = await startNode(
     'bench/push/bare-relay.ts',

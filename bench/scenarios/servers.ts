@@ -16,8 +16,8 @@ function cpuProfileArgs(variable: 'BENCH_API_CPU_PROF' | 'BENCH_BARE_CPU_PROF'):
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
-/** `node server/main.ts` with ROLE=api on the database; resolves when it prints its URL. */
-export async function startApiProcess(databaseUrl: string): Promise<StartedServer> {
+/** `node server/main.ts` with ROLE=api on the database (and `env` besides); resolves when it prints its URL. */
+export async function startApiProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<StartedServer> {
   const dataDir = await tempDir('api');
   const port = await freePort();
   const process = await startNode(
@@ -30,6 +30,7 @@ export async function startApiProcess(databaseUrl: string): Promise<StartedServe
       SECRET_KEY: BENCH_SECRET_KEY,
       LOG_LEVEL: 'warn',
       ROLE: 'api',
+      ...env,
     },
     /listening on (https:\/\/\S+)/,
     undefined,

@@ -5,18 +5,32 @@
 import { z, ZodError } from 'zod';
 import { ApiError, describeZodError, INTERNAL_ERROR_MESSAGE, InvalidInputError } from '../../server/errors.ts';
 import { sweepOldWindows } from '../../server/rate-limit/count-requests.ts';
+import type { Services } from '../../server/services.ts';
 import type { RequestInfo } from '../../server/trpc.ts';
 import { publicProcedure, router } from '../../server/trpc.ts';
-import type { RequestOrigin } from '../../server/widgets/check-widget-origin.ts';
 import { listConversationMessages } from '../../server/widgets/list-conversation-messages.ts';
 import { markConversationRead } from '../../server/widgets/mark-conversation-read.ts';
 import { readPublicWidgetConfig } from '../../server/widgets/read-public-widget-config.ts';
 import { receiveVisitorMessage, VisitorId, VisitorMessageInput, WidgetId } from '../../server/widgets/receive-visitor-message.ts';
+import { identityTokenOf, VISITOR_IDENTITY_HEADER, type VisitorRequest } from '../../server/widgets/visitor-identity.ts';
 
-function originOf(request: RequestInfo): RequestOrigin {
+/** The request as the widget domain sees it; widget traffic counts in rate_counters too, so it also clears out old windows (at most once a minute). */
+function visitorRequestOf(ctx: { request: RequestInfo; services: Services }): VisitorRequest {
+  sweepOldWindows(ctx.services.pool, ctx.services.log);
+  const { request } = ctx;
   const origin = request.headers.origin;
-  return { origin: typeof origin === 'string' ? origin : undefined, host: request.host };
+  return {
+    origin: typeof origin === 'string' ? origin : undefined,
+    host: request.host,
+    // fastify's request.ip: X-Forwarded-For only from TRUST_PROXY addresses.
+    address: request.ip,
+    identityToken: identityTokenOf(request.headers[VISITOR_IDENTITY_HEADER]),
+  };
 }
+
+const LIMITS_NOTE =
+  ' Every public widget call counts against the client address (WIDGET_REQUESTS_PER_IP_PER_MINUTE, 429 with Retry-After).' +
+  ' With `settings.identityVerification` `required`, a call without a valid X-Visitor-Identity token answers 401; an invalid token is 401 with `optional` too.';
 
 /** The incoming message's 400 says which field failed as `details` too (spec: 400 `{error, details}`). */
 const detailedInputErrors = publicProcedure.use(async ({ next, getRawInput }) => {
@@ -78,16 +92,20 @@ const PublicConfigOutput = z.object({
 export const chatWidgetPublicRouter = router({
   config: publicProcedure
     .meta({
-      openapi: { method: 'GET', path: '/chat-widget-config', tags: ['Chat Widget'], summary: "A chat widget's public configuration (no credentials)", protect: false },
+      openapi: { method: 'GET', path: '/chat-widget-config', tags: ['Chat Widget'], summary: "A chat widget's public configuration (no credentials)", description: LIMITS_NOTE.trim(), protect: false },
       section: 'Chat Widget',
       access: 'read',
-      errorShapes: { default: 'successError', '403': 'successError', '404': 'successError' },
+      errorShapes: { default: 'successError', '401': 'error', '403': 'successError', '404': 'successError', '429': 'envelope' },
     })
     .input(z.object({ configId: z.string().min(1, 'must not be empty') }))
     .output(PublicConfigOutput)
     .query(async ({ ctx, input }) => ({
       success: true as const,
-      data: await readPublicWidgetConfig(ctx.services.pool, input.configId, originOf(ctx.request)),
+      data: await readPublicWidgetConfig(
+        { pool: ctx.services.pool, secrets: ctx.services.secrets, limits: ctx.services.config },
+        input.configId,
+        visitorRequestOf(ctx),
+      ),
     })),
 
   incomingMessage: detailedInputErrors
@@ -99,21 +117,26 @@ export const chatWidgetPublicRouter = router({
         summary: "A visitor's message from the chat widget (no credentials; `userId` names the widget's owner)",
         description:
           'Stores the message on the visitor\'s contact (created with the first message), and queues the bot\'s turn; `messageId` is the stored message\'s id, which also keys the queued job. ' +
-          'Limits: 20 messages per minute per visitor and 600 per minute per widget (429 with Retry-After); body text up to 4,000 characters.',
+          'Limits: 20 messages per minute per visitor and 600 per minute per widget; per client address and widget, WIDGET_MESSAGES_PER_IP_PER_MINUTE messages and WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE new visitor ids (429 with Retry-After); body text up to 4,000 characters.' +
+          LIMITS_NOTE +
+          ' A verified visitor is one contact and one conversation whatever `fromId` each device sends.',
         protect: false,
       },
       section: 'Chat Widget',
       access: 'write',
       queryFields: ['userId'],
-      errorShapes: { default: 'error', '400': 'errorDetails', '403': 'error', '404': 'error', '405': 'error', '429': 'error' },
+      errorShapes: { default: 'error', '400': 'errorDetails', '401': 'error', '403': 'error', '404': 'error', '405': 'error', '429': 'error' },
     })
     .input(VisitorMessageInput)
     .output(z.object({ success: z.literal(true), messageId: z.string() }))
     .mutation(async ({ ctx, input }) => {
       const ownerId = input.userId ?? ctx.request.query.get('userId') ?? undefined;
-      // Widget traffic counts in rate_counters too, so it also clears out old windows (at most once a minute).
-      sweepOldWindows(ctx.services.pool, ctx.services.log);
-      const received = await receiveVisitorMessage(ctx.services.pool, ownerId || undefined, input, originOf(ctx.request));
+      const received = await receiveVisitorMessage(
+        { pool: ctx.services.pool, secrets: ctx.services.secrets, limits: ctx.services.config },
+        ownerId || undefined,
+        input,
+        visitorRequestOf(ctx),
+      );
       return { success: true as const, messageId: received.messageId };
     }),
 
@@ -124,12 +147,15 @@ export const chatWidgetPublicRouter = router({
         path: '/chat-widget-messages',
         tags: ['Chat Widget'],
         summary: "A visitor's conversation with a widget, oldest first (no credentials)",
-        description: 'All chat sessions, at most 200 messages per answer: the oldest ones after `after`; ask again with the last timestamp for more.',
+        description:
+          'All chat sessions, at most 200 messages per answer: the oldest ones after `after`; ask again with the last timestamp for more. ' +
+          'Limit: WIDGET_POLLS_PER_VISITOR_PER_MINUTE polls per visitor.' +
+          LIMITS_NOTE,
         protect: false,
       },
       section: 'Chat Widget',
       access: 'read',
-      errorShapes: { default: 'error', '403': 'error', '404': 'error', '500': 'errorDetails' },
+      errorShapes: { default: 'error', '401': 'error', '403': 'error', '404': 'error', '429': 'envelope', '500': 'errorDetails' },
     })
     .input(
       ConversationInput.extend({
@@ -143,9 +169,9 @@ export const chatWidgetPublicRouter = router({
     .output(z.object({ messages: z.array(ConversationMessageOutput), isBotTyping: z.boolean() }))
     .query(({ ctx, input }) =>
       listConversationMessages(
-        ctx.services.pool,
+        { pool: ctx.services.pool, secrets: ctx.services.secrets, limits: ctx.services.config },
         { widgetId: input.toId, visitorId: input.fromId, after: input.after === undefined ? undefined : Number(input.after) },
-        originOf(ctx.request),
+        visitorRequestOf(ctx),
       ),
     ),
 
@@ -156,17 +182,25 @@ export const chatWidgetPublicRouter = router({
         path: '/update-message-read-status',
         tags: ['Chat Widget'],
         summary: "Mark the messages sent to a visitor read (no credentials)",
-        description: 'Every unread outbound message of the conversation becomes `read`; one Reads event per call that changed something.',
+        description:
+          'Every unread outbound message of the conversation becomes `read`; one Reads event per call that changed something. ' +
+          'Limit: WIDGET_READS_PER_VISITOR_PER_MINUTE calls per visitor.' +
+          LIMITS_NOTE,
         protect: false,
       },
       section: 'Chat Widget',
       access: 'write',
-      errorShapes: { default: 'error', '403': 'error', '404': 'error', '500': 'errorDetails' },
+      errorShapes: { default: 'error', '401': 'error', '403': 'error', '404': 'error', '429': 'envelope', '500': 'errorDetails' },
     })
     .input(ConversationInput)
     .output(z.object({ success: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
-      await markConversationRead(ctx.services.orm.em.fork(), { widgetId: input.toId, visitorId: input.fromId }, originOf(ctx.request));
+      const { services } = ctx;
+      await markConversationRead(
+        { em: services.orm.em.fork(), pool: services.pool, secrets: services.secrets, limits: services.config },
+        { widgetId: input.toId, visitorId: input.fromId },
+        visitorRequestOf(ctx),
+      );
       return { success: true as const };
     }),
 });

@@ -7,6 +7,7 @@ import { createWidget } from '../../server/widgets/create-widget.ts';
 import { deleteWidget } from '../../server/widgets/delete-widget.ts';
 import { getWidget, listWidgets } from '../../server/widgets/find-widget.ts';
 import { updateWidget } from '../../server/widgets/update-widget.ts';
+import { rotateIdentitySecret } from '../../server/widgets/rotate-identity-secret.ts';
 import { currentWidgetOtp } from '../../server/widgets/widget-otp.ts';
 import { ChatWidgetCreateInput, ChatWidgetUpdateInput, WidgetSettings } from '../../server/widgets/widget-settings.ts';
 import { SuccessOnly } from '../shared-schemas.ts';
@@ -64,6 +65,25 @@ export const chatWidgetsRouter = router({
     .input(ConfigId)
     .output(z.object({ success: z.literal(true), current_otp: z.string().regex(/^\d{6}$/), expires_in: z.number().int().min(0).max(30) }))
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await currentWidgetOtp(ctx.em, ctx.services.secrets, ctx.account.id, input.configId)) })),
+
+  identitySecret: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/chat-widgets/{configId}/identity-secret',
+        tags: ['Chat Widget'],
+        summary: "A new secret for signing the widget's visitor identity tokens (shown once; replaces the previous one)",
+        description:
+          "The site's back end signs an HS256 JWT with this secret (its UTF-8 bytes are the HMAC key): `sub` the site's user id, optional `email` and `name`, `exp` at most 24 hours ahead. " +
+          'The widget sends it as X-Visitor-Identity; `settings.identityVerification` (`optional` or `required`) makes the public endpoints check it. The secret is stored only encrypted and never returned again.',
+      },
+      section: 'Chat Widget',
+      access: 'write',
+      errorShapes: { '404': 'envelope' },
+    })
+    .input(ConfigId)
+    .output(z.object({ success: z.literal(true), data: z.object({ identity_secret: z.string().regex(/^wis_/) }) }))
+    .mutation(async ({ ctx, input }) => ({ success: true as const, data: await rotateIdentitySecret(ctx.em, ctx.services.secrets, ctx.account.id, input.configId) })),
 
   onConversationEvent: conversationEventsProcedure,
 });

@@ -25,6 +25,7 @@ import type { TlsMaterial } from './tls.ts';
 import { channelCounterFor, channelOwner, MAX_BATCH_CALLS } from './trpc-limits.ts';
 import { registerTrpcHttp } from './trpc-http.ts';
 import { requestAddress, requestHost, requestProtocol, trustedProxy } from './trusted-proxy.ts';
+import { pathForLog } from './widget-pages.ts';
 
 /** Request bodies larger than this get 413 (documented in README). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -115,7 +116,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
   app.addHook('onResponse', (request, reply, done) => {
     if (accessLog.isLevelEnabled('info')) {
       accessLog.info(
-        { requestId: request.id, method: request.method, path: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
+        { requestId: request.id, method: request.method, path: pathForLog(request.url.split('?')[0]), status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
         'request',
       );
     }

@@ -73,7 +73,7 @@ const RATE_LIMIT_HEADERS: Json = {
   },
   'RateLimit-Policy': { description: 'The budgets that count this request: quota and window per policy.', schema: { type: 'string' } },
 };
-const RETRY_AFTER_HEADER: Json = {
+export const RETRY_AFTER_HEADER: Json = {
   'Retry-After': { description: 'Seconds until the rate-limit window resets.', required: true, schema: { type: 'integer', minimum: 1 } },
 };
 
@@ -98,6 +98,17 @@ const API_KEY_PARAMETER = {
   in: 'query',
   required: false,
   description: 'The API key (main or scoped). Alternatives: the X-API-Key header or a bearer token; the query parameter wins when several are sent.',
+  schema: { type: 'string' },
+};
+
+/** Every public (chat widget) operation takes the visitor's identity token (server/widgets/visitor-identity.ts). */
+const VISITOR_IDENTITY_PARAMETER = {
+  name: 'X-Visitor-Identity',
+  in: 'header',
+  required: false,
+  description:
+    "An HS256 JWT the site's back end signed with the widget's identity secret (`sub`, optional `email` and `name`, `exp` at most 24 hours ahead). " +
+    'Checked when the widget\'s `settings.identityVerification` is `optional` or `required`; the verified `sub` names the visitor instead of `fromId`.',
   schema: { type: 'string' },
 };
 
@@ -241,7 +252,10 @@ export function buildOpenApiDocument(
     }
     entry.parameters = parameters;
     // Public operations (the chat widget's) say outright that they take no credentials.
-    if (isPublic) entry.security = [];
+    if (isPublic) {
+      entry.security = [];
+      parameters.push(VISITOR_IDENTITY_PARAMETER);
+    }
 
     // Rules the domain enforces beyond each field's own schema (at least one field, exactly one identifier).
     if (meta.bodyConstraints && bodySchema) Object.assign(bodySchema, meta.bodyConstraints);

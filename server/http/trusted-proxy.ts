@@ -42,5 +42,6 @@ export function requestProtocol(request: IncomingMessage, trust: TrustedProxy): 
 
 /** The client's address: X-Forwarded-For as far as trusted proxies vouch for it, as fastify's `request.ip`. */
 export function requestAddress(request: IncomingMessage, trust: TrustedProxy): string {
+  if (!request.socket?.remoteAddress) return 'unknown';
   return proxyAddr(request, trust);
 }

@@ -9,8 +9,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { normalisePhoneNumber } from '../contacts/phone.ts';
 import { ApiError } from '../errors.ts';
 import type { Services } from '../services.ts';
-import { couldBeWidgetId } from '../widgets/widget-record.ts';
-import { errorResponse, type PlainRoute } from './openapi.ts';
+import { sweepOldWindows } from '../rate-limit/count-requests.ts';
+import { countAndReadWidget } from '../widgets/read-public-widget-config.ts';
+import { errorResponse, RETRY_AFTER_HEADER, type PlainRoute } from './openapi.ts';
 import { REST_PREFIX } from './rest.ts';
 
 const WIDGET_DIR = new URL('../../widget/', import.meta.url);
@@ -61,6 +62,7 @@ function widgetPageRoute(path: string, parameters: PlainRoute['parameters']): Pl
     responses: {
       '404': textResponse('No chat widget has this id'),
       ...PATH_TOO_LONG,
+      '429': { ...errorResponse(429, ['envelope'], RETRY_AFTER_HEADER), description: 'Too many requests from this client address (WIDGET_REQUESTS_PER_IP_PER_MINUTE)' },
       '500': errorResponse(500, ['envelope']),
     },
   };
@@ -187,6 +189,13 @@ function chatPhoneNumber(text: string): string {
   return normalisePhoneNumber(/^\d[\d\s().-]*$/.test(trimmed) && !trimmed.startsWith('00') ? `+${trimmed}` : trimmed);
 }
 
+const WIDGET_PAGE_WITH_VISITOR = new RegExp(`^(${REST_PREFIX}/chat-widget/[^/]+)/.+$`);
+
+/** A path as the access log writes it: a widget page's visitor id is a credential, so it is left out. */
+export function pathForLog(pathname: string): string {
+  return pathname.replace(WIDGET_PAGE_WITH_VISITOR, '$1/{fromId}');
+}
+
 export async function registerWidgetPages(app: FastifyInstance, services: Services): Promise<void> {
   const read = (file: string) => readFile(new URL(file, WIDGET_DIR), 'utf8');
   const script = staticAsset(await read('chat-widget.js'), 'application/javascript; charset=utf-8');
@@ -204,11 +213,10 @@ export async function registerWidgetPages(app: FastifyInstance, services: Servic
   const serveWidgetPage = async (request: FastifyRequest<{ Params: { configId: string; '*'?: string } }>, reply: FastifyReply) => {
     const { configId } = request.params;
     const fromId = request.params['*'] ?? '';
-    const { rows } =
-      !couldBeWidgetId(configId)
-        ? { rows: [] }
-        : await services.pool.query<{ settings: Record<string, unknown> | null }>('select settings from chat_widgets where id = $1', [configId]);
-    if (!rows[0]) {
+    // Counted against the client address like every public widget request.
+    sweepOldWindows(services.pool, services.log);
+    const widget = await countAndReadWidget(services.pool, services.config, configId, request.ip);
+    if (!widget) {
       return reply.code(404).header('x-content-type-options', 'nosniff').type('text/plain; charset=utf-8').send('Chat widget not found');
     }
     const policy = [
@@ -220,7 +228,7 @@ export async function registerWidgetPages(app: FastifyInstance, services: Servic
       "object-src 'none'",
       "base-uri 'none'",
       "form-action 'none'",
-      `frame-ancestors ${frameAncestors(rows[0].settings)}`,
+      `frame-ancestors ${frameAncestors(widget.settings as Record<string, unknown> | null)}`,
     ].join('; ');
     return pageHeaders(reply, policy).send(
       fillTemplate(widgetPage, { configId, fromId, apiBase: REST_PREFIX, assetBase: ASSET_BASE }),

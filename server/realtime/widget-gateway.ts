@@ -4,12 +4,21 @@
 // another conversation. Every API process hears every conversation event (PostgreSQL
 // LISTEN/NOTIFY) and emits it to the sockets it holds, so it does not matter which process
 // stored the message or which one the visitor is connected to.
+// A handshake is a public widget request like the others: counted against the client
+// address, and for a widget with identity verification it carries the visitor's token
+// (`auth.identityToken`, or the X-Visitor-Identity header), whose user then names the room.
+// Open sockets are capped per visitor and per address in the process that holds them.
 import { createServer, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { Server, type Socket } from 'socket.io';
-import { requestHost, trustedProxy, type TrustedProxy } from '../http/trusted-proxy.ts';
+import type { Config } from '../config.ts';
+import { ApiError } from '../errors.ts';
+import { requestAddress, requestHost, trustedProxy, type TrustedProxy } from '../http/trusted-proxy.ts';
+import { sweepOldWindows } from '../rate-limit/count-requests.ts';
 import type { Services } from '../services.ts';
+import { countAndReadWidget } from '../widgets/read-public-widget-config.ts';
+import { identityTokenOf, resolveWidgetVisitor, VISITOR_IDENTITY_HEADER, VisitorIdentityError } from '../widgets/visitor-identity.ts';
 import { couldBeWidgetId } from '../widgets/widget-record.ts';
 import type { ConversationEvent } from './conversation-events.ts';
 
@@ -32,8 +41,14 @@ export function conversationRoom(widgetId: string, visitorId: string): string {
   return `conversation:${widgetId}:${visitorId}`;
 }
 
+/** A refusal the client hears as connect_error: the message, and `data` saying the status an HTTP call would get. */
 export class HandshakeRefusedError extends Error {
   override name = 'HandshakeRefusedError';
+  readonly data: { status: number; retryAfter?: number };
+  constructor(message: string, data: { status: number; retryAfter?: number } = { status: 400 }) {
+    super(message);
+    this.data = data;
+  }
 }
 
 export function createWidgetGateway(services: Services): WidgetGateway {
@@ -52,9 +67,22 @@ export function createWidgetGateway(services: Services): WidgetGateway {
   });
 
   const trust = trustedProxy(services.config.TRUST_PROXY);
+  const open = createSocketCaps(services.config);
   io.use((socket, next) => {
     authorizeHandshake(services, trust, socket).then(
-      ({ widgetId, visitorId }) => {
+      ({ widgetId, visitorId, address, expiresAt }) => {
+        const release = open.take(`${widgetId}:${visitorId}`, address);
+        if (!release) return next(new HandshakeRefusedError('too many open chat sockets', { status: 429 }));
+        // A verified visitor's socket lasts as long as their token is accepted, so reconnecting with it then fails; the page reconnects with a fresh one.
+        const expiry = expiresAt === null ? null : setTimeout(() => socket.disconnect(true), Math.max(0, expiresAt * 1000 - Date.now()));
+        expiry?.unref();
+        const closed = () => {
+          if (expiry) clearTimeout(expiry);
+          release();
+        };
+        // A socket whose connection closes during the handshake never hears 'disconnect'; its connection does close.
+        socket.once('disconnect', closed);
+        socket.conn.once('close', closed);
         socket.data = { widgetId, visitorId };
         void socket.join(conversationRoom(widgetId, visitorId));
         next();
@@ -108,26 +136,70 @@ function emitToRoom(room: ReturnType<Server['to']>, event: ConversationEvent) {
   else room.emit('read', { messageSids: event.messageSids });
 }
 
-async function authorizeHandshake(services: Services, trust: TrustedProxy, socket: Socket): Promise<{ widgetId: string; visitorId: string }> {
+type Handshake = { widgetId: string; visitorId: string; address: string; expiresAt: number | null };
+
+async function authorizeHandshake(services: Services, trust: TrustedProxy, socket: Socket): Promise<Handshake> {
   const auth = (socket.handshake.auth ?? {}) as Record<string, unknown>;
   const { configId, visitorId } = auth;
   if (!couldBeWidgetId(configId)) {
     throw new HandshakeRefusedError('configId must be a chat widget id');
   }
-  if (typeof visitorId !== 'string' || !VISITOR_ID.test(visitorId)) {
-    throw new HandshakeRefusedError('visitorId must be 8 to 128 letters, digits, "-" or "_"');
+  const address = requestAddress(socket.request, trust);
+  let widget;
+  try {
+    // Handshakes count against the client address like every public widget request.
+    sweepOldWindows(services.pool, services.log);
+    widget = await countAndReadWidget(services.pool, services.config, configId, address);
+  } catch (error) {
+    if (error instanceof ApiError) throw new HandshakeRefusedError(error.message, { status: error.status, retryAfter: Number(error.headers?.['Retry-After']) });
+    throw error;
   }
-  const { rows } = await services.pool.query<{ settings: Record<string, unknown> | null }>(
-    'select settings from chat_widgets where id = $1',
-    [configId],
-  );
-  const widget = rows[0];
   if (!widget) throw new HandshakeRefusedError('unknown chat widget');
   const origin = socket.handshake.headers.origin;
-  if (origin && !originAllowed(origin, requestHost(socket.request, trust), widget.settings)) {
+  if (origin && !originAllowed(origin, requestHost(socket.request, trust), widget.settings as Record<string, unknown> | null)) {
     throw new HandshakeRefusedError('origin not allowed for this chat widget');
   }
-  return { widgetId: configId, visitorId };
+  const token = typeof auth.identityToken === 'string' ? identityTokenOf(auth.identityToken) : identityTokenOf(socket.handshake.headers[VISITOR_IDENTITY_HEADER]);
+  const validVisitorId = typeof visitorId === 'string' && VISITOR_ID.test(visitorId) ? visitorId : null;
+  let visitor;
+  try {
+    visitor = await resolveWidgetVisitor(services.secrets, widget, validVisitorId, token);
+  } catch (error) {
+    if (error instanceof VisitorIdentityError) throw new HandshakeRefusedError(error.message, { status: 401 });
+    throw error;
+  }
+  if (!visitor) throw new HandshakeRefusedError('visitorId must be 8 to 128 letters, digits, "-" or "_"');
+  return { widgetId: configId, visitorId: visitor.key, address, expiresAt: visitor.verified?.acceptedUntil ?? null };
+}
+
+/**
+ * Open sockets per visitor and per client address, counted in this process: a socket lives
+ * in one process, so its count does too (WIDGET_SOCKETS_PER_VISITOR, WIDGET_SOCKETS_PER_IP).
+ * `take` reserves a place in both, or none; its release gives them back, once.
+ */
+function createSocketCaps(limits: Pick<Config, 'WIDGET_SOCKETS_PER_VISITOR' | 'WIDGET_SOCKETS_PER_IP'>) {
+  const byVisitor = new Map<string, number>();
+  const byAddress = new Map<string, number>();
+  const give = (counts: Map<string, number>, key: string) => {
+    const left = (counts.get(key) ?? 1) - 1;
+    if (left > 0) counts.set(key, left);
+    else counts.delete(key);
+  };
+  return {
+    take(visitor: string, address: string): (() => void) | null {
+      if ((byVisitor.get(visitor) ?? 0) >= limits.WIDGET_SOCKETS_PER_VISITOR) return null;
+      if ((byAddress.get(address) ?? 0) >= limits.WIDGET_SOCKETS_PER_IP) return null;
+      byVisitor.set(visitor, (byVisitor.get(visitor) ?? 0) + 1);
+      byAddress.set(address, (byAddress.get(address) ?? 0) + 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        give(byVisitor, visitor);
+        give(byAddress, address);
+      };
+    },
+  };
 }
 
 /**

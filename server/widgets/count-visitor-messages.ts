@@ -1,48 +1,29 @@
-// The abuse limits of the public incoming-message endpoint, counted in PostgreSQL like
-// every rate limit (rate-limit/count-requests.ts: `rate_counters`, fixed 60-second
-// windows on the database clock, shared by every process). ONE statement counts the
-// message in the visitor's bucket and, when that counted, in the widget's bucket; a
-// message a bucket refuses is not counted further, so one noisy visitor does not eat the
-// widget's budget for everyone else.
+// The abuse limits of the public incoming-message endpoint, in one counting statement
+// (count-visitor-requests.ts): the client address's requests, the visitor's messages, the
+// address's messages to this widget, the address's new visitor ids for this widget (only
+// for a visitor id without a contact yet: a message that would create one), and the
+// widget's messages. Visitor ids are the client's to choose, so only the address buckets
+// stop one client from creating contacts, events and bot replies without end.
 import type pg from 'pg';
-import { RateLimitedError } from '../errors.ts';
-import { countRateLimitRefusal } from '../metrics/registry.ts';
-import { WINDOW_SECONDS } from '../rate-limit/limits.ts';
+import type { Config } from '../config.ts';
+import { addressBucket, countVisitorRequest, VISITOR_MESSAGES_PER_MINUTE, WIDGET_MESSAGES_PER_MINUTE } from './count-visitor-requests.ts';
 
-/** Messages one visitor of a widget may send per minute. */
-export const VISITOR_MESSAGES_PER_MINUTE = 20;
-/** Messages all visitors of one widget together may send per minute. */
-export const WIDGET_MESSAGES_PER_MINUTE = 600;
+export type MessageLimits = Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE' | 'WIDGET_MESSAGES_PER_IP_PER_MINUTE' | 'WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE'>;
 
-const COUNT_VISITOR_MESSAGE = `
-with clock as (
-  select now() as now, to_timestamp(floor(extract(epoch from now()) / ${WINDOW_SECONDS}) * ${WINDOW_SECONDS}) as window_start
-), visitor_hit as (
-  insert into rate_counters as c (bucket, window_start, count)
-  select $1, clock.window_start, 1 from clock
-  on conflict (bucket, window_start) do update set count = c.count + 1 where c.count < ${VISITOR_MESSAGES_PER_MINUTE}
-  returning c.count
-), widget_hit as (
-  insert into rate_counters as c (bucket, window_start, count)
-  select $2, clock.window_start, 1 from clock, visitor_hit
-  on conflict (bucket, window_start) do update set count = c.count + 1 where c.count < ${WIDGET_MESSAGES_PER_MINUTE}
-  returning c.count
-)
-select extract(epoch from clock.now)::float8 as now_epoch,
-  extract(epoch from clock.window_start)::float8 as window_epoch,
-  exists (select from widget_hit) as counted
-from clock`;
+const NEW_VISITOR = 'not exists (select from contacts where chat_widget_id = $1::text and widget_visitor_id = $2::text)';
 
 /** Counts one visitor message, or refuses it with 429 and Retry-After (seconds until the window resets). */
-export async function countVisitorMessage(pool: pg.Pool, widgetId: string, visitorId: string): Promise<void> {
-  const { rows } = await pool.query<{ now_epoch: number; window_epoch: number; counted: boolean }>({
-    name: 'count-visitor-message',
-    text: COUNT_VISITOR_MESSAGE,
-    values: [`widget-visitor:${widgetId}:${visitorId}`, `widget:${widgetId}`],
-  });
-  const row = rows[0]!;
-  if (row.counted) return;
-  const retryAfter = Math.max(1, Math.ceil(row.window_epoch + WINDOW_SECONDS - row.now_epoch));
-  countRateLimitRefusal('widget_visitor');
-  throw new RateLimitedError({ 'Retry-After': String(retryAfter) });
+export async function countVisitorMessage(pool: pg.Pool, limits: MessageLimits, widgetId: string, visitorKey: string, address: string): Promise<void> {
+  await countVisitorRequest(
+    pool,
+    'count-visitor-message',
+    [
+      addressBucket(address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE),
+      { key: `widget-visitor:${widgetId}:${visitorKey}`, limit: VISITOR_MESSAGES_PER_MINUTE },
+      { key: `widget-address-messages:${widgetId}:${address}`, limit: limits.WIDGET_MESSAGES_PER_IP_PER_MINUTE },
+      { key: `widget-new-visitors:${widgetId}:${address}`, limit: limits.WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE, onlyIf: NEW_VISITOR },
+      { key: `widget:${widgetId}`, limit: WIDGET_MESSAGES_PER_MINUTE },
+    ],
+    [widgetId, visitorKey],
+  );
 }

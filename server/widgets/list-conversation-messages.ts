@@ -1,12 +1,18 @@
 // GET /chat-widget-messages: a visitor's conversation with a widget, polled every few
-// seconds by every open widget page, so it is ONE statement on the pool: the contact (by
-// the unique widget + visitor pair), its bot-typing flag, the widget's allowed origins
-// and the page of messages (by the contact's created_at index).
+// seconds by every open widget page, so it is ONE statement on the pool: the poll counted
+// against the client address and the visitor (count-visitor-requests.ts), the widget's
+// allowed origins and identity mode, the contact (by the unique widget + visitor pair), its
+// bot-typing flag and the page of messages (by the contact's created_at index). A visitor
+// with an identity token costs one statement more: the widget's secret, read first.
 import type pg from 'pg';
+import type { Config } from '../config.ts';
 import type { ConversationMessage } from '../realtime/conversation-events.ts';
 import { NotFoundError } from '../errors.ts';
-import { refuseForeignOrigin, type RequestOrigin } from './check-widget-origin.ts';
+import type { Secrets } from '../secrets.ts';
+import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { CONVERSATION_MESSAGE_COLUMNS, toConversationMessage, type ConversationMessageRow } from './conversation-message.ts';
+import { addressBucket, countBucketsSql, refuseUncounted, type CountedRow, countingRefusals } from './count-visitor-requests.ts';
+import { checkWidgetVisitor, visitorBeforeStatement, type VisitorRequest } from './visitor-identity.ts';
 
 /**
  * Most messages one answer carries: the oldest ones after `after` (all sessions, oldest
@@ -14,34 +20,60 @@ import { CONVERSATION_MESSAGE_COLUMNS, toConversationMessage, type ConversationM
  */
 export const CONVERSATION_PAGE_SIZE = 200;
 
-const SELECT_CONVERSATION = `
--- Typing: the bot's turn, or someone answering through the API until their time runs out.
-select (c.is_bot_typing or coalesce(c.bot_typing_until > now(), false)) as is_bot_typing, w.settings->'allowedOrigins' as allowed_origins,
-  coalesce((
-    select json_agg(page order by page.created_at, page.id)
-    from (
-      select ${CONVERSATION_MESSAGE_COLUMNS}, created_at
-      from messages
-      where contact_id = c.id
-        and ($3::bigint is null or created_at > timestamptz 'epoch' + $3::bigint * interval '1 millisecond')
-      order by created_at, id
-      limit ${CONVERSATION_PAGE_SIZE}
-    ) page
-  ), '[]'::json) as messages
-from contacts c join chat_widgets w on w.id = c.chat_widget_id
-where c.chat_widget_id = $1 and c.widget_visitor_id = $2`;
+export type PollLimits = Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE' | 'WIDGET_POLLS_PER_VISITOR_PER_MINUTE'>;
+
+// $1 widget, $2 visitor key, $3 after; the counting's parameters from $4. The row is there
+// whether or not the widget and contact are, so a refused poll is told so first.
+function selectConversation(counting: string, countSelect: string): string {
+  return `with ${counting}
+select ${countSelect}, conversation.*
+from rate_clock left join lateral (
+  select w.settings, c.id is not null as known, -- Typing: the bot's turn, or someone answering through the API until their time runs out.
+    (coalesce(c.is_bot_typing, false) or coalesce(c.bot_typing_until > now(), false)) as is_bot_typing,
+    coalesce((
+      select json_agg(page order by page.created_at, page.id)
+      from (
+        select ${CONVERSATION_MESSAGE_COLUMNS}, created_at
+        from messages
+        where contact_id = c.id
+          and ($3::bigint is null or created_at > timestamptz 'epoch' + $3::bigint * interval '1 millisecond')
+        order by created_at, id
+        limit ${CONVERSATION_PAGE_SIZE}
+      ) page
+    ), '[]'::json) as messages
+  from chat_widgets w left join contacts c on c.chat_widget_id = w.id and c.widget_visitor_id = $2::text
+  where w.id = $1::text
+) conversation on true`;
+}
 
 export type ConversationQuery = { widgetId: string; visitorId: string; after?: number };
 export type Conversation = { messages: ConversationMessage[]; isBotTyping: boolean };
+type ConversationRow = CountedRow & { settings: { allowedOrigins?: unknown } | null; known: boolean | null; is_bot_typing: boolean; messages: ConversationMessageRow[] };
 
-export async function listConversationMessages(pool: pg.Pool, query: ConversationQuery, request: RequestOrigin): Promise<Conversation> {
-  const { rows } = await pool.query<{ is_bot_typing: boolean; allowed_origins: string[] | null; messages: ConversationMessageRow[] }>({
+export type PollDeps = { pool: pg.Pool; secrets: Secrets; limits: PollLimits };
+
+export async function listConversationMessages({ pool, secrets, limits }: PollDeps, query: ConversationQuery, request: VisitorRequest): Promise<Conversation> {
+  const visitor = await countingRefusals(pool, request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE, () =>
+    visitorBeforeStatement(pool, secrets, query.widgetId, query.visitorId, request.identityToken),
+  );
+  const counting = countBucketsSql(
+    [
+      addressBucket(request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE),
+      { key: `widget-polls:${query.widgetId}:${visitor.key}`, limit: limits.WIDGET_POLLS_PER_VISITOR_PER_MINUTE },
+    ],
+    4,
+  );
+  const { rows } = await pool.query<ConversationRow>({
     name: 'list-widget-conversation',
-    text: SELECT_CONVERSATION,
-    values: [query.widgetId, query.visitorId, query.after ?? null],
+    text: selectConversation(counting.ctes, counting.select),
+    values: [query.widgetId, visitor.key, query.after ?? null, ...counting.values],
   });
-  const row = rows[0];
-  if (!row) throw new NotFoundError('Contact not found');
-  refuseForeignOrigin(request, { allowedOrigins: Array.isArray(row.allowed_origins) ? row.allowed_origins : undefined });
+  const row = rows[0]!;
+  refuseUncounted(row);
+  if (!row.settings) throw new NotFoundError('Contact not found');
+  const allowedOrigins = row.settings.allowedOrigins;
+  refuseForeignOrigin(request, { allowedOrigins: Array.isArray(allowedOrigins) ? allowedOrigins : undefined });
+  checkWidgetVisitor(row.settings, visitor);
+  if (!row.known) throw new NotFoundError('Contact not found');
   return { messages: row.messages.map(toConversationMessage), isBotTyping: row.is_bot_typing };
 }

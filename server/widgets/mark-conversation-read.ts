@@ -3,15 +3,23 @@
 // with one Reads event for the call (when it changed something) and a `read` live event
 // naming the messages, so the owner's inbox and other tabs learn it.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type pg from 'pg';
+import type { Config } from '../config.ts';
 import { NotFoundError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { publishConversationEvent } from '../realtime/conversation-events.ts';
-import { refuseForeignOrigin, type RequestOrigin } from './check-widget-origin.ts';
+import type { Secrets } from '../secrets.ts';
+import { refuseForeignOrigin } from './check-widget-origin.ts';
+import { addressBucket, countVisitorRequest, countingRefusals } from './count-visitor-requests.ts';
 import type { ConversationQuery } from './list-conversation-messages.ts';
+import { checkWidgetVisitor, visitorBeforeStatement, type VisitorRequest } from './visitor-identity.ts';
 import { readSettings } from './widget-settings.ts';
 
+export type ReadLimits = Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE' | 'WIDGET_READS_PER_VISITOR_PER_MINUTE'>;
+export type ReadDeps = { em: EntityManager; pool: pg.Pool; secrets: Secrets; limits: ReadLimits };
+
 type ContactRow = {
-  id: string;
+  id: string | null;
   account_id: string;
   phone_number: string | null;
   email: string | null;
@@ -21,16 +29,30 @@ type ContactRow = {
 };
 
 /** Returns the ids of the messages this call marked read (none when all were read already). */
-export async function markConversationRead(em: EntityManager, query: Omit<ConversationQuery, 'after'>, request: RequestOrigin): Promise<string[]> {
+export async function markConversationRead(
+  { em, pool, secrets, limits }: ReadDeps,
+  query: Omit<ConversationQuery, 'after'>,
+  request: VisitorRequest,
+): Promise<string[]> {
+  const visitor = await countingRefusals(pool, request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE, () =>
+    visitorBeforeStatement(pool, secrets, query.widgetId, query.visitorId, request.identityToken),
+  );
+  // Counted before the transaction, which a refusal would otherwise roll the count back with.
+  await countVisitorRequest(pool, 'count-widget-read-receipt', [
+    addressBucket(request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE),
+    { key: `widget-reads:${query.widgetId}:${visitor.key}`, limit: limits.WIDGET_READS_PER_VISITOR_PER_MINUTE },
+  ]);
   return em.transactional(async (tx) => {
     const [contact] = await tx.execute<ContactRow[]>(
-      `select c.id, c.account_id, c.phone_number, c.email, c.first_name, c.last_name, w.settings
-         from contacts c join chat_widgets w on w.id = c.chat_widget_id
-        where c.chat_widget_id = ? and c.widget_visitor_id = ?`,
-      [query.widgetId, query.visitorId],
+      `select c.id, w.account_id, c.phone_number, c.email, c.first_name, c.last_name, w.settings
+         from chat_widgets w left join contacts c on c.chat_widget_id = w.id and c.widget_visitor_id = ?
+        where w.id = ?`,
+      [visitor.key, query.widgetId],
     );
     if (!contact) throw new NotFoundError('Contact not found');
     refuseForeignOrigin(request, readSettings(contact.settings));
+    checkWidgetVisitor(contact.settings, visitor);
+    if (!contact.id) throw new NotFoundError('Contact not found');
 
     // Row locks make a concurrent call skip what this one marks, so each message is announced once.
     const marked = await tx.execute<{ id: string }[]>(
@@ -51,7 +73,7 @@ export async function markConversationRead(em: EntityManager, query: Omit<Conver
       kind: 'read',
       accountId: contact.account_id,
       widgetId: query.widgetId,
-      visitorId: query.visitorId,
+      visitorId: visitor.key,
       contactId: contact.id,
       messageSids: messageIds,
     });

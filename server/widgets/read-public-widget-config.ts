@@ -1,8 +1,13 @@
 // GET /chat-widget-config: what the widget page needs to draw itself and to send, and
-// nothing else (never the one-time-code secret, the away message or the origin list).
+// nothing else (never the one-time-code or identity secret, the away message or the origin
+// list). One statement: the request counted against the client address, and the widget.
 import type pg from 'pg';
+import type { Config } from '../config.ts';
 import { NotFoundError } from '../errors.ts';
-import { refuseForeignOrigin, type RequestOrigin } from './check-widget-origin.ts';
+import type { Secrets } from '../secrets.ts';
+import { refuseForeignOrigin } from './check-widget-origin.ts';
+import { addressBucket, countBucketsSql, refuseUncounted, type CountedRow } from './count-visitor-requests.ts';
+import { resolveWidgetVisitor, type VisitorRequest } from './visitor-identity.ts';
 import { readSettings, type WidgetSettings } from './widget-settings.ts';
 import { couldBeWidgetId } from './widget-record.ts';
 
@@ -18,21 +23,40 @@ export type PublicWidgetConfig = {
   position: NonNullable<WidgetSettings['position']>;
 };
 
-export async function readPublicWidgetConfig(pool: pg.Pool, widgetId: string, request: RequestOrigin): Promise<PublicWidgetConfig> {
-  const { rows } =
-    !couldBeWidgetId(widgetId)
-      ? { rows: [] }
-      : await pool.query<{ id: string; account_id: string; name: string; settings: unknown }>({
-          name: 'read-public-widget-config',
-          text: 'select id, account_id, name, settings from chat_widgets where id = $1',
-          values: [widgetId],
-        });
-  const row = rows[0];
+export type PageLimits = Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE'>;
+
+type WidgetRow = { id: string | null; account_id: string; name: string; settings: unknown; identity_secret_sealed: string | null };
+
+/**
+ * Counts a request for a widget's configuration or page against the client address and
+ * reads the widget (no row: `id` null); refuses with 429 when the address is over its limit.
+ */
+export async function countAndReadWidget(pool: pg.Pool, limits: PageLimits, widgetId: string, address: string): Promise<WidgetRow | null> {
+  const counting = countBucketsSql([addressBucket(address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE)], 2);
+  const { rows } = await pool.query<CountedRow & WidgetRow>({
+    name: 'count-and-read-widget',
+    text: `with ${counting.ctes}
+select ${counting.select}, w.id, w.account_id, w.name, w.settings, w.identity_secret_sealed
+from rate_clock left join chat_widgets w on w.id = $1::text`,
+    // Text no widget id could be is looked up as no id at all.
+    values: [couldBeWidgetId(widgetId) ? widgetId : null, ...counting.values],
+  });
+  const row = rows[0]!;
+  refuseUncounted(row);
+  return row.id === null ? null : row;
+}
+
+export type ConfigDeps = { pool: pg.Pool; secrets: Secrets; limits: PageLimits };
+
+export async function readPublicWidgetConfig({ pool, secrets, limits }: ConfigDeps, widgetId: string, request: VisitorRequest): Promise<PublicWidgetConfig> {
+  const row = await countAndReadWidget(pool, limits, widgetId, request.address);
   if (!row) throw new NotFoundError('Chat widget not found');
   const settings = readSettings(row.settings);
   refuseForeignOrigin(request, settings);
+  // No visitor to name here, but a widget that requires identity shows itself only to verified ones.
+  await resolveWidgetVisitor(secrets, row, null, request.identityToken);
   return {
-    id: row.id,
+    id: row.id!,
     userId: row.account_id,
     name: row.name,
     title: settings.title ?? row.name,

@@ -10,10 +10,13 @@ import { z } from 'zod';
 import { unarchiveOnInbound } from '../contacts/archive-contact.ts';
 import { withPoolTransaction } from '../db/pool-transaction.ts';
 import { InvalidInputError, MissingParametersError, NotFoundError } from '../errors.ts';
-import { refuseForeignOrigin, type RequestOrigin } from './check-widget-origin.ts';
-import { countVisitorMessage } from './count-visitor-messages.ts';
+import type { Secrets } from '../secrets.ts';
+import { refuseForeignOrigin } from './check-widget-origin.ts';
+import { countVisitorMessage, type MessageLimits } from './count-visitor-messages.ts';
+import { countingRefusals } from './count-visitor-requests.ts';
 import { findOrCreateVisitorContact, WIDGET_CHANNEL } from './find-or-create-visitor.ts';
 import { storeVisitorMessage } from './sql/store-visitor-message.ts';
+import { resolveWidgetVisitor, type VisitorRequest, type WidgetIdentity } from './visitor-identity.ts';
 import { MAX_WIDGET_ID_LENGTH } from './widget-record.ts';
 import { readSettings } from './widget-settings.ts';
 
@@ -45,40 +48,45 @@ export const VisitorMessageInput = z.object({
 });
 export type VisitorMessageInput = z.infer<typeof VisitorMessageInput>;
 
-const WIDGET_SETTINGS = { name: 'visitor-widget-settings', text: 'select settings from chat_widgets where id = $1 and account_id = $2' };
+const WIDGET_SETTINGS = { name: 'visitor-widget-settings', text: 'select settings, identity_secret_sealed from chat_widgets where id = $1 and account_id = $2' };
 
 export type BotTurnJob = {
   accountId: string;
   widgetId: string;
   contactId: string;
-  visitorId: string;
   messageId: string;
   /** The message opened a new chat session: the bot greets. */
   firstOfSession: boolean;
 };
 
+export type VisitorMessageDeps = { pool: pg.Pool; secrets: Secrets; limits: MessageLimits };
+
 export async function receiveVisitorMessage(
-  pool: pg.Pool,
+  { pool, secrets, limits }: VisitorMessageDeps,
   ownerId: string | undefined,
   input: VisitorMessageInput,
-  request: RequestOrigin,
+  request: VisitorRequest,
 ): Promise<{ messageId: string }> {
   if (!ownerId) throw new MissingParametersError('userId is required');
   const { customData } = input;
   const widgetId = customData.toId;
-  const visitorId = customData.fromId;
 
-  const [widget] = (await pool.query<{ settings: unknown }>({ ...WIDGET_SETTINGS, values: [widgetId, ownerId] })).rows;
+  const [widget] = (await pool.query<WidgetIdentity>({ ...WIDGET_SETTINGS, values: [widgetId, ownerId] })).rows;
   if (!widget) throw new NotFoundError('Chat widget not found');
   refuseForeignOrigin(request, readSettings(widget.settings));
+  // A verified user is one contact whatever visitor id this device sends.
+  const visitor = (await countingRefusals(pool, request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE, () =>
+    resolveWidgetVisitor(secrets, widget, customData.fromId, request.identityToken),
+  ))!;
+  const visitorId = visitor.key;
   if (customData.mediaContentType && !customData.mediaUrl) {
     throw new InvalidInputError('customData.mediaUrl is required with mediaContentType', { details: [{ path: 'customData.mediaUrl', message: 'is required with mediaContentType' }] });
   }
   // Counted before the transaction: a refused message costs one statement, not a transaction.
-  await countVisitorMessage(pool, widgetId, visitorId);
+  await countVisitorMessage(pool, limits, widgetId, visitorId, request.address);
 
   return withPoolTransaction(pool, async (client) => {
-    const contact = await findOrCreateVisitorContact(client, ownerId, widgetId, visitorId);
+    const contact = await findOrCreateVisitorContact(client, ownerId, widgetId, visitorId, visitor.verified);
     if (!contact.created) await unarchiveOnInbound(client, ownerId, contact.block.id);
     return storeVisitorMessage(client, {
       accountId: ownerId,
@@ -94,7 +102,8 @@ export async function receiveVisitorMessage(
       externalId: customData.messageSid ?? customData.id ?? null,
       job: {
         task: CHAT_WIDGET_MESSAGE_TASK,
-        payload: (messageId, firstOfSession): BotTurnJob => ({ accountId: ownerId, widgetId, contactId: contact.block.id, visitorId, messageId, firstOfSession }),
+        // No visitor id in the payload: job payloads reach the worker's logs; the turn reads it from the contact.
+        payload: (messageId, firstOfSession): BotTurnJob => ({ accountId: ownerId, widgetId, contactId: contact.block.id, messageId, firstOfSession }),
       },
     });
   });

@@ -35,12 +35,12 @@ async function chooseReply(em: EntityManager, job: BotTurnJob, settings: WidgetS
 export async function takeBotTurn(em: EntityManager, job: BotTurnJob): Promise<BotTurnOutcome> {
   return em.transactional(async (tx) => {
     // The contact's row lock orders the turns of one visitor's messages.
-    const [contact] = await tx.execute<{ is_bot_active: boolean; is_bot_typing: boolean; api_typing: boolean }[]>(
-      'select is_bot_active, is_bot_typing, coalesce(bot_typing_until > now(), false) as api_typing from contacts where id = ? and account_id = ? for update',
+    const [contact] = await tx.execute<{ is_bot_active: boolean; is_bot_typing: boolean; api_typing: boolean; widget_visitor_id: string }[]>(
+      'select is_bot_active, is_bot_typing, coalesce(bot_typing_until > now(), false) as api_typing, widget_visitor_id from contacts where id = ? and account_id = ? for update',
       [job.contactId, job.accountId],
     );
     if (!contact) return 'no-contact';
-    const target = { accountId: job.accountId, widgetId: job.widgetId, visitorId: job.visitorId, contactId: job.contactId };
+    const target = { accountId: job.accountId, widgetId: job.widgetId, visitorId: contact.widget_visitor_id, contactId: job.contactId };
     const replyKey = `bot-turn:${job.messageId}`;
 
     let outcome: BotTurnOutcome = 'silent';

@@ -46,6 +46,8 @@ export const WidgetSettings = z.strictObject({
   position: z.enum(['bottom-right', 'bottom-left'], { error: 'must be bottom-right or bottom-left' }).optional(),
   /** Sites that may embed the widget and call its public endpoints; any site when absent. */
   allowedOrigins: z.array(Origin).max(50, 'must list at most 50 origins').optional(),
+  /** Whether visitors prove who they are with a token the site signs (server/widgets/visitor-identity.ts); `off` when absent. */
+  identityVerification: z.enum(['off', 'optional', 'required'], { error: 'must be off, optional or required' }).optional(),
 });
 export type WidgetSettings = z.infer<typeof WidgetSettings>;
 

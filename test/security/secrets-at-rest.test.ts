@@ -1,8 +1,10 @@
 // Secrets are never at rest in the clear: after a run that makes every kind of secret
 // the service holds (main keys, a rotated-out one, scoped keys, webhook signing secrets,
-// a messaging provider's access token, a chat widget's one-time-code secret) and sends
+// a messaging provider's access token, a chat widget's one-time-code and identity secrets, a
+// visitor identity token) and sends
 // keys in query strings and headers with info logging on, no table of the database (our
-// schema and Graphile Worker's: job payloads included) and no log line holds any of them.
+// schema and Graphile Worker's: job payloads included) and no log line holds any of them,
+// nor any chat-widget visitor id (a visitor's only credential when the site does not verify identity).
 // The requests that answer with a secret carry an Idempotency-Key, so their stored
 // responses are in the dump too.
 import { randomBytes } from 'node:crypto';
@@ -10,6 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { SignJWT } from 'jose';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { appRouter } from '../../routers/index.ts';
@@ -107,6 +110,8 @@ function findSecrets(entries: string[], secrets: Record<string, string>): string
 }
 
 const secrets: Record<string, string> = {};
+/** Not secrets at rest (a visitor's contact keeps its id), but credentials of a kind no log line may carry. */
+const visitorIds: Record<string, string> = {};
 let idempotencyKeys = 0;
 let lastIdempotencyKey = '';
 /** A fresh Idempotency-Key header, so the response is stored. */
@@ -187,6 +192,33 @@ test('a full run: keys made, rotated and sent every way, signing secrets, a prov
   secrets['widget one-time-code secret'] = running.services.secrets.unseal(rows[0]!.otp_secret_sealed);
   expect(secrets['widget one-time-code secret']!.length).toBeGreaterThanOrEqual(16);
 
+  // Its identity secret, shown once, and a token a site signed with it; visitors on every public endpoint.
+  const identity = await ok(request('POST', `/v1/chat-widgets/${widget.data.id}/identity-secret`, { headers: { ...main, ...idempotent() } }));
+  expect(identity.data.identity_secret).toMatch(/^wis_/);
+  secrets['widget identity secret'] = identity.data.identity_secret;
+  await ok(request('PUT', `/v1/chat-widgets/${widget.data.id}`, { headers: main, body: { settings: { identityVerification: 'optional' } } }));
+  const visitorToken = await new SignJWT({ sub: 'site-user-1', email: 'visitor@example.com' })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime('1h')
+    .sign(new TextEncoder().encode(identity.data.identity_secret));
+  secrets['visitor identity token'] = visitorToken;
+  const visitorId = `visitor_${randomBytes(12).toString('hex')}`;
+  visitorIds['anonymous visitor id'] = visitorId;
+  const verifiedDevice = `device_${randomBytes(12).toString('hex')}`;
+  visitorIds['verified visitor device id'] = verifiedDevice;
+  const visit = (fromId: string, headers: Record<string, string> = {}) => ({ query: { userId: account.userId }, headers, body: { customData: { body: 'hello', fromId, toId: widget.data.id } } });
+  await ok(request('POST', '/v1/incoming-chat-widget-message', visit(visitorId)));
+  await ok(request('POST', '/v1/incoming-chat-widget-message', visit(verifiedDevice, { 'x-visitor-identity': visitorToken })));
+  await ok(request('GET', `/v1/chat-widget/${widget.data.id}/${visitorId}`));
+  await ok(request('GET', '/v1/chat-widget-messages', { query: { fromId: visitorId, toId: widget.data.id } }));
+  await ok(request('POST', '/v1/update-message-read-status', { body: { fromId: visitorId, toId: widget.data.id } }));
+  await ok(request('GET', '/v1/chat-widget-messages', { query: { fromId: verifiedDevice, toId: widget.data.id }, headers: { 'x-visitor-identity': visitorToken } }));
+  // The bot's turns ran and the worker logged them (Graphile Worker logs each job it completes).
+  await eventually(
+    async () => logLines.filter((line) => line.includes('chat_widget_message') && line.includes('Completed task')).length,
+    (completed) => completed >= 2,
+  );
+
   // While jobs are still queued, and again once the worker is done with them.
   dumps.push(await dumpDatabase());
   await receiver.waitFor((requests) => requests.length >= 1, 30_000);
@@ -197,7 +229,7 @@ test('a full run: keys made, rotated and sent every way, signing secrets, a prov
   // The delivery was signed with the current secret, which the receiver saw: that is its only place.
   expect(receiver.requests[0]!.headers['webhook-signature']).toBeDefined();
   dumps.push(await dumpDatabase());
-  expect(Object.keys(secrets)).toHaveLength(10);
+  expect(Object.keys(secrets)).toHaveLength(12);
   // Each response with a secret above was stored under its Idempotency-Key.
   const { rows: stored } = await running.services.pool.query<{ n: number }>(`select count(*)::int as n from idempotency_keys where state = 'completed'`);
   expect(stored[0]!.n).toBe(idempotencyKeys);
@@ -210,7 +242,8 @@ test('no table of the database holds any secret in the clear', () => {
 
 test('no log line holds any secret', () => {
   expect(logLines.filter((line) => line.includes('"component":"http"')).length).toBeGreaterThan(10);
-  expect(findSecrets(logLines, { ...secrets, 'the SECRET_KEY': TEST_SECRET_KEY })).toEqual([]);
+  expect(findSecrets(logLines, { ...secrets, ...visitorIds, 'the SECRET_KEY': TEST_SECRET_KEY })).toEqual([]);
+  expect(Object.keys(visitorIds)).toHaveLength(2);
 });
 
 test('the searches find a secret that is there: a planted row, a planted bytea, a planted log line', async () => {

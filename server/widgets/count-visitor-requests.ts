@@ -1,0 +1,104 @@
+// The abuse limits of the chat widget's public endpoints, counted in PostgreSQL like every
+// rate limit (rate-limit/count-requests.ts: `rate_counters`, fixed 60-second windows on the
+// database clock, shared by every process). A request is counted in a chain of buckets,
+// narrowest first (the client address, then the visitor, then the widget): a bucket is
+// counted only when the ones before it counted, so a request one bucket refuses is not
+// counted further, and one noisy client does not eat the widget's budget for everyone else.
+// The chain is SQL an endpoint puts into the statement it runs anyway, so counting costs
+// no round trip of its own.
+import type pg from 'pg';
+import { ApiError, RateLimitedError } from '../errors.ts';
+import { countRateLimitRefusal } from '../metrics/registry.ts';
+import { WINDOW_SECONDS } from '../rate-limit/limits.ts';
+
+/** Messages one visitor of a widget may send per minute. */
+export const VISITOR_MESSAGES_PER_MINUTE = 20;
+/** Messages all visitors of one widget together may send per minute. */
+export const WIDGET_MESSAGES_PER_MINUTE = 600;
+
+export type CountedBucket = {
+  key: string;
+  limit: number;
+  /** SQL condition (over the caller's own parameters) under which the bucket applies; it always does when absent. */
+  onlyIf?: string;
+};
+
+/** The buckets of a client address: every public widget request. */
+export function addressBucket(address: string, limit: number): CountedBucket {
+  return { key: `widget-address:${address}`, limit };
+}
+
+/**
+ * CTEs (for a `with`, ending in no comma) that count the request in each bucket in order,
+ * with parameters numbered from `first`, and select-list SQL giving the window
+ * (`rate_now`, `rate_window`) and whether every bucket counted (`rate_counted`).
+ */
+export function countBucketsSql(buckets: CountedBucket[], first: number): { ctes: string; select: string; values: unknown[] } {
+  const ctes = [
+    `rate_clock as (select now() as now, to_timestamp(floor(extract(epoch from now()) / ${WINDOW_SECONDS}) * ${WINDOW_SECONDS}) as window_start)`,
+  ];
+  const values: unknown[] = [];
+  let passed = 'true';
+  buckets.forEach((bucket, index) => {
+    const key = `$${first + values.length}::text`;
+    const limit = `$${first + values.length + 1}::int`;
+    values.push(bucket.key, bucket.limit);
+    const applies = bucket.onlyIf ? `(${bucket.onlyIf})` : 'true';
+    ctes.push(`rate_hit_${index} as (
+  insert into rate_counters as c (bucket, window_start, count)
+  select ${key}, rate_clock.window_start, 1 from rate_clock where ${passed} and ${applies}
+  on conflict (bucket, window_start) do update set count = c.count + 1 where c.count < ${limit}
+  returning c.count
+)`);
+    // The WHERE of ON CONFLICT runs on the locked, latest row: concurrent requests never pass a full bucket together.
+    const counted = `exists (select from rate_hit_${index})`;
+    // A bucket that does not apply passes the request on as the one before it did.
+    passed = bucket.onlyIf ? `(${counted} or (${passed} and not ${applies}))` : counted;
+  });
+  const select = `(select extract(epoch from now)::float8 from rate_clock) as rate_now,
+  (select extract(epoch from window_start)::float8 from rate_clock) as rate_window,
+  ${passed} as rate_counted`;
+  return { ctes: ctes.join(',\n'), select, values };
+}
+
+export type CountedRow = { rate_now: number; rate_window: number; rate_counted: boolean };
+
+/** Refuses with 429 and Retry-After (seconds until the window resets) when a bucket did not count the request. */
+export function refuseUncounted(row: CountedRow): void {
+  if (row.rate_counted) return;
+  const retryAfter = Math.max(1, Math.ceil(row.rate_window + WINDOW_SECONDS - row.rate_now));
+  countRateLimitRefusal('widget_visitor');
+  throw new RateLimitedError({ 'Retry-After': String(retryAfter) });
+}
+
+/** Counts a request in its buckets on its own statement (for requests with no statement to share); refuses with 429. */
+export async function countVisitorRequest(
+  pool: pg.Pool,
+  name: string,
+  buckets: CountedBucket[],
+  conditionValues: unknown[] = [],
+): Promise<void> {
+  const counting = countBucketsSql(buckets, conditionValues.length + 1);
+  const { rows } = await pool.query<CountedRow>({
+    name,
+    text: `with ${counting.ctes} select ${counting.select}`,
+    values: [...conditionValues, ...counting.values],
+  });
+  refuseUncounted(rows[0]!);
+}
+
+/**
+ * Runs a check that comes before the request's counting statement (an identity token's);
+ * when it refuses with 401, the request still counts against its client address, so
+ * refusals cannot be asked for without end: the 401 stands, or 429 once the address is over.
+ */
+export async function countingRefusals<T>(pool: pg.Pool, address: string, limit: number, check: () => Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      await countVisitorRequest(pool, 'count-refused-widget-request', [addressBucket(address, limit)]);
+    }
+    throw error;
+  }
+}
