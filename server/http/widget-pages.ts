@@ -98,7 +98,11 @@ export const WIDGET_PAGE_ROUTES: PlainRoute[] = [
   widgetPageRoute('/chat-widget/{configId}', [CONFIG_ID]),
   widgetPageRoute('/chat-widget/{configId}/{fromId}', [
     CONFIG_ID,
-    stringParameter('fromId', 'path', 'The visitor id to use (source id used for tracking): 8 to 128 letters, digits, `-` or `_`; otherwise the page keeps its own.'),
+    stringParameter(
+      'fromId',
+      'path',
+      'A source id used for tracking. Never the visitor\'s identity: a page opened by a link uses the visitor id its own browser keeps, and a framed page takes the id from the embed script (postMessage from an allowed origin), so a link cannot open someone else\'s conversation.',
+    ),
   ]),
   ...Object.entries(ASSET_FILES).map(([name, { contentType }]) => ({
     method: 'get' as const,
@@ -217,15 +221,29 @@ export async function registerWidgetPages(app: FastifyInstance, services: Servic
       "style-src 'self'",
       `connect-src 'self'${socketSource(request)}`,
       "img-src 'self' data: https:",
+      // The new-reply sound is a few hundred bytes of WAV made by the page.
+      "media-src 'self' data:",
       "object-src 'none'",
       "base-uri 'none'",
       "form-action 'none'",
       `frame-ancestors ${frameAncestors(rows[0].settings)}`,
     ].join('; ');
     return pageHeaders(reply, policy).send(
-      fillTemplate(widgetPage, { configId, fromId, apiBase: REST_PREFIX, assetBase: ASSET_BASE }),
+      // parentOrigins: whose postMessage may hand the framed page its visitor id (the same list as frame-ancestors).
+      fillTemplate(widgetPage, { configId, fromId, apiBase: REST_PREFIX, assetBase: ASSET_BASE, parentOrigins: frameAncestors(rows[0].settings) }),
     );
   };
+  // The embed script reads the public configuration from the customer's site, to colour and
+  // place its launcher before the page is framed. The endpoint answers 403 to an origin the
+  // widget does not allow, so echoing the Origin exposes nothing the owner did not allow.
+  const configPath = `${REST_PREFIX}/chat-widget-config`;
+  app.addHook('onRequest', (request, reply, done) => {
+    const origin = request.headers.origin;
+    if (origin && request.method === 'GET' && (request.url === configPath || request.url.startsWith(`${configPath}?`))) {
+      reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+    }
+    done();
+  });
   app.get(`${REST_PREFIX}/chat-widget/:configId`, serveWidgetPage);
   // A wildcard rather than a parameter: a visitor id may be up to 128 characters, past the router's parameter limit.
   app.get(`${REST_PREFIX}/chat-widget/:configId/*`, serveWidgetPage);
