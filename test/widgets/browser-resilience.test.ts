@@ -30,25 +30,28 @@ let userId: string;
 let widgetId: string;
 let artifacts: string;
 
-function sitePage(): string {
+/** `?token=` puts a site-signed identity token on the tag (data-identity-token). */
+function sitePage(token: string | null): string {
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><title>Acme shop</title></head>
 <body style="font-family: system-ui, sans-serif; margin: 0; padding: 32px">
   <h1>Acme shop</h1>
-  <script src="${service.origin}/v1/scripts/chat-widget.js" data-widget-id="${widgetId}" async></script>
+  <script src="${service.origin}/v1/scripts/chat-widget.js" data-widget-id="${widgetId}"${token ? ` data-identity-token="${token}"` : ''} async></script>
 </body>
 </html>`;
 }
 
 async function startSite(): Promise<void> {
   site = createServer((request, response) => {
-    if (request.url !== '/') {
+    const url = new URL(request.url ?? '/', 'http://site');
+    if (url.pathname !== '/') {
       // No favicon either: 204 keeps the console free of a 404 that is not the widget's.
-      response.writeHead(request.url === '/favicon.ico' ? 204 : 404).end();
+      response.writeHead(url.pathname === '/favicon.ico' ? 204 : 404).end();
       return;
     }
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(sitePage());
+    const token = url.searchParams.get('token');
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(sitePage(token && /^[\w.-]+$/.test(token) ? token : null));
   });
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   siteOrigin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
@@ -359,6 +362,111 @@ describe('the unread count', () => {
       const frame = await openChat(page);
       await frame.getByRole('log').getByText('We will call you at 3 pm').waitFor({ timeout: DEADLINE_MS });
       await eventually(async () => (await lastCount()) === 0, 'the unread count is 0 once the chat is open');
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('a message whose sending fails', () => {
+  it('waits in the site\'s storage across a reload and is sent once when the widget is reachable again', async () => {
+    const context = await newVisitor();
+    try {
+      const page = await context.newPage();
+      await page.goto(siteOrigin);
+      const frame = await startConversation(page, 'First, while all is well');
+      const visitorId = await visitorIdOf(page);
+      // The site still loads; the widget's API does not answer.
+      const refuse = (route: import('playwright-core').Route) => route.abort('connectionrefused');
+      await context.route(`${service.origin}/v1/incoming-chat-widget-message*`, refuse);
+      await type(frame, 'Typed while the chat service was unreachable');
+      await eventually(
+        async () => (await page.evaluate((widget) => localStorage.getItem(`chat-widget:outbox:${widget}`) ?? '', widgetId)).includes('unreachable'),
+        'the message is kept in the site\'s storage',
+      );
+      await context.unroute(`${service.origin}/v1/incoming-chat-widget-message*`, refuse);
+      await page.reload();
+      // Shown as sending straight away, then sent by the reloaded page (the chat stays closed).
+      await eventually(async () => (await storedBodies(visitorId)).includes('Typed while the chat service was unreachable'), 'the message is stored');
+      const reopened = await openChat(page);
+      await reopened.getByRole('log').getByText('Typed while the chat service was unreachable').waitFor({ timeout: DEADLINE_MS });
+      await eventually(
+        async () => (await page.evaluate((widget) => localStorage.getItem(`chat-widget:outbox:${widget}`), widgetId)) === '[]',
+        'the outbox is empty',
+      );
+      expect((await storedBodies(visitorId)).filter((body) => body === 'Typed while the chat service was unreachable')).toHaveLength(1);
+      expect((await bubbles(reopened)).filter((body) => body === 'Typed while the chat service was unreachable')).toHaveLength(1);
+    } finally {
+      await context.close();
+    }
+  });
+
+  // Needs the server's messageSid de-duplication (the same customData.messageSid stores nothing
+  // new, the contract's "a widget can retry safely"); without it the resend is stored twice.
+  it('is stored and shown once when the answer to its first sending was lost and the page sent it again', async () => {
+    const context = await newVisitor();
+    try {
+      const page = await context.newPage();
+      await page.goto(siteOrigin);
+      const frame = await startConversation(page, 'Before the lost answer');
+      const visitorId = await visitorIdOf(page);
+      let dropped = 0;
+      // The first sending reaches the server, which stores it; its answer never reaches the page.
+      await context.route(`${service.origin}/v1/incoming-chat-widget-message*`, async (route) => {
+        if (dropped > 0) return route.continue();
+        dropped += 1;
+        await route.fetch();
+        await route.abort('connectionreset');
+      });
+      await type(frame, 'Sent twice, stored once');
+      // Done sending: the outbox is empty again and nothing shows as sending.
+      await eventually(
+        async () =>
+          (await page.evaluate((widget) => localStorage.getItem(`chat-widget:outbox:${widget}`), widgetId)) === '[]' &&
+          (await frame.locator('#messages li.pending').count()) === 0,
+        'the page has sent the message again',
+      );
+      await eventually(async () => {
+        const server = await conversation(visitorId);
+        return server.includes('Sent twice, stored once') && JSON.stringify(await bubbles(frame)) === JSON.stringify(server);
+      }, 'the page shows the conversation the server holds');
+      expect(dropped).toBe(1);
+      expect((await storedBodies(visitorId)).filter((body) => body === 'Sent twice, stored once')).toHaveLength(1);
+      expect((await bubbles(frame)).filter((body) => body === 'Sent twice, stored once')).toHaveLength(1);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe("the site's identity token", () => {
+  it('goes with every public call as X-Visitor-Identity and in the socket handshake, and identify() replaces it', async () => {
+    const context = await newVisitor();
+    try {
+      const page = await context.newPage();
+      const sent: { url: string; token: string | undefined }[] = [];
+      page.on('request', (request) => {
+        if (request.url().startsWith(`${service.origin}/v1/`) && !request.url().includes('/chat-widget-assets/') && request.frame() !== page.mainFrame()) {
+          sent.push({ url: request.url(), token: request.headers()['x-visitor-identity'] });
+        }
+      });
+      const handshakes: string[] = [];
+      page.on('websocket', (socket) => socket.on('framesent', (frame) => {
+        if (typeof frame.payload === 'string' && frame.payload.startsWith('40')) handshakes.push(frame.payload);
+      }));
+      await page.goto(`${siteOrigin}/?token=site.token.one`);
+      const frame = await startConversation(page, 'Signed in as myself');
+      await eventually(async () => handshakes.some((payload) => payload.includes('"identityToken":"site.token.one"')), 'the handshake carries the token');
+      const calls = sent.filter((call) => /chat-widget-config|incoming-chat-widget-message|chat-widget-messages|update-message-read-status/.test(call.url));
+      expect(calls.some((call) => call.url.includes('incoming-chat-widget-message'))).toBe(true);
+      expect(calls.filter((call) => call.token !== 'site.token.one')).toEqual([]);
+
+      sent.length = 0;
+      await page.evaluate(() => (window as any).chatWidget.identify('site.token.two'));
+      await eventually(async () => handshakes.some((payload) => payload.includes('"identityToken":"site.token.two"')), 'the socket reconnects with the new token');
+      await type(frame, 'Still me, with a fresh token');
+      await eventually(async () => sent.some((call) => call.url.includes('incoming-chat-widget-message')), 'the message is sent');
+      expect(sent.filter((call) => call.token !== 'site.token.two')).toEqual([]);
     } finally {
       await context.close();
     }
