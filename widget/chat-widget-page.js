@@ -104,6 +104,11 @@
     });
   }
 
+  /** A visitor the site signed in may have talked on another device: their conversation is asked for at once. */
+  function mayHaveConversation() {
+    return started || !!identityToken;
+  }
+
   function setStarted() {
     if (started) return;
     started = true;
@@ -353,6 +358,8 @@
     return api('/chat-widget-config?' + query({ configId: configId }))
       .then(function (response) {
         if (response.status === 404) throw new Error('This chat is not available.');
+        // The widget requires visitors the site has signed in (settings.identityVerification).
+        if (response.status === 401) throw new Error('Please sign in on this site to chat.');
         return response.json().catch(function () { return null; }).then(function (body) {
           if (!response.ok || !body || !body.data) throw new Error('This chat is not available right now. Please try again later.');
           return body.data;
@@ -388,7 +395,7 @@
 
   /** Everything after the newest message held (all of it the first time); concurrent calls coalesce. */
   function refetch(exactAfterMs) {
-    if (!started) return Promise.resolve();
+    if (!mayHaveConversation()) return Promise.resolve();
     if (fetching) {
       fetchAgain = true;
       return Promise.resolve();
@@ -591,7 +598,7 @@
   // ---- staying current --------------------------------------------------------------
 
   function startPolling() {
-    if (!pollTimer && started) pollTimer = setInterval(refetch, POLL_MS);
+    if (!pollTimer && mayHaveConversation()) pollTimer = setInterval(refetch, POLL_MS);
   }
 
   function stopPolling() {
@@ -725,7 +732,7 @@
     // Messages queued before a reload or while offline show as sending until they go.
     outboxItems = (queued || []).filter(validItem);
     outboxItems.forEach(function (item) { addMessage(pendingMessage(item)); });
-    if (!started) live = true;
+    if (!mayHaveConversation()) live = true;
     loadConfig()
       .catch(function (error) {
         showNotice(failureText(error));
