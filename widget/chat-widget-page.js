@@ -40,6 +40,9 @@
   // storage keeps; the URL's fromId segment is a tracking source and never an identity.
   var embedded = inFrame && location.hash === '#embed';
   var parentOrigins = (page.parentOrigins || '').split(/\s+/);
+  // The embed script's origin, once it has introduced itself: what the page tells it about the
+  // visitor (their queued messages, the unread count) goes there only.
+  var parentOrigin = null;
   var visitorId = null;
   var identityToken = null;
   var userId = null;
@@ -113,7 +116,7 @@
     if (started) return;
     started = true;
     stored(visitorKey('started'), '1');
-    if (embedded) window.parent.postMessage({ type: 'chat-widget:started' }, '*');
+    if (embedded) window.parent.postMessage({ type: 'chat-widget:started' }, parentOrigin);
     if (!socket || !socket.connected) startPolling();
   }
 
@@ -267,7 +270,7 @@
     });
     if (count === reportedUnread) return;
     reportedUnread = count;
-    if (embedded) window.parent.postMessage({ type: 'chat-widget:unread', count: count }, '*');
+    if (embedded) window.parent.postMessage({ type: 'chat-widget:unread', count: count }, parentOrigin);
   }
 
   // A short beep as WAV (8 kHz, 8-bit): no file to fetch, nothing to cache.
@@ -456,8 +459,9 @@
 
   // ---- the outbox -------------------------------------------------------------------
   // Every message goes through it: kept in storage until the server has it, sent in order,
-  // one tab at a time, again on reconnect. Its client-made messageSid makes a resend after
-  // a lost answer harmless: the server stores a messageSid once.
+  // again on reconnect; a reloaded page sends what the storage still holds. Its client-made
+  // messageSid makes a resend harmless (after a lost answer, or by two tabs): the server
+  // stores a messageSid once.
 
   // Framed, the page's own storage may be blocked or partitioned away: the embed script keeps
   // the queue in the site's storage instead. Opened on its own, the page keeps it itself.
@@ -474,7 +478,7 @@
     keepOutbox({ remove: messageSid });
   }
   function keepOutbox(change) {
-    if (embedded) window.parent.postMessage(Object.assign({ type: 'chat-widget:outbox' }, change), '*');
+    if (embedded) window.parent.postMessage(Object.assign({ type: 'chat-widget:outbox' }, change), parentOrigin);
     else stored(visitorKey('outbox'), outboxItems.length ? JSON.stringify(outboxItems) : null);
   }
   function storedOutbox() {
@@ -556,6 +560,11 @@
           return (wait > 0 ? wait : 5) * 1000;
         }
         if (response.status >= 500) return 5000;
+        if (response.status === 401) {
+          // The site's token is missing or expired: kept until identify() gives a new one.
+          showNotice('Please sign in on this site to chat.');
+          return 60000;
+        }
         unqueue(messageSid);
         if (!response.ok) {
           markFailed(messageSid);
@@ -655,6 +664,7 @@
       socket.disconnect().connect();
     }
     refetch();
+    flush();
   }
 
   window.addEventListener('offline', function () {
@@ -751,6 +761,7 @@
       if (event.source !== window.parent || !parentAllowed(event.origin)) return;
       var data = event.data || {};
       if (data.type === 'chat-widget:visitor' && !visitorId && typeof data.visitorId === 'string' && VISITOR_ID.test(data.visitorId)) {
+        parentOrigin = event.origin === 'null' ? '*' : event.origin; // an opaque (sandboxed) parent has no origin to name
         panelOpen = !!data.open;
         soundTab = !!data.sound;
         begin(data.visitorId, data.identityToken, data.started, Array.isArray(data.outbox) ? data.outbox : []);
