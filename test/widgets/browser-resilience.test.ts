@@ -263,6 +263,16 @@ describe('a link naming another visitor', () => {
       );
       expect(rows).toHaveLength(1);
       expect(rows[0]!.widget_visitor_id).not.toBe(victimId);
+
+      // The fragment the embed script frames the page with changes nothing for a page opened on its own.
+      const again = await attacker.newPage();
+      const requestedAgain: string[] = [];
+      again.on('request', (request) => requestedAgain.push(request.url()));
+      await again.goto(`${link}#embed`);
+      // The attacker's own conversation, from its own storage.
+      await again.getByRole('log').getByText('Written through a link').waitFor({ timeout: DEADLINE_MS });
+      expect(await again.getByRole('log').getByText('My order number').count()).toBe(0);
+      expect(requestedAgain.filter((url) => url !== link && url.includes(victimId))).toEqual([]);
     } finally {
       await victim.close();
       await attacker.close();
