@@ -4,7 +4,7 @@
 // It runs inside someone else's page, so: one closure, one global object (window.chatWidget,
 // also window.ChatWidget), styles set through element.style (allowed by a site CSP without
 // 'unsafe-inline'), no cookies; localStorage holds the visitor id, whether that visitor has a
-// conversation, and the last config.
+// conversation, the messages not yet sent, and the last config.
 (function () {
   'use strict';
   if (window.ChatWidget && window.ChatWidget.widgetId) return; // the tag was added twice

@@ -179,7 +179,7 @@ function pageHeaders(reply: FastifyReply, contentSecurityPolicy: string) {
   return reply
     .header('content-security-policy', contentSecurityPolicy)
     .header('x-content-type-options', 'nosniff')
-    // The page URL can carry a visitor id; links in messages must not pass it on.
+    // The page URL can carry a tracking source id; links in messages must not pass it on.
     .header('referrer-policy', 'no-referrer')
     .header('cache-control', 'no-cache')
     .type('text/html; charset=utf-8');
