@@ -1,7 +1,9 @@
 // The chat widget page's behaviour: who the visitor is, the conversation, sending, and
 // staying current. Messages arrive over Socket.IO; whenever the socket (re)connects or the
 // browser comes back online the page asks for everything after the newest message it has,
-// so nothing sent while it was away is lost, and it polls while the socket is down.
+// so nothing sent while it was away is lost, and it polls while the socket is down. What the
+// visitor writes waits in an outbox until the server has it. The tabs of one visitor share
+// what they show (BroadcastChannel) and one of them plays the new-reply sound.
 // Everything from the server or the visitor is inserted as text, never as HTML.
 (function () {
   'use strict';
@@ -33,7 +35,16 @@
     send: document.getElementById('send'),
   };
 
-  var visitorId = chooseVisitorId();
+  // Framed by the embed script (#embed): the visitor id, and the site's identity token, come
+  // from it by postMessage. Anywhere else (a link, a plain iframe) the page uses the id its own
+  // storage keeps; the URL's fromId segment is a tracking source and never an identity.
+  var embedded = inFrame && location.hash === '#embed';
+  var parentOrigins = (page.parentOrigins || '').split(/\s+/);
+  // The embed script's origin, once it has introduced itself: what the page tells it about the
+  // visitor (their queued messages, the unread count) goes there only.
+  var parentOrigin = null;
+  var visitorId = null;
+  var identityToken = null;
   var userId = null;
   /** messageSid -> { message, element } */
   var known = new Map();
@@ -43,31 +54,70 @@
   var fetching = false;
   var fetchAgain = false;
   var markingRead = false;
+  // Whether this visitor has a conversation: until then nothing is fetched (it would be a 404).
+  var started = false;
+  // Whether the visitor can see the conversation: replies are marked read only then.
+  var panelOpen = !embedded;
+  // Set once the conversation held when the page opened is shown: later replies are new (sound).
+  var live = false;
+  var soundTab = false;
+  var channel = null;
+  var reportedUnread = -1;
+  var flushing = false;
+  var flushAgain = false;
+  var retryTimer = null;
 
   // ---- visitor identity -------------------------------------------------------------
 
   function randomId(bytes) {
     var data = new Uint8Array(bytes);
     crypto.getRandomValues(data);
-    var binary = '';
-    for (var i = 0; i < data.length; i++) binary += String.fromCharCode(data[i]);
-    return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+    var hex = '';
+    for (var i = 0; i < data.length; i++) hex += (data[i] + 256).toString(16).slice(1);
+    return hex;
   }
 
-  /** The `fromId` of the page URL when given; else the id this browser keeps for the widget. */
-  function chooseVisitorId() {
-    if (page.fromId && VISITOR_ID.test(page.fromId)) return page.fromId;
-    var key = 'chat-widget:visitor:' + configId;
+  /** The page's own storage (partitioned by site when framed); null when blocked. */
+  function stored(key, value) {
     try {
-      var stored = localStorage.getItem(key);
-      if (stored && VISITOR_ID.test(stored)) return stored;
-      var created = randomId(18); // 24 url-safe characters
-      localStorage.setItem(key, created);
-      return created;
+      if (value === null) localStorage.removeItem(key);
+      else if (value !== undefined) localStorage.setItem(key, value);
+      return localStorage.getItem(key);
     } catch (error) {
-      // Storage blocked (some browsers in third-party frames): a visitor for this page view only.
-      return randomId(18);
+      return null;
     }
+  }
+
+  /** The id this browser keeps for the widget: 128 random bits, made on the first visit. */
+  function ownVisitorId() {
+    var key = 'chat-widget:visitor:' + configId;
+    var id = stored(key);
+    if (id && VISITOR_ID.test(id)) return id;
+    id = randomId(16);
+    return stored(key, id) || id; // storage blocked: a visitor for this page view only
+  }
+
+  function visitorKey(name) {
+    return 'chat-widget:' + name + ':' + configId + ':' + visitorId;
+  }
+
+  function parentAllowed(origin) {
+    return parentOrigins.some(function (allowed) {
+      return allowed === '*' || allowed === origin || (allowed === "'self'" && origin === location.origin);
+    });
+  }
+
+  /** A visitor the site signed in may have talked on another device: their conversation is asked for at once. */
+  function mayHaveConversation() {
+    return started || !!identityToken;
+  }
+
+  function setStarted() {
+    if (started) return;
+    started = true;
+    stored(visitorKey('started'), '1');
+    if (embedded) window.parent.postMessage({ type: 'chat-widget:started' }, parentOrigin);
+    if (!socket || !socket.connected) startPolling();
   }
 
   // ---- the conversation -------------------------------------------------------------
@@ -142,28 +192,44 @@
     return box.scrollHeight - box.scrollTop - box.clientHeight < 80;
   }
 
-  /** Adds a message, or updates the one with the same messageSid; keeps the list in time order. */
-  function addMessage(message) {
+  /** Puts an item where its time belongs (after any with the same time). */
+  function place(element, at) {
+    var before = null;
+    for (var node = elements.messages.lastElementChild; node; node = node.previousElementSibling) {
+      if (node === element) continue;
+      if (Number(node.dataset.time) <= at) break;
+      before = node;
+    }
+    if (element.parentNode !== elements.messages || element.nextElementSibling !== before) elements.messages.insertBefore(element, before);
+  }
+
+  /**
+   * Adds a message, or updates the one with the same messageSid; keeps the list in time order.
+   * `from` names another tab that forwarded it.
+   */
+  function addMessage(message, from) {
     if (!message || typeof message.messageSid !== 'string') return;
     var existing = known.get(message.messageSid) || adoptPending(message);
+    var changed = !existing || (existing.message.pending && !message.pending);
     if (existing) {
-      existing.message = Object.assign({}, existing.message, message, { pending: false });
+      var pending = !!(existing.message.pending && message.pending);
+      existing.message = Object.assign({}, existing.message, message, { pending: pending });
       updateMessage(existing.element, existing.message);
+      place(existing.element, timeOf(existing.message));
     } else {
       var stick = nearBottom();
       var element = buildMessage(message);
-      var at = timeOf(message);
-      var before = null;
-      for (var node = elements.messages.lastElementChild; node; node = node.previousElementSibling) {
-        if (Number(node.dataset.time) <= at) break;
-        before = node;
-      }
-      elements.messages.insertBefore(element, before);
+      elements.messages.appendChild(element);
+      place(element, timeOf(message));
       known.set(message.messageSid, { message: message, element: element });
       if (stick || isMine(message)) elements.conversation.scrollTop = elements.conversation.scrollHeight;
+      if (!isMine(message) && live && soundTab) playSound();
     }
     if (!message.pending) newestMs = Math.max(newestMs, timeOf(message));
     elements.greeting.hidden = known.size > 0 || !elements.greeting.textContent;
+    // The other tabs of this visitor show it too (they de-duplicate by messageSid as well).
+    if (channel && !from && changed) channel.postMessage({ type: 'message', message: known.get(message.messageSid).message });
+    reportUnread();
   }
 
   /**
@@ -176,10 +242,15 @@
     known.forEach(function (entry, sid) {
       if (!found && entry.message.pending && entry.message.body === message.body) found = sid;
     });
-    if (!found) return null;
-    var entry = known.get(found);
-    known.delete(found);
-    known.set(message.messageSid, entry);
+    return found ? rekey(found, message.messageSid) : null;
+  }
+
+  function rekey(oldSid, newSid) {
+    var entry = known.get(oldSid);
+    if (!entry || oldSid === newSid || known.has(newSid)) return known.get(newSid) || null;
+    known.delete(oldSid);
+    known.set(newSid, entry);
+    entry.message.messageSid = newSid;
     return entry;
   }
 
@@ -188,6 +259,65 @@
     if (!entry) return;
     entry.message.status = status;
     updateMessage(entry.element, entry.message);
+    reportUnread();
+  }
+
+  /** Tells the embed script how many replies the visitor has not seen (window.chatWidget.onUnreadCountChange). */
+  function reportUnread() {
+    var count = 0;
+    known.forEach(function (entry) {
+      if (!isMine(entry.message) && entry.message.status !== 'read') count += 1;
+    });
+    if (count === reportedUnread) return;
+    reportedUnread = count;
+    if (embedded) window.parent.postMessage({ type: 'chat-widget:unread', count: count }, parentOrigin);
+  }
+
+  // A short beep as WAV (8 kHz, 8-bit): no file to fetch, nothing to cache.
+  var beep = null;
+  function playSound() {
+    if (!beep) {
+      var rate = 8000;
+      var n = 960;
+      var bytes = new Uint8Array(44 + n);
+      var view = new DataView(bytes.buffer);
+      var text = function (at, value) {
+        for (var i = 0; i < value.length; i++) bytes[at + i] = value.charCodeAt(i);
+      };
+      text(0, 'RIFF');
+      view.setUint32(4, 36 + n, true);
+      text(8, 'WAVEfmt ');
+      view.setUint32(16, 16, true);
+      view.setUint16(20, 1, true);
+      view.setUint16(22, 1, true);
+      view.setUint32(24, rate, true);
+      view.setUint32(28, rate, true);
+      view.setUint16(32, 1, true);
+      view.setUint16(34, 8, true);
+      text(36, 'data');
+      view.setUint32(40, n, true);
+      for (var i = 0; i < n; i++) bytes[44 + i] = 128 + Math.round(40 * Math.sin((2 * Math.PI * 880 * i) / rate) * (1 - i / n));
+      beep = 'data:audio/wav;base64,' + btoa(String.fromCharCode.apply(null, bytes));
+    }
+    var played = new Audio(beep).play();
+    // Refused without a user gesture on the page (autoplay policy): then silence.
+    if (played && played.catch) played.catch(function () {});
+  }
+
+  /**
+   * One tab of the visitor's plays the sound: whichever holds the lock (the next one takes over
+   * when it closes). Framed, the embed script holds it in the site's origin and says so.
+   */
+  function electSoundTab() {
+    var ringAnyway = function () { soundTab = true; }; // no locks here: every tab rings
+    try {
+      navigator.locks.request(visitorKey('sound'), function () {
+        soundTab = true;
+        return new Promise(function () {});
+      }).catch(ringAnyway);
+    } catch (error) {
+      ringAnyway();
+    }
   }
 
   function setTyping(isBotTyping) {
@@ -211,8 +341,13 @@
 
   // ---- talking to the API -----------------------------------------------------------
 
+  /** Every call carries the site's identity token, when it gave one. */
   function api(path, options) {
-    return fetch(apiBase + path, Object.assign({ credentials: 'omit', cache: 'no-store' }, options));
+    var init = Object.assign({ credentials: 'omit', cache: 'no-store' }, options);
+    var headers = Object.assign({}, init.headers);
+    if (identityToken) headers['X-Visitor-Identity'] = identityToken;
+    init.headers = headers;
+    return fetch(apiBase + path, init);
   }
 
   function query(values) {
@@ -226,6 +361,8 @@
     return api('/chat-widget-config?' + query({ configId: configId }))
       .then(function (response) {
         if (response.status === 404) throw new Error('This chat is not available.');
+        // The widget requires visitors the site has signed in (settings.identityVerification).
+        if (response.status === 401) throw new Error('Please sign in on this site to chat.');
         return response.json().catch(function () { return null; }).then(function (body) {
           if (!response.ok || !body || !body.data) throw new Error('This chat is not available right now. Please try again later.');
           return body.data;
@@ -261,6 +398,7 @@
 
   /** Everything after the newest message held (all of it the first time); concurrent calls coalesce. */
   function refetch(exactAfterMs) {
+    if (!mayHaveConversation()) return Promise.resolve();
     if (fetching) {
       fetchAgain = true;
       return Promise.resolve();
@@ -277,7 +415,7 @@
       })
       .then(function (body) {
         var messages = body.messages || [];
-        messages.forEach(addMessage);
+        messages.forEach(function (message) { addMessage(message); });
         // A full page (oldest first): the rest comes after its last message.
         if (messages.length >= PAGE_SIZE) nextPageAfter = timeOf(messages[messages.length - 1]);
         setTyping(!!body.isBotTyping);
@@ -290,6 +428,7 @@
       .then(function () {
         fetching = false;
         if (nextPageAfter !== null) return refetch(nextPageAfter);
+        live = true;
         if (fetchAgain) {
           fetchAgain = false;
           return refetch();
@@ -299,7 +438,7 @@
 
   /** Marks the replies read once the visitor can see them. */
   function markReadIfVisible() {
-    if (document.visibilityState !== 'visible' || markingRead) return;
+    if (!panelOpen || document.visibilityState !== 'visible' || markingRead || !visitorId) return;
     var unread = [];
     known.forEach(function (entry, sid) {
       if (!isMine(entry.message) && entry.message.status !== 'read') unread.push(sid);
@@ -318,53 +457,144 @@
       .then(function () { markingRead = false; });
   }
 
+  // ---- the outbox -------------------------------------------------------------------
+  // Every message goes through it: kept in storage until the server has it, sent in order,
+  // again on reconnect; a reloaded page sends what the storage still holds. Its client-made
+  // messageSid makes a resend harmless (after a lost answer, or by two tabs): the server
+  // stores a messageSid once.
+
+  // Framed, the page's own storage may be blocked or partitioned away: the embed script keeps
+  // the queue in the site's storage instead. Opened on its own, the page keeps it itself.
+  var outboxItems = [];
+  function queue() {
+    return outboxItems.slice();
+  }
+  function enqueue(item) {
+    outboxItems.push(item);
+    keepOutbox({ add: item });
+  }
+  function unqueue(messageSid) {
+    outboxItems = outboxItems.filter(function (item) { return item.messageSid !== messageSid; });
+    keepOutbox({ remove: messageSid });
+  }
+  function keepOutbox(change) {
+    if (embedded) window.parent.postMessage(Object.assign({ type: 'chat-widget:outbox' }, change), parentOrigin);
+    else stored(visitorKey('outbox'), outboxItems.length ? JSON.stringify(outboxItems) : null);
+  }
+  function storedOutbox() {
+    try {
+      var list = JSON.parse(stored(visitorKey('outbox')) || '[]');
+      return Array.isArray(list) ? list : [];
+    } catch (error) {
+      return [];
+    }
+  }
+  function validItem(item) {
+    return item && typeof item.messageSid === 'string' && typeof item.body === 'string' && typeof item.timestamp === 'string';
+  }
+
+  function pendingMessage(item) {
+    return { messageSid: item.messageSid, body: item.body, timestamp: item.timestamp, type: 'text', direction: 'inbound', status: 'sending', pending: true };
+  }
+
   function send(text) {
-    var messageSid = 'wm_' + randomId(15);
-    addMessage({ messageSid: messageSid, body: text, timestamp: new Date().toISOString(), type: 'text', direction: 'inbound', status: 'sending', pending: true });
+    var item = { messageSid: 'wm_' + randomId(16), body: text, timestamp: new Date().toISOString() };
+    enqueue(item);
+    addMessage(pendingMessage(item));
     showNotice('');
+    flush();
+  }
+
+  function flush() {
+    if (!visitorId || !userId) return;
+    if (flushing) {
+      flushAgain = true;
+      return;
+    }
+    flushing = true;
+    clearTimeout(retryTimer);
+    sendQueued()
+      .catch(function (error) {
+        if (window.console) console.error(error);
+      })
+      .then(function () {
+        flushing = false;
+        if (flushAgain) {
+          flushAgain = false;
+          flush();
+        }
+      });
+  }
+
+  /** Sends the queue's messages in order until it is empty or the network fails (then again later). */
+  function sendQueued() {
+    var item = queue()[0];
+    if (!item) return Promise.resolve();
+    return sendOne(item).then(function (retryAfterMs) {
+      if (retryAfterMs === undefined) return sendQueued();
+      setConnection(navigator.onLine === false ? 'Offline' : '');
+      retryTimer = setTimeout(flush, retryAfterMs);
+    });
+  }
+
+  /** Resolves undefined when the message is done with (sent, or refused for good), else ms to wait. */
+  function sendOne(item) {
+    var messageSid = item.messageSid;
     return api('/incoming-chat-widget-message?' + query({ userId: userId }), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ messageType: 'text', customData: { body: text, fromId: visitorId, toId: configId, messageSid: messageSid } }),
-    })
-      .then(function (response) {
+      body: JSON.stringify({ messageType: 'text', customData: { body: item.body, fromId: visitorId, toId: configId, messageSid: messageSid } }),
+    }).then(
+      function (response) {
         if (response.status === 429) {
+          // Given back to the visitor to send again; what is queued after it waits.
+          unqueue(messageSid);
           removeMessage(messageSid);
-          if (!elements.text.value) elements.text.value = text;
+          if (!elements.text.value) elements.text.value = item.body;
           var wait = Number(response.headers.get('retry-after'));
           showNotice(
             'You are sending messages a little too quickly. Please wait ' +
               (wait > 0 ? wait + (wait === 1 ? ' second' : ' seconds') : 'a moment') +
               ' and try again.',
           );
-          return;
+          return (wait > 0 ? wait : 5) * 1000;
         }
-        if (!response.ok) throw new Error('send: ' + response.status);
-        return response.json().then(function (body) {
-          var entry = known.get(messageSid);
+        if (response.status >= 500) return 5000;
+        if (response.status === 401) {
+          // The site's token is missing or expired: kept until identify() gives a new one.
+          showNotice('Please sign in on this site to chat.');
+          return 60000;
+        }
+        unqueue(messageSid);
+        if (!response.ok) {
+          markFailed(messageSid);
+          return undefined;
+        }
+        return response.json().catch(function () { return null; }).then(function (body) {
           // The server may keep its own id for the message; later copies then match it.
-          if (entry && body && typeof body.messageId === 'string' && body.messageId !== messageSid && !known.has(body.messageId)) {
-            known.delete(messageSid);
-            known.set(body.messageId, entry);
-            entry.message.messageSid = body.messageId;
-          }
-          if (entry) {
-            entry.message.pending = false;
-            entry.message.status = entry.message.status === 'sending' ? 'sent' : entry.message.status;
-            updateMessage(entry.element, entry.message);
-          }
+          var id = body && typeof body.messageId === 'string' ? body.messageId : messageSid;
+          var entry = rekey(messageSid, id) || known.get(messageSid);
+          if (entry) addMessage(Object.assign({}, entry.message, { pending: false, status: entry.message.status === 'sending' ? 'sent' : entry.message.status }));
+          setStarted();
           if (!socket || !socket.connected) refetch();
+          return undefined;
         });
-      })
-      .catch(function () {
-        var entry = known.get(messageSid);
-        if (entry) {
-          entry.message.pending = false;
-          entry.message.status = 'failed';
-          updateMessage(entry.element, entry.message);
-        }
-        showNotice('Your message could not be sent. Check your connection and try again.');
-      });
+      },
+      function () {
+        // Offline: it stays queued, shown as sending, and goes when the network is back.
+        return 5000;
+      },
+    );
+  }
+
+  function markFailed(messageSid) {
+    var entry = known.get(messageSid);
+    if (entry) {
+      entry.message.pending = false;
+      entry.message.status = 'failed';
+      updateMessage(entry.element, entry.message);
+    }
+    showNotice('Your message could not be sent. Please try again.');
   }
 
   function removeMessage(messageSid) {
@@ -377,12 +607,18 @@
   // ---- staying current --------------------------------------------------------------
 
   function startPolling() {
-    if (!pollTimer) pollTimer = setInterval(refetch, POLL_MS);
+    if (!pollTimer && mayHaveConversation()) pollTimer = setInterval(refetch, POLL_MS);
   }
 
   function stopPolling() {
     if (pollTimer) clearInterval(pollTimer);
     pollTimer = null;
+  }
+
+  function socketAuth() {
+    var auth = { configId: configId, visitorId: visitorId };
+    if (identityToken) auth.identityToken = identityToken;
+    return auth;
   }
 
   function connectSocket() {
@@ -393,11 +629,13 @@
     }
     // WebSocket first: a long-polling handshake behind several API processes needs a sticky
     // balancer, a WebSocket does not; polling stays as the fallback.
-    socket = window.io({ path: '/socket.io', transports: ['websocket', 'polling'], auth: { configId: configId, visitorId: visitorId } });
+    socket = window.io({ path: '/socket.io', transports: ['websocket', 'polling'], auth: socketAuth() });
     socket.on('connect', function () {
       stopPolling();
       setConnection('');
+      // What was missed while away: the poll is the source of truth, the socket only a nudge.
       refetch();
+      flush();
     });
     socket.on('disconnect', function () {
       startPolling();
@@ -417,6 +655,18 @@
     });
   }
 
+  function setIdentity(token) {
+    token = typeof token === 'string' && token ? token : null;
+    if (token === identityToken) return;
+    identityToken = token;
+    if (socket) {
+      socket.auth = socketAuth();
+      socket.disconnect().connect();
+    }
+    refetch();
+    flush();
+  }
+
   window.addEventListener('offline', function () {
     setConnection('Offline');
     // The socket would only notice after its ping time-out; reconnect cleanly when back.
@@ -427,6 +677,7 @@
     setConnection('Reconnecting…');
     if (socket) socket.connect();
     refetch();
+    flush();
   });
   document.addEventListener('visibilitychange', markReadIfVisible);
 
@@ -435,17 +686,14 @@
   elements.composer.addEventListener('submit', function (event) {
     event.preventDefault();
     var text = elements.text.value.trim();
-    if (!text) return;
+    if (!text || !visitorId) return;
     elements.text.value = '';
     resizeComposer();
     elements.text.focus();
-    // The configuration names the widget's owner, whom a message is sent to; it may have failed to load.
-    (userId ? Promise.resolve() : loadConfig())
-      .then(function () { send(text); })
-      .catch(function (error) {
-        if (!elements.text.value) elements.text.value = text;
-        showNotice(failureText(error));
-      });
+    // Queued even when the configuration (the owner, whom it is sent to) has not loaded yet:
+    // it goes once it has.
+    send(text);
+    if (!userId) loadConfig().then(flush, function (error) { showNotice(failureText(error)); });
   });
 
   // Enter sends; Shift+Enter (or an input method composing text) makes a new line.
@@ -467,20 +715,71 @@
     elements.close.addEventListener('click', function () {
       window.parent.postMessage({ type: 'chat-widget:close' }, '*');
     });
-    window.addEventListener('message', function (event) {
-      if (event.source === window.parent && event.data && event.data.type === 'chat-widget:opened') elements.text.focus();
-    });
   }
   window.addEventListener('keydown', function (event) {
     if (event.key === 'Escape' && inFrame) window.parent.postMessage({ type: 'chat-widget:close' }, '*');
   });
 
-  loadConfig()
-    .catch(function (error) {
-      showNotice(failureText(error));
-    })
-    .then(function () {
-      refetch();
-      connectSocket();
+  /** Everything that needs the visitor: the conversation, the outbox, the other tabs, the socket. */
+  function begin(id, token, startedBefore, queued) {
+    visitorId = id;
+    identityToken = typeof token === 'string' && token ? token : null;
+    started = !!startedBefore || !!stored(visitorKey('started'));
+    try {
+      channel = new BroadcastChannel(visitorKey('tabs'));
+      channel.onmessage = function (event) {
+        var data = event.data || {};
+        if (data.type === 'message' && data.message) {
+          if (isMine(data.message) && !data.message.pending) setStarted();
+          addMessage(data.message, true);
+          markReadIfVisible();
+        }
+      };
+    } catch (error) {
+      channel = null; // the socket still brings every tab the conversation's messages
+    }
+    if (!embedded) electSoundTab();
+    // Messages queued before a reload or while offline show as sending until they go.
+    outboxItems = (queued || []).filter(validItem);
+    outboxItems.forEach(function (item) { addMessage(pendingMessage(item)); });
+    if (!mayHaveConversation()) live = true;
+    loadConfig()
+      .catch(function (error) {
+        showNotice(failureText(error));
+      })
+      .then(function () {
+        refetch();
+        connectSocket();
+        flush();
+      });
+  }
+
+  if (embedded) {
+    // The embed script answers with the visitor it keeps in the site's storage; only the
+    // parent window, from an origin allowed to frame this widget, is heard.
+    window.addEventListener('message', function (event) {
+      if (event.source !== window.parent || !parentAllowed(event.origin)) return;
+      var data = event.data || {};
+      if (data.type === 'chat-widget:visitor' && !visitorId && typeof data.visitorId === 'string' && VISITOR_ID.test(data.visitorId)) {
+        parentOrigin = event.origin === 'null' ? '*' : event.origin; // an opaque (sandboxed) parent has no origin to name
+        panelOpen = !!data.open;
+        soundTab = !!data.sound;
+        begin(data.visitorId, data.identityToken, data.started, Array.isArray(data.outbox) ? data.outbox : []);
+      } else if (data.type === 'chat-widget:sound') {
+        soundTab = true;
+      } else if (data.type === 'chat-widget:identity' && visitorId) {
+        setIdentity(data.identityToken);
+      } else if (data.type === 'chat-widget:opened') {
+        panelOpen = true;
+        elements.text.focus();
+        markReadIfVisible();
+      } else if (data.type === 'chat-widget:closed') {
+        panelOpen = false;
+      }
     });
+    window.parent.postMessage({ type: 'chat-widget:ready' }, '*');
+  } else {
+    visitorId = ownVisitorId();
+    begin(visitorId, null, false, storedOutbox());
+  }
 })();

@@ -1,9 +1,10 @@
 // The embed script. A site adds one tag:
 //   <script src="https://HOST/v1/scripts/chat-widget.js" data-widget-id="cw_..." async></script>
 // and gets a launcher button that opens the widget page (/v1/chat-widget/{id}) in an iframe.
-// It runs inside someone else's page, so: one closure, one global (window.ChatWidget),
-// styles set through element.style (allowed by a site CSP without 'unsafe-inline'), no
-// cookies; two localStorage entries, the visitor id (see visitorPath) and the last config.
+// It runs inside someone else's page, so: one closure, one global object (window.chatWidget,
+// also window.ChatWidget), styles set through element.style (allowed by a site CSP without
+// 'unsafe-inline'), no cookies; localStorage holds the visitor id, whether that visitor has a
+// conversation, the messages not yet sent, and the last config.
 (function () {
   'use strict';
   if (window.ChatWidget && window.ChatWidget.widgetId) return; // the tag was added twice
@@ -18,13 +19,23 @@
   // The page and its API live where this script came from: https://HOST/v1/.
   var apiBase = new URL('../', script.src);
   var widgetOrigin = apiBase.origin;
-  var pageUrl = new URL('chat-widget/' + encodeURIComponent(widgetId) + visitorPath(), apiBase).href;
+  // No visitor id in the URL: the page asks for it by postMessage (#embed says it is framed by
+  // this script), so a link to the page can never carry someone else's id into a conversation.
+  var pageUrl = new URL('chat-widget/' + encodeURIComponent(widgetId) + '#embed', apiBase).href;
+  var keys = {};
+  ['visitor', 'started', 'config', 'outbox'].forEach(function (name) { keys[name] = 'chat-widget:' + name + ':' + widgetId; });
+  var visitorId = visitor();
+  var identityToken = script.getAttribute('data-identity-token') || null;
+  var unread = 0;
+  var unreadListeners = [];
 
   var position = script.getAttribute('data-position') === 'bottom-left' ? 'bottom-left' : 'bottom-right';
   var accent = '#2563eb';
   var title = 'Chat';
   var isOpen = false;
   var frame = null;
+  var frameReady = false;
+  var soundTab = false;
   var smallScreen = window.matchMedia('(max-width: 479.98px)');
 
   var launcher = document.createElement('button');
@@ -47,23 +58,26 @@
     background: '#fff', boxShadow: '0 8px 30px rgba(0,0,0,.25)',
   });
 
-  // The visitor id is kept here, in the site's own (first-party) storage, and handed to the page
-  // as its fromId: browsers that block or partition a third-party frame's storage would
-  // otherwise give the visitor a new id, and an empty conversation, on every page load.
-  function visitorPath() {
-    var key = 'chat-widget:visitor:' + widgetId;
+  function stored(key, value) {
     try {
-      var id = localStorage.getItem(key);
-      if (!id || !/^[A-Za-z0-9_-]{8,128}$/.test(id)) {
-        var bytes = new Uint8Array(18);
-        crypto.getRandomValues(bytes);
-        id = btoa(String.fromCharCode.apply(null, bytes)).replace(/\+/g, '-').replace(/\//g, '_');
-        localStorage.setItem(key, id);
-      }
-      return '/' + id;
+      if (value !== undefined) localStorage.setItem(key, value);
+      return localStorage.getItem(key);
     } catch (error) {
-      return ''; // no storage here either: the page keeps its own id
+      return null; // no storage: this page view only
     }
+  }
+
+  // The visitor id is kept here, in the site's own (first-party) storage: browsers that block or
+  // partition a third-party frame's storage would otherwise give the visitor a new id, and an
+  // empty conversation, on every page load. 128 random bits, as 32 hex digits.
+  function visitor() {
+    var id = stored(keys.visitor);
+    if (id && /^[A-Za-z0-9_-]{8,128}$/.test(id)) return id;
+    var bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    id = '';
+    for (var i = 0; i < 16; i++) id += (bytes[i] + 256).toString(16).slice(1);
+    return stored(keys.visitor, id) || id;
   }
 
   function setStyle(element, styles) {
@@ -103,19 +117,50 @@
     launcher.style.display = isOpen && smallScreen.matches ? 'none' : 'flex';
   }
 
-  function open() {
-    if (!frame) {
-      frame = document.createElement('iframe');
-      frame.src = pageUrl;
-      frame.title = title;
-      frame.setAttribute('allow', 'clipboard-write');
-      setStyle(frame, { border: '0', width: '100%', height: '100%', display: 'block' });
-      // Until it loads, the frame holds a blank page of the site's origin: tell the page once it is there.
-      frame.addEventListener('load', function () { if (isOpen) post({ type: 'chat-widget:opened' }); });
-      panel.appendChild(frame);
-    } else {
-      post({ type: 'chat-widget:opened' });
+  // Made on the first open, or at once for a visitor with a conversation, so replies arrive
+  // (unread count, sound) while the panel is closed.
+  function makeFrame() {
+    if (frame) return;
+    frame = document.createElement('iframe');
+    frame.src = pageUrl;
+    frame.title = title;
+    frame.setAttribute('allow', 'clipboard-write; autoplay');
+    setStyle(frame, { border: '0', width: '100%', height: '100%', display: 'block' });
+    panel.appendChild(frame);
+    // One tab of the site plays the new-reply sound: the one holding this lock.
+    var ring = function () {
+      soundTab = true;
+      post({ type: 'chat-widget:sound' });
+    };
+    try {
+      navigator.locks.request('chat-widget:sound:' + widgetId, function () {
+        ring();
+        return new Promise(function () {});
+      }).catch(ring);
+    } catch (error) {
+      ring();
     }
+  }
+
+  /** The messages the page has not got to the server yet, kept here so a reload or a closed tab loses none. */
+  function outbox(change) {
+    var list;
+    try {
+      list = JSON.parse(stored(keys.outbox) || '[]');
+    } catch (error) {
+      list = [];
+    }
+    if (change) {
+      list = list.filter(function (item) { return item.messageSid !== change.remove && item.messageSid !== (change.add || {}).messageSid; });
+      if (change.add) list.push(change.add);
+      stored(keys.outbox, JSON.stringify(list));
+    }
+    return list;
+  }
+
+  function open() {
+    makeFrame();
+    post({ type: 'chat-widget:opened' });
     isOpen = true;
     panel.style.display = 'block';
     launcher.setAttribute('aria-expanded', 'true');
@@ -127,6 +172,7 @@
   function close() {
     if (!isOpen) return;
     isOpen = false;
+    post({ type: 'chat-widget:closed' });
     panel.style.display = 'none';
     launcher.setAttribute('aria-expanded', 'false');
     launcher.setAttribute('aria-label', 'Open chat');
@@ -140,46 +186,83 @@
   }
 
   function post(message) {
-    if (frame && frame.contentWindow) frame.contentWindow.postMessage(message, widgetOrigin);
+    if (frameReady) frame.contentWindow.postMessage(message, widgetOrigin);
   }
 
-  // The page says how it looks (position, colour, title) and asks to close; only our own iframe is heard.
+  /** The site's back end signed this token for its logged-in user; the page sends it with every call. */
+  function identify(token) {
+    identityToken = typeof token === 'string' && token ? token : null;
+    post({ type: 'chat-widget:identity', identityToken: identityToken });
+  }
+
+  function onUnreadCountChange(listener) {
+    if (typeof listener !== 'function') return;
+    unreadListeners.push(listener);
+    listener(unread);
+  }
+
+  // Only our own iframe is heard: it asks for the visitor, says how it looks, asks to close,
+  // reports the unread count and that the visitor now has a conversation.
   window.addEventListener('message', function (event) {
     if (!frame || event.source !== frame.contentWindow || event.origin !== widgetOrigin) return;
     var data = event.data || {};
+    if (data.type === 'chat-widget:ready') {
+      frameReady = true;
+      post({
+        type: 'chat-widget:visitor', visitorId: visitorId, identityToken: identityToken, open: isOpen,
+        started: !!stored(keys.started), sound: soundTab, outbox: outbox(),
+      });
+    }
+    if (data.type === 'chat-widget:outbox') outbox(data);
     if (data.type === 'chat-widget:close') close();
+    if (data.type === 'chat-widget:started') stored(keys.started, '1');
     if (data.type === 'chat-widget:config') {
       applyConfig(data);
       rememberConfig(data);
     }
+    if (data.type === 'chat-widget:unread' && typeof data.count === 'number' && data.count !== unread) {
+      unread = data.count;
+      unreadListeners.forEach(function (listener) {
+        try { listener(unread); } catch (error) { if (window.console) console.error(error); }
+      });
+    }
   });
 
-  // Remembered for the next page load: the public config endpoint is not readable cross-origin,
-  // so the first load shows the default corner and colour until the page has said its own.
-  var configKey = 'chat-widget:config:' + widgetId;
+  // Remembered for the next page load, so the launcher looks right at once; refreshed from the
+  // public config endpoint on each load.
   function rememberConfig(config) {
-    try {
-      localStorage.setItem(configKey, JSON.stringify({ position: config.position, primary: config.primary, title: config.title }));
-    } catch (error) {
-      // no storage: the defaults again next time
-    }
+    stored(keys.config, JSON.stringify({ position: config.position, primary: config.primary, title: config.title }));
   }
   function rememberedConfig() {
     try {
-      return JSON.parse(localStorage.getItem(configKey) || 'null');
+      return JSON.parse(stored(keys.config) || 'null');
     } catch (error) {
       return null;
     }
   }
 
   function applyConfig(config) {
-    if (config.position === 'bottom-left' || config.position === 'bottom-right') position = config.position;
+    // The tag's own data-position wins over the widget's setting.
+    if (!script.hasAttribute('data-position') && (config.position === 'bottom-left' || config.position === 'bottom-right')) position = config.position;
     if (typeof config.primary === 'string' && /^#[0-9a-fA-F]{3,8}$/.test(config.primary)) accent = config.primary;
     if (typeof config.title === 'string' && config.title) {
       title = config.title;
       if (frame) frame.title = title;
     }
     layout();
+  }
+
+  function fetchConfig() {
+    fetch(new URL('chat-widget-config?configId=' + encodeURIComponent(widgetId), apiBase).href, { credentials: 'omit' })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (body) {
+        var data = body && body.data;
+        if (!data) return;
+        var config = { position: data.position, primary: data.colors && data.colors.primary, title: data.title };
+        applyConfig(config);
+        rememberConfig(config);
+      })
+      .catch(function () {}); // the remembered look, or the defaults
   }
 
   document.addEventListener('keydown', function (event) {
@@ -189,17 +272,17 @@
 
   function mount() {
     var remembered = rememberedConfig();
-    // The tag's own data-position wins over what the widget said last time.
-    if (remembered) {
-      if (script.hasAttribute('data-position')) remembered.position = position;
-      applyConfig(remembered);
-    }
+    if (remembered) applyConfig(remembered);
     document.body.appendChild(panel);
     document.body.appendChild(launcher);
     layout();
+    fetchConfig();
+    if (stored(keys.started)) makeFrame();
   }
   if (document.body) mount();
   else document.addEventListener('DOMContentLoaded', mount);
 
-  window.ChatWidget = { widgetId: widgetId, open: open, close: close, toggle: toggle };
+  window.chatWidget = window.ChatWidget = {
+    widgetId: widgetId, open: open, close: close, toggle: toggle, identify: identify, onUnreadCountChange: onUnreadCountChange,
+  };
 })();

@@ -100,7 +100,11 @@ export const WIDGET_PAGE_ROUTES: PlainRoute[] = [
   widgetPageRoute('/chat-widget/{configId}', [CONFIG_ID]),
   widgetPageRoute('/chat-widget/{configId}/{fromId}', [
     CONFIG_ID,
-    stringParameter('fromId', 'path', 'The visitor id to use (source id used for tracking): 8 to 128 letters, digits, `-` or `_`; otherwise the page keeps its own.'),
+    stringParameter(
+      'fromId',
+      'path',
+      'A source id used for tracking. Never the visitor\'s identity: a page opened by a link uses the visitor id its own browser keeps, and a framed page takes the id from the embed script (postMessage from an allowed origin), so a link cannot open someone else\'s conversation.',
+    ),
   ]),
   ...Object.entries(ASSET_FILES).map(([name, { contentType }]) => ({
     method: 'get' as const,
@@ -177,7 +181,7 @@ function pageHeaders(reply: FastifyReply, contentSecurityPolicy: string) {
   return reply
     .header('content-security-policy', contentSecurityPolicy)
     .header('x-content-type-options', 'nosniff')
-    // The page URL can carry a visitor id; links in messages must not pass it on.
+    // The page URL can carry a tracking source id; links in messages must not pass it on.
     .header('referrer-policy', 'no-referrer')
     .header('cache-control', 'no-cache')
     .type('text/html; charset=utf-8');
@@ -219,21 +223,36 @@ export async function registerWidgetPages(app: FastifyInstance, services: Servic
     if (!widget) {
       return reply.code(404).header('x-content-type-options', 'nosniff').type('text/plain; charset=utf-8').send('Chat widget not found');
     }
+    const ancestors = frameAncestors(widget.settings as Record<string, unknown> | null);
     const policy = [
       "default-src 'self'",
       "script-src 'self'",
       "style-src 'self'",
       `connect-src 'self'${socketSource(request)}`,
       "img-src 'self' data: https:",
+      // The new-reply sound is a few hundred bytes of WAV made by the page.
+      "media-src 'self' data:",
       "object-src 'none'",
       "base-uri 'none'",
       "form-action 'none'",
-      `frame-ancestors ${frameAncestors(widget.settings as Record<string, unknown> | null)}`,
+      `frame-ancestors ${ancestors}`,
     ].join('; ');
     return pageHeaders(reply, policy).send(
-      fillTemplate(widgetPage, { configId, fromId, apiBase: REST_PREFIX, assetBase: ASSET_BASE }),
+      // parentOrigins: whose postMessage may hand the framed page its visitor id (the same list as frame-ancestors).
+      fillTemplate(widgetPage, { configId, fromId, apiBase: REST_PREFIX, assetBase: ASSET_BASE, parentOrigins: ancestors }),
     );
   };
+  // The embed script reads the public configuration from the customer's site, to colour and
+  // place its launcher before the page is framed. The endpoint answers 403 to an origin the
+  // widget does not allow, so echoing the Origin exposes nothing the owner did not allow.
+  const configPath = `${REST_PREFIX}/chat-widget-config`;
+  app.addHook('onRequest', (request, reply, done) => {
+    const origin = request.headers.origin;
+    if (origin && request.method === 'GET' && (request.url === configPath || request.url.startsWith(`${configPath}?`))) {
+      reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+    }
+    done();
+  });
   app.get(`${REST_PREFIX}/chat-widget/:configId`, serveWidgetPage);
   // A wildcard rather than a parameter: a visitor id may be up to 128 characters, past the router's parameter limit.
   app.get(`${REST_PREFIX}/chat-widget/:configId/*`, serveWidgetPage);

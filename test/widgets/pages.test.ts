@@ -82,9 +82,11 @@ describe('GET /chat-widget/{configId}', () => {
     expect(policy.split('; ').find((directive) => directive.startsWith('frame-ancestors'))).toBe(
       "frame-ancestors 'self' https://shop.example.com http://127.0.0.1:8123",
     );
+    // The same origins are the parents whose postMessage may hand the page its visitor id.
+    expect(response.text).toContain(`data-parent-origins="&#39;self&#39; https://shop.example.com http://127.0.0.1:8123"`);
   });
 
-  it('puts the fromId path segment in the page HTML-escaped', async () => {
+  it('puts the fromId path segment (a tracking source, never the visitor) in the page HTML-escaped', async () => {
     const response = await service.request('GET', `/chat-widget/cw_pages_open/${encodeURIComponent('"><script>alert(1)</script>')}`);
     expect(response.status).toBe(200);
     expect(response.text).not.toContain('<script>alert(1)');

@@ -153,4 +153,16 @@ describe('GET /chat-widget-config', () => {
       await here.stop();
     }
   });
+
+  test('is readable by a listed site (the embed script draws its launcher from it), with Vary: Origin', async () => {
+    const { apiKey } = await service.createAccount();
+    const widget = (await service.request('POST', '/chat-widgets', { apiKey, body: { name: 'Shop', settings: SETTINGS } })).body.data;
+    const listed = await service.request('GET', '/chat-widget-config', { query: { configId: widget.id }, headers: { origin: 'https://site.example' } });
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get('access-control-allow-origin')).toBe('https://site.example');
+    expect(listed.headers.get('vary')).toMatch(/origin/i);
+    // Without an Origin (a server, or the page itself) there is nothing to allow.
+    const plain = await service.request('GET', '/chat-widget-config', { query: { configId: widget.id } });
+    expect(plain.headers.get('access-control-allow-origin')).toBeNull();
+  });
 });
