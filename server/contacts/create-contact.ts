@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { newId } from '../db/ids.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
-import { newEventRow } from '../events/emit.ts';
+import { newEventRow } from '../events/sql/insert-events.ts';
 import { refuseListsForContacts } from '../lists/list-access.ts';
 import { normalisePhoneNumber, PhoneNumberText } from './phone.ts';
 import { insertContactWithLists } from './sql/insert-contact.ts';

@@ -73,7 +73,7 @@ export function joinSql(fragments: readonly Sql[], separator = ', '): Sql {
 
 /**
  * One statement of data-modifying parts and select-list calls: `with w1 as (...), ... select
- * c1, c2`. Writers yield either kind (an `insert ...`, or a call such as `add_job(...)`), and a
+ * c1, c2`. Writers yield either kind (an `insert ...`, or a function call that writes), and a
  * caller composes those of one change into one round trip. All parts run, referenced or not.
  */
 export function oneStatement(parts: { writes?: readonly Sql[]; calls?: readonly Sql[] }): Sql {

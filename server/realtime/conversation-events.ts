@@ -7,6 +7,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { joinSql, runSql, sql, type Sql } from '../db/sql.ts';
 
 /** A chat-widget conversation message as the spec returns it. */
 export type ConversationMessage = {
@@ -48,21 +49,16 @@ export async function publishConversationEvent(em: EntityManager, event: Convers
 /** Several events in one statement, announced in this order. */
 export async function publishConversationEvents(em: EntityManager, events: ConversationEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const payloads = events.flatMap(notificationPayloads);
-  await em.execute(`select ${payloads.map(() => 'pg_notify(?, ?)').join(', ')}`, payloads.flatMap((payload) => [CHANNEL, payload]));
+  await runSql(em, sql`select ${notifyConversationSql(events)}`);
 }
 
 /**
- * The same announcement as part of a statement that also writes the change: select-list
- * SQL calling pg_notify for each event in order, with numbered parameters from `$first`,
- * and the values of those parameters.
+ * The one writer of conversation notifications: select-list SQL calling pg_notify for each
+ * event in order, to run as `select ...` or compose into the statement that writes the
+ * change (the announcement then commits with it).
  */
-export function conversationNotifySql(events: ConversationEvent[], first: number): { sql: string; values: string[] } {
-  const payloads = events.flatMap(notificationPayloads);
-  return {
-    sql: payloads.map((_, index) => `pg_notify($${first}::text, $${first + 1 + index}::text)`).join(', '),
-    values: [CHANNEL, ...payloads],
-  };
+export function notifyConversationSql(events: ConversationEvent[]): Sql {
+  return joinSql(events.flatMap(notificationPayloads).map((payload) => sql`pg_notify(${CHANNEL}::text, ${payload}::text)`));
 }
 
 /**

@@ -3,7 +3,8 @@
 // create one contact: the second insert waits for the first and then finds its row.
 import type pg from 'pg';
 import { newId } from '../db/ids.ts';
-import { newEventRow, payloadWithUserSql } from '../events/emit.ts';
+import { prepared, queryRows, rawSql, sql } from '../db/sql.ts';
+import { insertEventsSql, newEventRow, type EventRow } from '../events/sql/insert-events.ts';
 import type { ContactEventBlock } from '../messages/contact-event-data.ts';
 
 export const WIDGET_CHANNEL = 'chat_widget';
@@ -14,26 +15,27 @@ export type VisitorContact = { block: ContactEventBlock; isBotActive: boolean; c
 type ContactRow = { id: string; phone_number: string | null; email: string | null; first_name: string; last_name: string; is_bot_active: boolean };
 const CONTACT_COLUMNS = 'id, phone_number, email, first_name, last_name, is_bot_active';
 
-const LOCK_VISITOR_CONTACT = {
-  name: 'lock-visitor-contact',
-  text: `select ${CONTACT_COLUMNS} from contacts where chat_widget_id = $1 and widget_visitor_id = $2 and account_id = $3 for update`,
-};
+const lockVisitorContact = (widgetId: string, visitorId: string, accountId: string) =>
+  prepared(
+    'lock-visitor-contact',
+    sql`select ${rawSql(CONTACT_COLUMNS)} from contacts where chat_widget_id = ${widgetId} and widget_visitor_id = ${visitorId} and account_id = ${accountId} for update`,
+  );
 
 // The new contact and its Contact Created event; a row another transaction inserted first
 // makes this insert nothing (after that transaction commits).
-const INSERT_VISITOR_CONTACT = {
-  name: 'insert-visitor-contact',
-  text: `with contact as (
+const insertVisitorContact = (contactId: string, accountId: string, widgetId: string, visitorId: string, event: EventRow) =>
+  prepared(
+    'insert-visitor-contact',
+    sql`with contact as (
   insert into contacts (id, account_id, phone_number, channel, chat_widget_id, widget_visitor_id)
-  values ($1, $2, null, $3, $4, $5)
+  values (${contactId}, ${accountId}, null, ${WIDGET_CHANNEL}, ${widgetId}, ${visitorId})
   on conflict (chat_widget_id, widget_visitor_id) do nothing
-  returning ${CONTACT_COLUMNS}
+  returning ${rawSql(CONTACT_COLUMNS)}
 ), event as (
-  insert into events (id, account_id, name, payload, request_id)
-  select $6, a.id, $7, ${payloadWithUserSql('$8::jsonb', 'a')}, $9::text from accounts a, contact where a.id = $2
+  ${insertEventsSql(accountId, [event], { onlyIf: sql`exists (select 1 from contact)` })}
 )
-select ${CONTACT_COLUMNS} from contact`,
-};
+select ${rawSql(CONTACT_COLUMNS)} from contact`,
+  );
 
 function visitorContact(row: ContactRow, created: boolean): VisitorContact {
   const block = { id: row.id, phone_number: row.phone_number, email: row.email, first_name: row.first_name, last_name: row.last_name };
@@ -45,22 +47,17 @@ function visitorContact(row: ContactRow, created: boolean): VisitorContact {
  * it ends (as lockContact locks it for every message), and Contact Created commits with it.
  */
 export async function findOrCreateVisitorContact(client: pg.ClientBase, accountId: string, widgetId: string, visitorId: string): Promise<VisitorContact> {
-  const lookup = { ...LOCK_VISITOR_CONTACT, values: [widgetId, visitorId, accountId] };
-  const [known] = (await client.query<ContactRow>(lookup)).rows;
+  const lookup = lockVisitorContact(widgetId, visitorId, accountId);
+  const [known] = await queryRows<ContactRow>(client, lookup);
   if (known) return visitorContact(known, false);
 
   const contactId = newId('ct');
   const event = newEventRow('Contact Created', {
     contact: { id: contactId, phone_number: null, email: null, lists: [], chat_widget_id: widgetId, widget_visitor_id: visitorId },
   });
-  const [inserted] = (
-    await client.query<ContactRow>({
-      ...INSERT_VISITOR_CONTACT,
-      values: [contactId, accountId, WIDGET_CHANNEL, widgetId, visitorId, event.id, event.name, JSON.stringify(event.payload), event.requestId],
-    })
-  ).rows;
+  const [inserted] = await queryRows<ContactRow>(client, insertVisitorContact(contactId, accountId, widgetId, visitorId, event));
   if (inserted) return visitorContact(inserted, true);
-  const [concurrent] = (await client.query<ContactRow>(lookup)).rows;
+  const [concurrent] = await queryRows<ContactRow>(client, lockVisitorContact(widgetId, visitorId, accountId));
   if (!concurrent) throw new Error('visitor contact vanished between insert and select');
   return visitorContact(concurrent, false);
 }
