@@ -1,8 +1,10 @@
 // Background jobs are added with SQL on the caller's transaction, so a job
 // exists only if the change that asked for it commits. addJobSql is the one call of
-// `add_job` in the code; the other is the trigger on `events` that queues webhook dispatch
-// (Migration20261123224500): it fires for every insert of an event, whoever writes it, and
-// keeps the job once per statement, which no writer could promise.
+// `add_job` in the code. The other is the row trigger on `events` that queues webhook
+// dispatch (Migration20261123224500): it stays a trigger because it must follow every event
+// row, whoever inserts it, look up the account's subscriptions on the spot, and queue at
+// most one dispatch per transaction (a transaction-local setting), which a writer could only
+// do with a further round trip per change.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TaskList } from 'graphile-worker';
 import { joinSql, runSql, sql, type Sql } from './db/sql.ts';
