@@ -3,6 +3,7 @@
 // with one Reads event for the call (when it changed something) and a `read` live event
 // naming the messages, so the owner's inbox and other tabs learn it.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { queryRows, sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { publishConversationEvent } from '../realtime/conversation-events.ts';
@@ -23,21 +24,21 @@ type ContactRow = {
 /** Returns the ids of the messages this call marked read (none when all were read already). */
 export async function markConversationRead(em: EntityManager, query: Omit<ConversationQuery, 'after'>, request: RequestOrigin): Promise<string[]> {
   return em.transactional(async (tx) => {
-    const [contact] = await tx.execute<ContactRow[]>(
-      `select c.id, c.account_id, c.phone_number, c.email, c.first_name, c.last_name, w.settings
+    const [contact] = await queryRows<ContactRow>(
+      tx,
+      sql`select c.id, c.account_id, c.phone_number, c.email, c.first_name, c.last_name, w.settings
          from contacts c join chat_widgets w on w.id = c.chat_widget_id
-        where c.chat_widget_id = ? and c.widget_visitor_id = ?`,
-      [query.widgetId, query.visitorId],
+        where c.chat_widget_id = ${query.widgetId} and c.widget_visitor_id = ${query.visitorId}`,
     );
     if (!contact) throw new NotFoundError('Contact not found');
     refuseForeignOrigin(request, readSettings(contact.settings));
 
     // Row locks make a concurrent call skip what this one marks, so each message is announced once.
-    const marked = await tx.execute<{ id: string }[]>(
-      `update messages set read_at = now(), status = 'read'
-        where contact_id = ? and direction <> 'inbound' and read_at is null
+    const marked = await queryRows<{ id: string }>(
+      tx,
+      sql`update messages set read_at = now(), status = 'read'
+        where contact_id = ${contact.id} and direction <> 'inbound' and read_at is null
         returning id`,
-      [contact.id],
     );
     if (!marked.length) return [];
     const messageIds = marked.map((row) => row.id).sort();
