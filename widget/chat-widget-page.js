@@ -340,14 +340,9 @@
           return;
         }
         if (!response.ok) throw new Error('send: ' + response.status);
-        return response.json().then(function (body) {
+        return response.json().then(function () {
+          // Later copies of the message (socket, polls) carry the messageSid sent with it.
           var entry = known.get(messageSid);
-          // The server may keep its own id for the message; later copies then match it.
-          if (entry && body && typeof body.messageId === 'string' && body.messageId !== messageSid && !known.has(body.messageId)) {
-            known.delete(messageSid);
-            known.set(body.messageId, entry);
-            entry.message.messageSid = body.messageId;
-          }
           if (entry) {
             entry.message.pending = false;
             entry.message.status = entry.message.status === 'sending' ? 'sent' : entry.message.status;

@@ -7,7 +7,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { joinSql, runSql, sql, type Sql } from '../db/sql.ts';
+import { joinSql, prepared, queryRows, runSql, sql, type Sql } from '../db/sql.ts';
 
 /** A chat-widget conversation message as the spec returns it. */
 export type ConversationMessage = {
@@ -235,7 +235,8 @@ export function createConversationEventFeed(options: { databaseUrl: string; pool
 }
 
 async function loadReferencedMessage(pool: pg.Pool, reference: MessageReference): Promise<ConversationEvent | null> {
-  const { rows } = await pool.query<{
+  // The sid is our id, or the widget's own id of a visitor's message (conversation-message.ts).
+  const [row] = await queryRows<{
     body: string;
     media_url: string | null;
     media_content_type: string | null;
@@ -244,14 +245,17 @@ async function loadReferencedMessage(pool: pg.Pool, reference: MessageReference)
     direction: ConversationMessage['direction'];
     status: string;
   }>(
-    `select body, media_url, media_content_type, type, direction, status,
+    pool,
+    prepared(
+      'load-announced-message',
+      sql`select body, media_url, media_content_type, type, direction, status,
             to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as timestamp
        from messages
-      where account_id = $1 and contact_id = $2 and (id = $3 or external_id = $3)
+      where account_id = ${reference.accountId} and contact_id = ${reference.contactId}
+        and (id = ${reference.messageSid} or (direction = 'inbound' and external_id = ${reference.messageSid}))
       limit 1`,
-    [reference.accountId, reference.contactId, reference.messageSid],
+    ),
   );
-  const row = rows[0];
   if (!row) return null;
   return {
     kind: 'message',

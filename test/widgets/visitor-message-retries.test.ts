@@ -1,9 +1,11 @@
-// A widget retries a visitor message whose answer it lost: the same `customData.messageSid`
-// (or `customData.id`) sent again stores nothing new and answers 200 with the same
-// `messageId` (contract: "The chat widget's visitors"), over real HTTPS with the real worker.
+// A visitor message's `customData.messageSid` (or `customData.id`) is its `messageSid` when
+// read back, and a widget that retries a message whose answer it lost (the same id sent
+// again) stores nothing new and gets 200 with the same `messageId` (contract: "The chat
+// widget's visitors"), over real HTTPS and sockets with the real worker.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { connectVisitor, isMessage } from '../realtime/widget-fixtures.ts';
 
 let service: TestService;
 beforeAll(async () => {
@@ -128,5 +130,37 @@ describe('POST /incoming-chat-widget-message retried', () => {
     const inbound = (await storedFor(widget, fromId)).filter((row) => row.direction === 'inbound');
     expect(inbound).toHaveLength(1);
     expect(new Set(answers.map((answer) => answer.body.messageId))).toEqual(new Set([inbound[0]!.id]));
+  });
+
+  test("the widget's messageSid is the message's messageSid when read back and when pushed to the visitor's sockets", async () => {
+    const widget = await newWidget();
+    const fromId = visitor();
+    const socket = await connectVisitor(service.origin, { configId: widget.id, visitorId: fromId });
+    try {
+      const named = await send(widget, fromId, 'named by the widget', { messageSid: 'wsid-read-1' });
+      const byId = await send(widget, fromId, 'named by id', { id: 'wid-read-2' });
+      const unnamed = await send(widget, fromId, 'not named');
+      expect([named.status, byId.status, unnamed.status]).toEqual([200, 200, 200]);
+
+      const messages = await conversationWhen(widget, fromId, (list) => list.filter((message) => message.direction === 'inbound').length === 3);
+      const inbound = messages.filter((message) => message.direction === 'inbound').map((message) => [message.body, message.messageSid]);
+      expect(inbound).toEqual([
+        ['named by the widget', 'wsid-read-1'],
+        ['named by id', 'wid-read-2'],
+        ['not named', unnamed.body.messageId],
+      ]);
+      // The bot's reply keeps our id.
+      expect(messages.filter((message) => message.direction !== 'inbound').every((message) => message.messageSid.startsWith('msg_'))).toBe(true);
+
+      const heard = await socket.waitFor(isMessage('not named'));
+      const pushed = heard.filter((entry) => entry.name === 'message').map((entry) => entry.payload as { body: string; messageSid: string });
+      expect(pushed.filter((message) => message.body.startsWith('named') || message.body === 'not named').map((message) => [message.body, message.messageSid])).toEqual([
+        ['named by the widget', 'wsid-read-1'],
+        ['named by id', 'wid-read-2'],
+        ['not named', unnamed.body.messageId],
+      ]);
+    } finally {
+      socket.close();
+    }
   });
 });
