@@ -2,8 +2,8 @@
 // its allowance again — on top of the balance when it rolls over, in place of
 // it otherwise. Running it twice in a month changes nothing the second time.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { queryRows, sql } from '../db/sql.ts';
-import { emit } from '../events/emit.ts';
+import { queryRows, runSql, sql } from '../db/sql.ts';
+import { insertEventsSql, newEventRow } from '../events/sql/insert-events.ts';
 
 /** Accounts reset per transaction, so a large run neither holds many row locks nor one long transaction. */
 const BATCH_SIZE = 500;
@@ -39,11 +39,13 @@ export async function resetMonthlyCredits(em: EntityManager, now: Date): Promise
           where a.id = due.id
          returning a.id, due.credits as previous, a.credits`,
       );
-      for (const row of rows) {
+      // One statement for the batch's events, not one per account.
+      const events = rows.map((row) => {
         const previous = Number(row.previous);
         const credits = Number(row.credits);
-        await emit(tx, row.id, 'Credits Recharged', { previous, credits, added: credits - previous, reason: 'monthly_reset' });
-      }
+        return { ...newEventRow('Credits Recharged', { previous, credits, added: credits - previous, reason: 'monthly_reset' }), accountId: row.id };
+      });
+      if (events.length > 0) await runSql(tx, insertEventsSql(events));
       return rows.length;
     });
     total += reset;

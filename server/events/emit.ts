@@ -2,7 +2,7 @@
 // event written by the one writer (sql/insert-events.ts) on the change's transaction.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { runSql } from '../db/sql.ts';
-import { insertEventsSql, newEventRow } from './sql/insert-events.ts';
+import { eventsOf, insertEventsSql, newEventRow } from './sql/insert-events.ts';
 
 export const EVENT_NAMES = [
   'Contact Created',
@@ -39,7 +39,7 @@ export type UserBlock = { id: string; email: string; name: string | null };
  */
 export async function emit(em: EntityManager, accountId: string, name: EventName, data: Record<string, unknown>): Promise<string> {
   const row = newEventRow(name, data);
-  const { rowCount } = await runSql(em, insertEventsSql(accountId, [row]));
+  const { rowCount } = await runSql(em, insertEventsSql(eventsOf(accountId, [row])));
   if (rowCount !== 1) throw new Error(`event ${name} not written: account ${accountId} not found`);
   return row.id;
 }

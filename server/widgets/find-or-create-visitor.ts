@@ -4,7 +4,7 @@
 import type pg from 'pg';
 import { newId } from '../db/ids.ts';
 import { prepared, queryRows, rawSql, sql } from '../db/sql.ts';
-import { insertEventsSql, newEventRow, type EventRow } from '../events/sql/insert-events.ts';
+import { eventsOf, insertEventsSql, newEventRow, type EventRow } from '../events/sql/insert-events.ts';
 import type { ContactEventBlock } from '../messages/contact-event-data.ts';
 
 export const WIDGET_CHANNEL = 'chat_widget';
@@ -32,7 +32,7 @@ const insertVisitorContact = (contactId: string, accountId: string, widgetId: st
   on conflict (chat_widget_id, widget_visitor_id) do nothing
   returning ${rawSql(CONTACT_COLUMNS)}
 ), event as (
-  ${insertEventsSql(accountId, [event], { onlyIf: sql`exists (select 1 from contact)` })}
+  ${insertEventsSql(eventsOf(accountId, [event]), { onlyIf: sql`exists (select 1 from contact)` })}
 )
 select ${rawSql(CONTACT_COLUMNS)} from contact`,
   );

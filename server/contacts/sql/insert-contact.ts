@@ -5,7 +5,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import { prepared, queryRows, sql } from '../../db/sql.ts';
-import { insertEventsSql, type EventRow } from '../../events/sql/insert-events.ts';
+import { eventsOf, insertEventsSql, type EventRow } from '../../events/sql/insert-events.ts';
 
 export type ContactRow = {
   id: string;
@@ -50,7 +50,7 @@ with wanted as (
   insert into contact_lists (contact_id, list_id, account_id)
   select contact.id, wanted.list_id, contact.account_id from contact, wanted
 ), event as (
-  ${insertEventsSql(contact.accountId, [event], { onlyIf: sql`exists (select 1 from contact)` })}
+  ${insertEventsSql(eventsOf(contact.accountId, [event]), { onlyIf: sql`exists (select 1 from contact)` })}
 )
 select (select ok from allowed) as ok, coalesce((select json_agg(json_build_object('id', id, 'account_id', account_id)) from found), '[]'::json) as found`;
 }

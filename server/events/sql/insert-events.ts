@@ -18,19 +18,29 @@ export function newEventRow(name: EventName, data: Record<string, unknown>): Eve
   return { id, name, payload: { event: name, event_id: id, occurred_at: new Date().toISOString(), data }, requestId: currentRequestId() ?? null };
 }
 
+/** An event and the account where it happened. */
+export type AccountEvent = EventRow & { accountId: string };
+
+/** The events of one account. */
+export function eventsOf(accountId: string, events: readonly EventRow[]): AccountEvent[] {
+  return events.map((event) => ({ ...event, accountId }));
+}
+
 /**
- * The insert of `events` for the account, in order: a data-modifying statement to run alone
- * or compose into the change's own statement. With `onlyIf` (a boolean SQL condition, such as
+ * The insert of the events: a data-modifying statement to run alone or compose into the
+ * change's own statement. With `onlyIf` (a boolean SQL condition, such as
  * `exists (select 1 from contact)` over a sibling CTE) it inserts nothing when that is false.
- * Nothing is inserted when the account does not exist.
+ * An event of an account that does not exist is not inserted.
  */
-export function insertEventsSql(accountId: string, events: readonly EventRow[], options: { onlyIf?: Sql } = {}): Sql {
-  const rows = JSON.stringify(events.map((event) => ({ id: event.id, name: event.name, payload: event.payload, request_id: event.requestId })));
-  const condition = options.onlyIf ? sql` and (${options.onlyIf})` : sql``;
+export function insertEventsSql(events: readonly AccountEvent[], options: { onlyIf?: Sql } = {}): Sql {
+  const rows = JSON.stringify(
+    events.map((event) => ({ id: event.id, account_id: event.accountId, name: event.name, payload: event.payload, request_id: event.requestId })),
+  );
+  const condition = options.onlyIf ? sql`\n   where ${options.onlyIf}` : sql``;
   return sql`insert into events (id, account_id, name, payload, request_id)
   select e.id, a.id, e.name,
          e.payload || jsonb_build_object('user', jsonb_build_object('id', a.id, 'email', a.email, 'name', a.name)),
          e.request_id
-    from accounts a, jsonb_to_recordset(${rows}::jsonb) as e(id text, name text, payload jsonb, request_id text)
-   where a.id = ${accountId}::text${condition}`;
+    from jsonb_to_recordset(${rows}::jsonb) as e(id text, account_id text, name text, payload jsonb, request_id text)
+    join accounts a on a.id = e.account_id${condition}`;
 }

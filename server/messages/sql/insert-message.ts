@@ -10,7 +10,7 @@
 import type { Message } from '../../db/entities/index.ts';
 import { newId } from '../../db/ids.ts';
 import { oneStatement, prepared, queryRows, runSql, sql, type Sql, type SqlRunner } from '../../db/sql.ts';
-import { insertEventsSql, newEventRow } from '../../events/sql/insert-events.ts';
+import { eventsOf, insertEventsSql, newEventRow } from '../../events/sql/insert-events.ts';
 import type { ContactEventBlock } from '../contact-event-data.ts';
 import { toMessageEventData, type ShownMessage } from '../message-record.ts';
 
@@ -115,7 +115,7 @@ export async function insertMessage(runner: SqlRunner, input: NewMessage, also?:
           ${message.type}::text, ${message.channel}::text, ${message.status}::text, ${message.sender}::text, ${message.mediaUrl}::text,
           ${message.mediaContentType}::text, ${message.externalId}::text, ${message.providerMessageId}::text, ${message.templateId}::text,
           null, ${createdAt}::timestamptz)`,
-      insertEventsSql(input.accountId, events),
+      insertEventsSql(eventsOf(input.accountId, events)),
       ...(extra.writes ?? []),
     ],
     calls: extra.calls,
