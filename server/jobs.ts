@@ -1,7 +1,13 @@
 // Background jobs are added with SQL on the caller's transaction, so a job
-// exists only if the change that asked for it commits.
+// exists only if the change that asked for it commits. addJobSql is the one call of
+// `add_job` in the code. The other is the row trigger on `events` that queues webhook
+// dispatch (Migration20261123224500): it stays a trigger because it must follow every event
+// row, whoever inserts it, look up the account's subscriptions on the spot, and queue at
+// most one dispatch per transaction (a transaction-local setting), which a writer could only
+// do with a further round trip per change.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { TaskList } from 'graphile-worker';
+import { joinSql, runSql, sql, type Sql } from './db/sql.ts';
 import { currentRequestId, runInRequest } from './request-context.ts';
 
 export type JobOptions = {
@@ -26,23 +32,32 @@ export function jobPayloadJson(payload: unknown): string {
   return JSON.stringify(payload ?? {});
 }
 
-/** The SQL call adding a job by task name, JSON payload (jobPayloadJson) and job key, for statements that write the change too. */
-export function addJobSql(task: string, payload: string, jobKey: string): string {
-  return `graphile_worker.add_job(${task}, ${payload}::json, job_key => ${jobKey})`;
+/**
+ * A job to add. Each member is a value, or a SQL fragment computing it per row (a statement
+ * adding a job for each row of a set).
+ */
+export type JobSpec = {
+  task: string | Sql;
+  /** Sent through jobPayloadJson (so it names the request being served). */
+  payload?: unknown;
+} & { [K in keyof JobOptions]?: JobOptions[K] | Sql } & { jobKeyMode?: 'replace' | 'preserve_run_at' | 'unsafe_dedupe' };
+
+/**
+ * The select-list call adding the job: run it as `select ${addJobSql(job)}`, or compose it
+ * into the statement that writes the change it belongs to.
+ */
+export function addJobSql(job: JobSpec): Sql {
+  const args = [sql`(${job.task})::text`, sql`${jobPayloadJson(job.payload)}::json`];
+  if (job.queueName != null) args.push(sql`queue_name => (${job.queueName})::text`);
+  if (job.runAt != null) args.push(sql`run_at => (${job.runAt instanceof Date ? job.runAt.toISOString() : job.runAt})::timestamptz`);
+  if (job.maxAttempts != null) args.push(sql`max_attempts => (${job.maxAttempts})::int`);
+  if (job.jobKey != null) args.push(sql`job_key => (${job.jobKey})::text`);
+  if (job.jobKeyMode != null) args.push(sql`job_key_mode => ${job.jobKeyMode}::text`);
+  return sql`graphile_worker.add_job(${joinSql(args)})`;
 }
 
 export async function enqueueJob(em: EntityManager, task: string, payload: unknown, options: JobOptions = {}): Promise<void> {
-  await em.execute(
-    `select graphile_worker.add_job(?, ?::json, queue_name => ?, run_at => ?::timestamptz, max_attempts => ?, job_key => ?)`,
-    [
-      task,
-      jobPayloadJson(payload),
-      options.queueName ?? null,
-      options.runAt?.toISOString() ?? null,
-      options.maxAttempts ?? null,
-      options.jobKey ?? null,
-    ],
-  );
+  await runSql(em, sql`select ${addJobSql({ ...options, task, payload })}`);
 }
 
 /**

@@ -3,6 +3,7 @@
 // secret's fingerprint in the database; a start with another secret is refused
 // instead of silently answering 401 to every existing key.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { queryRows, runSql, sql } from './db/sql.ts';
 import type { Secrets } from './secrets.ts';
 
 const SETTING = 'secret_key_fingerprint';
@@ -13,8 +14,8 @@ export class SecretMismatchError extends Error {
 
 export async function assertSameSecretAsDatabase(em: EntityManager, secrets: Secrets): Promise<void> {
   const fingerprint = secrets.fingerprint();
-  await em.execute('insert into settings (name, value) values (?, ?) on conflict (name) do nothing', [SETTING, fingerprint]);
-  const [row] = await em.execute<{ value: string }[]>('select value from settings where name = ?', [SETTING]);
+  await runSql(em, sql`insert into settings (name, value) values (${SETTING}, ${fingerprint}) on conflict (name) do nothing`);
+  const [row] = await queryRows<{ value: string }>(em, sql`select value from settings where name = ${SETTING}`);
   if (row?.value !== fingerprint) {
     throw new SecretMismatchError(
       'SECRET_KEY differs from the one this database was set up with; every instance needs the same SECRET_KEY',

@@ -570,10 +570,9 @@
           markFailed(messageSid);
           return undefined;
         }
-        return response.json().catch(function () { return null; }).then(function (body) {
-          // The server may keep its own id for the message; later copies then match it.
-          var id = body && typeof body.messageId === 'string' ? body.messageId : messageSid;
-          var entry = rekey(messageSid, id) || known.get(messageSid);
+        return response.json().catch(function () { return null; }).then(function () {
+          // Later copies of the message (socket, polls) carry the messageSid sent with it.
+          var entry = known.get(messageSid);
           if (entry) addMessage(Object.assign({}, entry.message, { pending: false, status: entry.message.status === 'sending' ? 'sent' : entry.message.status }));
           setStarted();
           if (!socket || !socket.connected) refetch();

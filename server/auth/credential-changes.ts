@@ -1,16 +1,18 @@
 // Announcing that what an account's credentials may do has changed (a key revoked, rotated,
 // re-scoped or re-dated; the account's plan or features changed), so that live subscriptions
 // of that account, in every API process, check their credential again at once. The
-// announcement is a pg_notify in the transaction of the change: PostgreSQL delivers it when,
+// announcement is a notification (notifySql) in the transaction of the change: PostgreSQL delivers it when,
 // and only if, the change commits. This is the one module that knows the channel.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { runSql, sql } from '../db/sql.ts';
+import { notifySql } from '../realtime/conversation-events.ts';
 
 export const CREDENTIAL_CHANGES_CHANNEL = 'credential_changes';
 
 /** Announces, on the caller's transaction, that the account's credentials or features changed. */
 export async function announceCredentialChange(em: EntityManager, accountId: string): Promise<void> {
-  await em.execute('select pg_notify(?, ?)', [CREDENTIAL_CHANGES_CHANNEL, accountId]);
+  await runSql(em, sql`select ${notifySql(CREDENTIAL_CHANGES_CHANNEL, accountId)}`);
 }
 
 /** Called with the changed account's id; with null when changes may have been missed (the LISTEN connection was lost). */

@@ -2,22 +2,23 @@
 // and batches of them claimed. A claim commits before any provider call, so a recipient
 // is handed to the provider at most once, whatever happens to the process afterwards.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { queryRows, runSql, sql } from '../db/sql.ts';
 
 /** Every contact of the list, once (re-running adds no one twice); returns the total. */
 export async function materialiseRecipients(em: EntityManager, broadcastId: string, accountId: string, listId: string): Promise<number> {
-  await em.execute(
-    `insert into broadcast_recipients (broadcast_id, contact_id, status)
-     select ?, cl.contact_id, 'pending'
+  await runSql(
+    em,
+    sql`insert into broadcast_recipients (broadcast_id, contact_id, status)
+     select ${broadcastId}::text, cl.contact_id, 'pending'
        from contact_lists cl
-       join contacts c on c.id = cl.contact_id and c.account_id = ?
-      where cl.list_id = ?
+       join contacts c on c.id = cl.contact_id and c.account_id = ${accountId}
+      where cl.list_id = ${listId}
      on conflict do nothing`,
-    [broadcastId, accountId, listId],
   );
-  const rows = await em.execute<{ total: number }[]>(
-    `update broadcasts set total = (select count(*) from broadcast_recipients where broadcast_id = ?), updated_at = now()
-      where id = ? returning total`,
-    [broadcastId, broadcastId],
+  const rows = await queryRows<{ total: number }>(
+    em,
+    sql`update broadcasts set total = (select count(*) from broadcast_recipients where broadcast_id = ${broadcastId}), updated_at = now()
+      where id = ${broadcastId} returning total`,
   );
   return Number(rows[0]?.total ?? 0);
 }
@@ -26,22 +27,22 @@ export type ClaimedRecipient = { contactId: string; doNotDisturb: boolean };
 
 /** The next `limit` pending recipients, claimed; `doNotDisturb` as the contact is now. */
 export async function claimRecipients(em: EntityManager, broadcastId: string, limit: number): Promise<ClaimedRecipient[]> {
-  const rows = await em.execute<{ contact_id: string; do_not_disturb: boolean }[]>(
-    `with claimed as (
+  const rows = await queryRows<{ contact_id: string; do_not_disturb: boolean }>(
+    em,
+    sql`with claimed as (
        update broadcast_recipients r
           set status = 'claimed', claimed_at = now()
-        where r.broadcast_id = ?
+        where r.broadcast_id = ${broadcastId}
           and r.contact_id in (
             select contact_id from broadcast_recipients
-             where broadcast_id = ? and status = 'pending'
+             where broadcast_id = ${broadcastId} and status = 'pending'
              order by contact_id
-             limit ?
+             limit ${limit}
              for update skip locked)
        returning r.contact_id)
      select claimed.contact_id, c.do_not_disturb
        from claimed join contacts c on c.id = claimed.contact_id
       order by claimed.contact_id`,
-    [broadcastId, broadcastId, limit],
   );
   return rows.map((row) => ({ contactId: row.contact_id, doNotDisturb: Boolean(row.do_not_disturb) }));
 }

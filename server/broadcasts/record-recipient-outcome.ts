@@ -2,6 +2,7 @@
 // so the counters always equal the counts of the recipients' outcomes. Only a claimed
 // recipient changes: an outcome is recorded once.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { queryRows, sql } from '../db/sql.ts';
 
 export type RecipientOutcome = {
   contactId: string;
@@ -11,16 +12,16 @@ export type RecipientOutcome = {
   error?: string | null;
 };
 
-const RECORD_OUTCOMES = `
+const recordOutcomes = (broadcastId: string, outcomes: string) => sql`
 with outcome as (
-  select * from json_to_recordset(?::json)
+  select * from json_to_recordset(${outcomes}::json)
     as o(contact_id text, status text, message_id text, provider_message_id text, error text)
 ), changed as (
   update broadcast_recipients r
      set status = o.status, message_id = o.message_id, provider_message_id = o.provider_message_id,
          error = o.error, finished_at = now()
     from outcome o
-   where r.broadcast_id = ? and r.contact_id = o.contact_id and r.status = 'claimed'
+   where r.broadcast_id = ${broadcastId} and r.contact_id = o.contact_id and r.status = 'claimed'
   returning r.status
 )
 update broadcasts
@@ -28,25 +29,22 @@ update broadcasts
        failed = failed + (select count(*) from changed where status = 'failed'),
        skipped = skipped + (select count(*) from changed where status = 'skipped'),
        updated_at = now()
- where id = ?
+ where id = ${broadcastId}
 returning (select count(*) from changed)::int as changed`;
 
 /** Returns how many recipients changed (claimed ones only). */
 export async function recordRecipientOutcomes(em: EntityManager, broadcastId: string, outcomes: RecipientOutcome[]): Promise<number> {
   if (outcomes.length === 0) return 0;
-  const rows = await em.execute<{ changed: number }[]>(RECORD_OUTCOMES, [
-    JSON.stringify(
-      outcomes.map((outcome) => ({
-        contact_id: outcome.contactId,
-        status: outcome.status,
-        message_id: outcome.messageId ?? null,
-        provider_message_id: outcome.providerMessageId ?? null,
-        error: outcome.error ?? null,
-      })),
-    ),
-    broadcastId,
-    broadcastId,
-  ]);
+  const json = JSON.stringify(
+    outcomes.map((outcome) => ({
+      contact_id: outcome.contactId,
+      status: outcome.status,
+      message_id: outcome.messageId ?? null,
+      provider_message_id: outcome.providerMessageId ?? null,
+      error: outcome.error ?? null,
+    })),
+  );
+  const rows = await queryRows<{ changed: number }>(em, recordOutcomes(broadcastId, json));
   return rows[0]?.changed ?? 0;
 }
 
@@ -57,16 +55,16 @@ export async function recordBroadcastSend(tx: EntityManager, broadcastId: string
 
 export const INTERRUPTED_ERROR = 'interrupted; not retried to avoid a duplicate message';
 
-const FAIL_UNFINISHED = `
+const failUnfinished = (broadcastId: string, status: 'claimed' | 'pending', error: string) => sql`
 with changed as (
   update broadcast_recipients
-     set status = 'failed', error = ?, finished_at = now()
-   where broadcast_id = ? and status = ?
+     set status = 'failed', error = ${error}, finished_at = now()
+   where broadcast_id = ${broadcastId} and status = ${status}
   returning 1
 )
 update broadcasts
    set failed = failed + (select count(*) from changed), updated_at = now()
- where id = ?
+ where id = ${broadcastId}
 returning (select count(*) from changed)::int as changed`;
 
 /**
@@ -74,12 +72,12 @@ returning (select count(*) from changed)::int as changed`;
  * message, so they are failed, never sent again (no one is messaged twice).
  */
 export async function failInterruptedRecipients(em: EntityManager, broadcastId: string): Promise<number> {
-  const rows = await em.execute<{ changed: number }[]>(FAIL_UNFINISHED, [INTERRUPTED_ERROR, broadcastId, 'claimed', broadcastId]);
+  const rows = await queryRows<{ changed: number }>(em, failUnfinished(broadcastId, 'claimed', INTERRUPTED_ERROR));
   return rows[0]?.changed ?? 0;
 }
 
 /** A broadcast stopped early: every recipient not yet tried fails with the reason. */
 export async function failPendingRecipients(em: EntityManager, broadcastId: string, reason: string): Promise<number> {
-  const rows = await em.execute<{ changed: number }[]>(FAIL_UNFINISHED, [reason, broadcastId, 'pending', broadcastId]);
+  const rows = await queryRows<{ changed: number }>(em, failUnfinished(broadcastId, 'pending', reason));
   return rows[0]?.changed ?? 0;
 }

@@ -7,6 +7,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Broadcast } from '../db/entities/index.ts';
+import { queryRows, sql } from '../db/sql.ts';
 import { ApiError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { sendTemplate } from '../messaging/send-template.ts';
@@ -144,9 +145,9 @@ function stopsBroadcast(error: ApiError): boolean {
 /** queued → running, once: the transition guards the recipients' writing and the event. */
 async function startBroadcast(em: EntityManager, broadcast: Broadcast, log: RunLog): Promise<void> {
   await em.transactional(async (tx) => {
-    const started = await tx.execute<{ id: string }[]>(
-      `update broadcasts set status = 'running', started_at = now(), updated_at = now() where id = ? and status = 'queued' returning id`,
-      [broadcast.id],
+    const started = await queryRows<{ id: string }>(
+      tx,
+      sql`update broadcasts set status = 'running', started_at = now(), updated_at = now() where id = ${broadcast.id} and status = 'queued' returning id`,
     );
     if (started.length === 0) return;
     const total = await materialiseRecipients(tx, broadcast.id, broadcast.account.id, broadcast.listId);
@@ -167,16 +168,17 @@ async function startBroadcast(em: EntityManager, broadcast: Broadcast, log: RunL
  */
 async function completeBroadcast(em: EntityManager, broadcast: Broadcast, stopReason: string | null, log: RunLog): Promise<void> {
   await em.transactional(async (tx) => {
-    const rows = await tx.execute<{ total: number; sent: number; failed: number; skipped: number }[]>(
-      `update broadcasts
+    const error = stopReason ? `stopped early: ${stopReason}` : null;
+    const rows = await queryRows<{ total: number; sent: number; failed: number; skipped: number }>(
+      tx,
+      sql`update broadcasts
           set status = 'completed', completed_at = now(), updated_at = now(),
-              error = coalesce(?, error, case when failed > 0 then format('%s recipient%s failed: %s', failed, case when failed = 1 then '' else 's' end,
+              error = coalesce(${error}::text, error, case when failed > 0 then format('%s recipient%s failed: %s', failed, case when failed = 1 then '' else 's' end,
                 coalesce((select r.error from broadcast_recipients r
                            where r.broadcast_id = broadcasts.id and r.status = 'failed'
                            order by r.finished_at, r.contact_id limit 1), 'no reason recorded')) end)
-        where id = ? and status = 'running'
+        where id = ${broadcast.id} and status = 'running'
         returning total, sent, failed, skipped`,
-      [stopReason ? `stopped early: ${stopReason}` : null, broadcast.id],
     );
     const row = rows[0];
     if (!row) return;

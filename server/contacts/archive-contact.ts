@@ -4,6 +4,7 @@
 // event for archiving, so archiving announces nothing.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type pg from 'pg';
+import { queryRows, sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 import { unarchiveContactRow } from './sql/unarchive-contact.ts';
 
@@ -11,9 +12,10 @@ export type ArchiveState = { contactId: string; archived: boolean };
 
 /** Archiving an archived contact keeps its first archiving time. */
 export async function archiveContact(em: EntityManager, accountId: string, contactId: string): Promise<ArchiveState> {
-  const rows = await em.execute<{ id: string }[]>(
-    'update contacts set archived_at = coalesce(archived_at, now()), updated_at = now() where id = ? and account_id = ? returning id',
-    [contactId, accountId],
+  const rows = await queryRows<{ id: string }>(
+    em,
+    sql`update contacts set archived_at = coalesce(archived_at, now()), updated_at = now()
+         where id = ${contactId} and account_id = ${accountId} returning id`,
   );
   if (rows.length === 0) throw new NotFoundError('Contact not found');
   return { contactId, archived: true };

@@ -1,6 +1,7 @@
 // POST and DELETE /contacts/lists: one contact in or out of one list.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ContactList, List } from '../db/entities/index.ts';
+import { runSql, sql } from '../db/sql.ts';
 import { ForbiddenError, MissingParametersError, NotFoundError } from '../errors.ts';
 import { requireContact } from './find-contact.ts';
 
@@ -17,10 +18,7 @@ async function resolveMembership(em: EntityManager, accountId: string, input: Me
 
 export async function addContactToList(em: EntityManager, accountId: string, input: MembershipInput) {
   const { contactId, listId } = await resolveMembership(em, accountId, input);
-  await em.execute(
-    'insert into contact_lists (contact_id, list_id, account_id) values (?, ?, ?) on conflict do nothing',
-    [contactId, listId, accountId],
-  );
+  await runSql(em, sql`insert into contact_lists (contact_id, list_id, account_id) values (${contactId}, ${listId}, ${accountId}) on conflict do nothing`);
   return { message: 'Contact added to list successfully' };
 }
 

@@ -4,8 +4,9 @@ import { UniqueConstraintViolationException, type EntityManager } from '@mikro-o
 import type pg from 'pg';
 import { z } from 'zod';
 import { newId } from '../db/ids.ts';
+import { queryRows, sql } from '../db/sql.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
-import { newEventRow } from '../events/emit.ts';
+import { newEventRow } from '../events/sql/insert-events.ts';
 import { refuseListsForContacts } from '../lists/list-access.ts';
 import { normalisePhoneNumber, PhoneNumberText } from './phone.ts';
 import { insertContactWithLists } from './sql/insert-contact.ts';
@@ -42,7 +43,7 @@ export async function createContact(em: EntityManager, accountId: string, input:
 
   // Another account's widget is not found, like any object of another account.
   if (input.chatWidgetId) {
-    const [widget] = await em.execute('select 1 from chat_widgets where id = ? and account_id = ?', [input.chatWidgetId, accountId]);
+    const [widget] = await queryRows(em, sql`select 1 from chat_widgets where id = ${input.chatWidgetId} and account_id = ${accountId}`);
     if (!widget) throw new NotFoundError(`Chat widget ${input.chatWidgetId} not found`);
   }
 

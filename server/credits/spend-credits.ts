@@ -8,6 +8,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import { newId } from '../db/ids.ts';
+import { queryRows, rawSql, runSql, sql } from '../db/sql.ts';
 import { PaymentRequiredError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 
@@ -27,21 +28,20 @@ function assertAmount(amount: number): void {
   if (!Number.isInteger(amount) || amount <= 0) throw new Error(`credits: amount must be a positive integer, got ${amount}`);
 }
 
-// The debit: parameters amount, amount, account id, amount. A concurrent spend waits for
-// the row lock, then re-checks `credits >= amount` against the committed balance (READ
-// COMMITTED re-evaluates the WHERE clause).
-const DEBIT = `update accounts
-        set credits = credits - ?, monthly_credits_used = monthly_credits_used + ?, updated_at = now()
-      where id = ? and credits >= ?
+// The debit. A concurrent spend waits for the row lock, then re-checks `credits >= amount`
+// against the committed balance (READ COMMITTED re-evaluates the WHERE clause).
+const debit = (accountId: string, amount: number) => sql`update accounts
+        set credits = credits - ${amount}::int, monthly_credits_used = monthly_credits_used + ${amount}::int, updated_at = now()
+      where id = ${accountId} and credits >= ${amount}::int
       returning id, credits`;
 
 // Giving credits back to account `a` from rows `r` (account_id, amount) of released reservations.
-const GIVE_BACK = `update accounts a
-        set credits = a.credits + r.amount, monthly_credits_used = greatest(a.monthly_credits_used - r.amount, 0), updated_at = now()`;
+const GIVE_BACK = rawSql(`update accounts a
+        set credits = a.credits + r.amount, monthly_credits_used = greatest(a.monthly_credits_used - r.amount, 0), updated_at = now()`);
 
 async function takeCredits(em: EntityManager, accountId: string, amount: number): Promise<number> {
   assertAmount(amount);
-  const rows = await em.execute<{ credits: number }[]>(DEBIT, [amount, amount, accountId, amount]);
+  const rows = await queryRows<{ credits: number }>(em, debit(accountId, amount));
   const row = rows[0];
   if (!row) throw new PaymentRequiredError();
   return Number(row.credits);
@@ -75,12 +75,12 @@ export async function spendCredits(em: EntityManager, accountId: string, amount:
 export async function reserveCredits(em: EntityManager, accountId: string, amount: number): Promise<CreditReservation> {
   assertAmount(amount);
   const id = newId('crr');
-  const rows = await em.execute<{ credits: number }[]>(
-    `with taken as (${DEBIT}), reserved as (
-       insert into credit_reservations (id, account_id, amount) select ?, id, ? from taken
+  const rows = await queryRows<{ credits: number }>(
+    em,
+    sql`with taken as (${debit(accountId, amount)}), reserved as (
+       insert into credit_reservations (id, account_id, amount) select ${id}::text, id, ${amount}::int from taken
      )
      select credits from taken`,
-    [amount, amount, accountId, amount, id, amount],
   );
   const row = rows[0];
   if (!row) throw new PaymentRequiredError();
@@ -94,15 +94,15 @@ export async function reserveCredits(em: EntityManager, accountId: string, amoun
  * down to zero at most: the work was done.
  */
 export async function settleCreditReservation(em: EntityManager, reservation: CreditReservation, reason: SpendReason): Promise<void> {
-  const ended = await em.execute<{ id: string }[]>('delete from credit_reservations where id = ? returning id', [reservation.id]);
+  const ended = await queryRows<{ id: string }>(em, sql`delete from credit_reservations where id = ${reservation.id} returning id`);
   let balance = reservation.balance;
   if (ended.length === 0) {
-    const [row] = await em.execute<{ credits: number }[]>(
-      `update accounts
-          set credits = greatest(credits - ?, 0), monthly_credits_used = monthly_credits_used + ?, updated_at = now()
-        where id = ?
+    const [row] = await queryRows<{ credits: number }>(
+      em,
+      sql`update accounts
+          set credits = greatest(credits - ${reservation.amount}::int, 0), monthly_credits_used = monthly_credits_used + ${reservation.amount}::int, updated_at = now()
+        where id = ${reservation.accountId}
        returning credits`,
-      [reservation.amount, reservation.amount, reservation.accountId],
     );
     balance = Number(row?.credits ?? 0);
   }
@@ -111,10 +111,10 @@ export async function settleCreditReservation(em: EntityManager, reservation: Cr
 
 /** Nothing was done with the reserved credits: gives them back, announcing nothing (once, whoever releases first). */
 export async function releaseCreditReservation(em: EntityManager, reservation: CreditReservation): Promise<void> {
-  await em.execute(
-    `with released as (delete from credit_reservations where id = ? returning account_id, amount)
+  await runSql(
+    em,
+    sql`with released as (delete from credit_reservations where id = ${reservation.id} returning account_id, amount)
      ${GIVE_BACK} from released r where a.id = r.account_id`,
-    [reservation.id],
   );
 }
 
@@ -124,16 +124,16 @@ export async function releaseCreditReservation(em: EntityManager, reservation: C
  * statement for all. Returns how many reservations it released.
  */
 export async function releaseStaleReservations(pool: pg.Pool): Promise<number> {
-  const { rows } = await pool.query<{ released: number }>(
-    `with released as (
-       delete from credit_reservations where created_at < now() - make_interval(mins => $1) returning account_id, amount
+  const rows = await queryRows<{ released: number }>(
+    pool,
+    sql`with released as (
+       delete from credit_reservations where created_at < now() - make_interval(mins => ${STALE_RESERVATION_MINUTES}::int) returning account_id, amount
      ), per_account as (
        select account_id, sum(amount)::int as amount, count(*)::int as reservations from released group by account_id
      ), given_back as (
        ${GIVE_BACK} from per_account r where a.id = r.account_id
      )
      select coalesce(sum(reservations), 0)::int as released from per_account`,
-    [STALE_RESERVATION_MINUTES],
   );
   return rows[0]?.released ?? 0;
 }

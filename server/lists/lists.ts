@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Contact, List } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
+import { queryRows, sql } from '../db/sql.ts';
 import { InvalidInputError } from '../errors.ts';
 import { readPage, writePage, type PageInput } from '../pagination.ts';
 import type { Secrets } from '../secrets.ts';
@@ -26,9 +27,9 @@ export type ListRecord = { id: string; name: string; description: string | null;
 
 async function contactCounts(em: EntityManager, listIds: string[]): Promise<Map<string, number>> {
   if (listIds.length === 0) return new Map();
-  const rows = await em.execute<{ list_id: string; count: string }[]>(
-    'select list_id, count(*) as count from contact_lists where list_id in (?) group by list_id',
-    [listIds],
+  const rows = await queryRows<{ list_id: string; count: string }>(
+    em,
+    sql`select list_id, count(*) as count from contact_lists where list_id = any(${listIds}::text[]) group by list_id`,
   );
   return new Map(rows.map((row) => [row.list_id, Number(row.count)]));
 }
@@ -96,11 +97,11 @@ export async function listListContacts(
   await requireOwnList(em, accountId, listId);
   const scope = `list-contacts:${accountId}:${listId}`;
   const page = readPage(secrets, scope, input);
-  const idRows = await em.execute<{ id: string }[]>(
-    `select cl.contact_id as id from contact_lists cl
-     where cl.list_id = ? and cl.account_id = ? and (?::text is null or cl.contact_id > ?)
-     order by cl.contact_id limit ?`,
-    [listId, accountId, page.after, page.after, page.limit + 1],
+  const idRows = await queryRows<{ id: string }>(
+    em,
+    sql`select cl.contact_id as id from contact_lists cl
+     where cl.list_id = ${listId} and cl.account_id = ${accountId} and (${page.after}::text is null or cl.contact_id > ${page.after}::text)
+     order by cl.contact_id limit ${page.limit + 1}`,
   );
   const ids = idRows.map((row) => row.id);
   const rows = ids.length ? await em.find(Contact, { id: { $in: ids }, account: accountId }, { orderBy: { id: 'asc' } }) : [];

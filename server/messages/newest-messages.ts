@@ -4,6 +4,7 @@
 // messages an hour), a read of it loads a bounded number of rows and no entities.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Message } from '../db/entities/index.ts';
+import { queryRows, rawSql, sql, type Sql } from '../db/sql.ts';
 
 /** What the conversation reads show of a message. */
 export type ListedMessage = Pick<Message, 'id' | 'body' | 'direction' | 'type' | 'channel' | 'status' | 'sender' | 'createdAt'> & {
@@ -38,19 +39,19 @@ function toListedMessage(row: ListedMessageRow): ListedMessage {
   };
 }
 
-const LISTED_COLUMNS = `id, body, direction, type, channel, status, sender, session_id,
-  to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at_iso`;
+const LISTED_COLUMNS = rawSql(`id, body, direction, type, channel, status, sender, session_id,
+  to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at_iso`);
 
-/** `where` is a fixed condition on the contact's messages, with `?` placeholders for `values`. */
-async function selectNewestOfContact(em: EntityManager, where: string, values: unknown[], limit: number, countAll: boolean) {
+/** `where` is a condition on the contact's messages. */
+async function selectNewestOfContact(em: EntityManager, where: Sql, limit: number, countAll: boolean) {
   // The count is a sub-select of the same statement, so it and the rows come from one snapshot.
-  const rows = await em.execute<ListedMessageRow[]>(
-    `select ${LISTED_COLUMNS}, ${countAll ? `(select count(*) from messages where ${where})` : 'null'} as total
+  const rows = await queryRows<ListedMessageRow>(
+    em,
+    sql`select ${LISTED_COLUMNS}, ${countAll ? sql`(select count(*) from messages where ${where})` : sql`null`} as total
        from messages
       where ${where}
       order by created_at desc, id desc
-      limit ?`,
-    [...(countAll ? values : []), ...values, limit],
+      limit ${limit}`,
   );
   // No row means no message at all (limit is at least 1), so the count is 0.
   const total = rows.length ? Number(rows[0]!.total) : 0;
@@ -59,7 +60,7 @@ async function selectNewestOfContact(em: EntityManager, where: string, values: u
 
 /** The contact's newest `limit` messages, oldest first (ties by id). */
 export async function newestContactMessages(em: EntityManager, accountId: string, contactId: string, limit: number): Promise<ListedMessage[]> {
-  return (await selectNewestOfContact(em, 'account_id = ? and contact_id = ?', [accountId, contactId], limit, false)).messages;
+  return (await selectNewestOfContact(em, sql`account_id = ${accountId} and contact_id = ${contactId}`, limit, false)).messages;
 }
 
 /** The same, with the number of all the contact's messages. */
@@ -69,13 +70,13 @@ export async function newestContactMessagesAndCount(
   contactId: string,
   limit: number,
 ): Promise<{ messages: ListedMessage[]; total: number }> {
-  return selectNewestOfContact(em, 'account_id = ? and contact_id = ?', [accountId, contactId], limit, true);
+  return selectNewestOfContact(em, sql`account_id = ${accountId} and contact_id = ${contactId}`, limit, true);
 }
 
 /** The newest `limit` of the contact's messages that belong to a chat session, oldest first. */
 export async function newestContactSessionMessages(em: EntityManager, accountId: string, contactId: string, limit: number): Promise<ListedMessage[]> {
-  const where = 'account_id = ? and contact_id = ? and session_id is not null';
-  return (await selectNewestOfContact(em, where, [accountId, contactId], limit, false)).messages;
+  const where = sql`account_id = ${accountId} and contact_id = ${contactId} and session_id is not null`;
+  return (await selectNewestOfContact(em, where, limit, false)).messages;
 }
 
 /**
@@ -85,17 +86,17 @@ export async function newestContactSessionMessages(em: EntityManager, accountId:
  */
 export async function newestSessionMessages(em: EntityManager, accountId: string, sessionIds: string[], limit: number): Promise<ListedMessage[]> {
   if (sessionIds.length === 0) return [];
-  const rows = await em.execute<ListedMessageRow[]>(
-    `select newest.*
+  const rows = await queryRows<ListedMessageRow>(
+    em,
+    sql`select newest.*
        from chat_sessions s
        cross join lateral (
          select ${LISTED_COLUMNS}, created_at, null as total
-           from messages where session_id = s.id order by created_at desc, id desc limit ?
+           from messages where session_id = s.id order by created_at desc, id desc limit ${limit}
        ) newest
-      where s.account_id = ? and s.id in (?)
+      where s.account_id = ${accountId} and s.id = any(${sessionIds}::text[])
       order by newest.created_at desc, newest.id desc
-      limit ?`,
-    [limit, accountId, sessionIds, limit],
+      limit ${limit}`,
   );
   return rows.reverse().map(toListedMessage);
 }

@@ -8,6 +8,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { joinSql, prepared, queryRows, runSql, sql, type Sql } from '../db/sql.ts';
 
 /** A chat-widget conversation message as the spec returns it. */
 export type ConversationMessage = {
@@ -49,21 +50,25 @@ export async function publishConversationEvent(em: EntityManager, event: Convers
 /** Several events in one statement, announced in this order. */
 export async function publishConversationEvents(em: EntityManager, events: ConversationEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const payloads = events.flatMap(notificationPayloads);
-  await em.execute(`select ${payloads.map(() => 'pg_notify(?, ?)').join(', ')}`, payloads.flatMap((payload) => [CHANNEL, payload]));
+  await runSql(em, sql`select ${notifyConversationSql(events)}`);
 }
 
 /**
- * The same announcement as part of a statement that also writes the change: select-list
- * SQL calling pg_notify for each event in order, with numbered parameters from `$first`,
- * and the values of those parameters.
+ * The one writer of notifications on any channel (conversation events here, credential
+ * changes in server/auth/credential-changes.ts): a select-list call of pg_notify, delivered
+ * to every listening process when, and only if, the transaction commits.
  */
-export function conversationNotifySql(events: ConversationEvent[], first: number): { sql: string; values: string[] } {
-  const payloads = events.flatMap(notificationPayloads);
-  return {
-    sql: payloads.map((_, index) => `pg_notify($${first}::text, $${first + 1 + index}::text)`).join(', '),
-    values: [CHANNEL, ...payloads],
-  };
+export function notifySql(channel: string, payload: string): Sql {
+  return sql`pg_notify(${channel}::text, ${payload}::text)`;
+}
+
+/**
+ * The one writer of conversation notifications: select-list SQL calling pg_notify for each
+ * event in order, to run as `select ...` or compose into the statement that writes the
+ * change (the announcement then commits with it).
+ */
+export function notifyConversationSql(events: ConversationEvent[]): Sql {
+  return joinSql(events.flatMap(notificationPayloads).map((payload) => notifySql(CHANNEL, payload)));
 }
 
 /**
@@ -258,7 +263,8 @@ export function createConversationEventFeed(options: {
 }
 
 async function loadReferencedMessage(pool: pg.Pool, reference: MessageReference): Promise<ConversationEvent | null> {
-  const { rows } = await pool.query<{
+  // The sid is our id, or the widget's own id of a visitor's message (conversation-message.ts).
+  const [row] = await queryRows<{
     body: string;
     media_url: string | null;
     media_content_type: string | null;
@@ -267,14 +273,17 @@ async function loadReferencedMessage(pool: pg.Pool, reference: MessageReference)
     direction: ConversationMessage['direction'];
     status: string;
   }>(
-    `select body, media_url, media_content_type, type, direction, status,
+    pool,
+    prepared(
+      'load-announced-message',
+      sql`select body, media_url, media_content_type, type, direction, status,
             to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as timestamp
        from messages
-      where account_id = $1 and contact_id = $2 and (id = $3 or external_id = $3)
+      where account_id = ${reference.accountId} and contact_id = ${reference.contactId}
+        and (id = ${reference.messageSid} or (direction = 'inbound' and external_id = ${reference.messageSid}))
       limit 1`,
-    [reference.accountId, reference.contactId, reference.messageSid],
+    ),
   );
-  const row = rows[0];
   if (!row) return null;
   return {
     kind: 'message',

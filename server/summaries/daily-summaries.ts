@@ -4,6 +4,7 @@
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
 import { Message, Summary } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
+import { queryRows, sql } from '../db/sql.ts';
 import { InvalidInputError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { keyPoints } from './extractive-summarizer.ts';
@@ -31,9 +32,10 @@ export function previousUtcDay(moment: Date): string {
 
 export async function writeDailySummaries(em: EntityManager, day: string): Promise<DailySummaryWritten[]> {
   const { start, end } = dayBounds(day);
-  const accounts = await em.execute<{ account_id: string }[]>(
-    'select distinct account_id from messages where created_at >= ? and created_at < ? order by account_id',
-    [start, end],
+  const accounts = await queryRows<{ account_id: string }>(
+    em,
+    sql`select distinct account_id from messages
+         where created_at >= ${start.toISOString()}::timestamptz and created_at < ${end.toISOString()}::timestamptz order by account_id`,
   );
   const written: DailySummaryWritten[] = [];
   for (const { account_id: accountId } of accounts) {
@@ -46,10 +48,11 @@ export async function writeDailySummaries(em: EntityManager, day: string): Promi
 
 async function writeAccountDailySummary(em: EntityManager, accountId: string, day: string, start: Date, end: Date): Promise<string | null> {
   if (await em.count(Summary, { account: accountId, kind: 'daily', day })) return null;
-  const [counts] = await em.execute<{ total: string; inbound: string; contacts: string }[]>(
-    `select count(*) as total, count(*) filter (where direction = 'inbound') as inbound, count(distinct contact_id) as contacts
-       from messages where account_id = ? and created_at >= ? and created_at < ?`,
-    [accountId, start, end],
+  const [counts] = await queryRows<{ total: string; inbound: string; contacts: string }>(
+    em,
+    sql`select count(*) as total, count(*) filter (where direction = 'inbound') as inbound, count(distinct contact_id) as contacts
+       from messages where account_id = ${accountId}
+        and created_at >= ${start.toISOString()}::timestamptz and created_at < ${end.toISOString()}::timestamptz`,
   );
   const total = Number(counts.total);
   const inbound = Number(counts.inbound);

@@ -5,6 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Tag } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
+import { queryRows, runSql, sql } from '../db/sql.ts';
 import { MissingParametersError, NotFoundError } from '../errors.ts';
 import { findContactByIdentifier, requireContact } from '../contacts/find-contact.ts';
 import { spendCredits } from '../credits/spend-credits.ts';
@@ -39,17 +40,17 @@ export async function assignTag(em: EntityManager, accountId: string, input: Tag
   const contact = await findContactByIdentifier(em, accountId, input);
   return em.transactional(async (tx) => {
     // Insert-or-nothing, then read: two requests creating the same tag at once both end up with the one row.
-    await tx.execute(
-      `insert into tags (id, account_id, name, description) values (?, ?, ?, ?)
+    await runSql(
+      tx,
+      sql`insert into tags (id, account_id, name, description) values (${newId('tag')}, ${accountId}, ${name}, ${input.description ?? null})
        on conflict (account_id, name) do nothing`,
-      [newId('tag'), accountId, name, input.description ?? null],
     );
     const tag = await tx.findOneOrFail(Tag, { account: accountId, name });
-    const added = await tx.execute<{ contact_id: string }[]>(
-      `insert into contact_tags (contact_id, tag_id, account_id) values (?, ?, ?)
+    const added = await queryRows<{ contact_id: string }>(
+      tx,
+      sql`insert into contact_tags (contact_id, tag_id, account_id) values (${contact.id}, ${tag.id}, ${accountId})
        on conflict (contact_id, tag_id) do nothing
        returning contact_id`,
-      [contact.id, tag.id, accountId],
     );
     if (added.length > 0) await spendCredits(tx, accountId, TAG_ASSIGNMENT_COST, 'tag_assignment');
     return toTagRecord(tag);
@@ -71,11 +72,11 @@ export async function getTagByName(em: EntityManager, accountId: string, name: s
 export async function listContactTags(em: EntityManager, accountId: string, contactId: string): Promise<TagRecord[]> {
   if (!contactId.trim()) throw new MissingParametersError('Missing required parameter: contactId');
   await requireContact(em, accountId, contactId);
-  return em.execute<TagRecord[]>(
-    `select t.id, t.name, t.description
+  return queryRows<TagRecord>(
+    em,
+    sql`select t.id, t.name, t.description
        from contact_tags ct join tags t on t.id = ct.tag_id
-      where ct.contact_id = ? and ct.account_id = ?
+      where ct.contact_id = ${contactId} and ct.account_id = ${accountId}
       order by t.name, t.id`,
-    [contactId, accountId],
   );
 }

@@ -1,6 +1,7 @@
 // `{webhookId}` in the /webhooks paths: the subscription's positional id or its name.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WebhookSubscription } from '../db/entities/index.ts';
+import { queryRows, sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 
 // The spec's ids are positions: 1-based, by created_at then row id, within the account.
@@ -32,12 +33,12 @@ export async function findSubscription(em: EntityManager, accountId: string, web
 /** The subscription's public `id`: its current position in the account's list. */
 export async function positionOf(em: EntityManager, subscription: WebhookSubscription): Promise<string> {
   // Compared in SQL: created_at has microseconds there, a JS Date only milliseconds.
-  const [row] = await em.getConnection().execute<{ position: string }[]>(
-    `select count(*) + 1 as position
+  const [row] = await queryRows<{ position: string }>(
+    em,
+    sql`select count(*) + 1 as position
        from webhook_subscriptions other, webhook_subscriptions self
-      where self.id = ? and other.account_id = self.account_id
+      where self.id = ${subscription.id} and other.account_id = self.account_id
         and (other.created_at, other.id) < (self.created_at, self.id)`,
-    [subscription.id],
   );
   return String(row.position);
 }

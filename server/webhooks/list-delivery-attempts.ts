@@ -1,6 +1,7 @@
 // GET /webhooks/{webhookId}/deliveries: the delivery log, one entry per HTTP attempt,
 // newest first, paged with the signed cursors of pagination.ts (keyed by attempt id).
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { queryRows, sql } from '../db/sql.ts';
 import { readPage, writePage, type PageInput } from '../pagination.ts';
 import type { Secrets } from '../secrets.ts';
 import { findSubscription } from './find-subscription.ts';
@@ -18,15 +19,15 @@ export type DeliveryAttemptRecord = {
 type AttemptRow = Omit<DeliveryAttemptRecord, 'created_at'> & { id: string; created_at: Date };
 
 // Ordered and compared in SQL: created_at has microseconds there, a JS Date only milliseconds.
-const PAGE_SQL = `
+const pageSql = (subscriptionId: string, after: string | null, limit: number) => sql`
 select a.id, a.delivery_id, e.name as event, a.attempt, a.status_code, a.duration_ms, a.error, a.created_at
 from webhook_attempts a
 join webhook_deliveries d on d.id = a.delivery_id
 join events e on e.id = d.event_id
-where d.subscription_id = ?
-  and (?::text is null or (a.created_at, a.id) < (select created_at, id from webhook_attempts where id = ?))
+where d.subscription_id = ${subscriptionId}
+  and (${after}::text is null or (a.created_at, a.id) < (select created_at, id from webhook_attempts where id = ${after}::text))
 order by a.created_at desc, a.id desc
-limit ?`;
+limit ${limit}`;
 
 export async function listDeliveryAttempts(
   em: EntityManager,
@@ -39,7 +40,7 @@ export async function listDeliveryAttempts(
   // The row id, not the positional id: a cursor must not move to another subscription when positions shift.
   const scope = `webhook-deliveries:${subscription.id}`;
   const page = readPage(secrets, scope, input);
-  const rows = await em.getConnection().execute<AttemptRow[]>(PAGE_SQL, [subscription.id, page.after, page.after, page.limit + 1]);
+  const rows = await queryRows<AttemptRow>(em, pageSql(subscription.id, page.after, page.limit + 1));
   const { items, next_cursor } = writePage(secrets, scope, rows, page.limit, (row) => row.id);
   return {
     deliveries: items.map(({ id: _id, created_at, ...attempt }) => ({ ...attempt, created_at: new Date(created_at).toISOString() })),

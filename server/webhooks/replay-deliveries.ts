@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { findSubscription, positionOf } from './find-subscription.ts';
 import { wakeSenderNow } from './sql/wake-sender.ts';
 import { withPoolTransaction } from '../db/pool-transaction.ts';
+import { queryRows, runSql, sql } from '../db/sql.ts';
 
 export const WebhookReplayInput = z.object({
   since: z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
@@ -16,10 +17,10 @@ export const WebhookReplayInput = z.object({
 });
 export type WebhookReplayInput = z.infer<typeof WebhookReplayInput>;
 
-const REQUEUE_SQL = `
+const requeue = (subscriptionId: string, since: Date) => sql`
 update webhook_deliveries
 set status = 'pending', next_attempt_at = now(), locked_until = null, updated_at = now()
-where subscription_id = $1 and status = 'failed' and created_at >= $2`;
+where subscription_id = ${subscriptionId} and status = 'failed' and created_at >= ${since.toISOString()}::timestamptz`;
 
 export async function replayDeliveries(
   em: EntityManager,
@@ -30,9 +31,9 @@ export async function replayDeliveries(
 ): Promise<{ webhook_id: string; replayed: number }> {
   const subscription = await findSubscription(em, accountId, webhookId);
   const replayed = await withPoolTransaction(pool, async (client) => {
-    const requeued = (await client.query(REQUEUE_SQL, [subscription.id, new Date(input.since)])).rowCount ?? 0;
+    const requeued = (await runSql(client, requeue(subscription.id, new Date(input.since)))).rowCount;
     // An API-only process may run before any worker created its schema; the sender's own sweep finds them then.
-    const { rows } = await client.query<{ ready: boolean }>(`select to_regnamespace('graphile_worker') is not null as ready`);
+    const rows = await queryRows<{ ready: boolean }>(client, sql`select to_regnamespace('graphile_worker') is not null as ready`);
     if (requeued > 0 && rows[0]?.ready) await wakeSenderNow(client);
     return requeued;
   });

@@ -1,15 +1,18 @@
 // A stored message as the widget conversation shows it (spec: Chat-widget conversation
-// message). `messageSid` is our message id (`msg_…`), whatever id the widget sent with it.
+// message). `messageSid` is the widget's own id of a visitor's message (its `messageSid` or
+// `id`, stored as the external id), so a widget recognises what it sent; every other
+// message's is our id (`msg_…`). Read events name outbound messages, so by our id too.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Message } from '../db/entities/index.ts';
 import type { ConversationMessage } from '../realtime/conversation-events.ts';
 
 /** The columns a conversation message is made of, as SQL selects them (timestamp already ISO 8601). */
-export const CONVERSATION_MESSAGE_COLUMNS = `id, body, media_url, media_content_type, type, direction, status,
+export const CONVERSATION_MESSAGE_COLUMNS = `id, external_id, body, media_url, media_content_type, type, direction, status,
   to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as timestamp`;
 
 export type ConversationMessageRow = {
   id: string;
+  external_id: string | null;
   body: string;
   media_url: string | null;
   media_content_type: string | null;
@@ -21,7 +24,7 @@ export type ConversationMessageRow = {
 
 export function toConversationMessage(row: ConversationMessageRow): ConversationMessage {
   return {
-    messageSid: row.id,
+    messageSid: row.direction === 'inbound' && row.external_id !== null ? row.external_id : row.id,
     body: row.body,
     mediaUrl: row.media_url,
     mediaContentType: row.media_content_type,
@@ -35,10 +38,11 @@ export function toConversationMessage(row: ConversationMessageRow): Conversation
 
 /** A message just stored (its entity), without reading it back. */
 export function conversationMessageOf(
-  message: Pick<Message, 'id' | 'body' | 'mediaUrl' | 'mediaContentType' | 'type' | 'direction' | 'status' | 'createdAt'>,
+  message: Pick<Message, 'id' | 'externalId' | 'body' | 'mediaUrl' | 'mediaContentType' | 'type' | 'direction' | 'status' | 'createdAt'>,
 ): ConversationMessage {
   return toConversationMessage({
     id: message.id,
+    external_id: message.externalId ?? null,
     body: message.body,
     media_url: message.mediaUrl ?? null,
     media_content_type: message.mediaContentType ?? null,

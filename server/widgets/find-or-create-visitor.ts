@@ -4,7 +4,8 @@
 // create one contact: the second insert waits for the first and then finds its row.
 import type pg from 'pg';
 import { newId } from '../db/ids.ts';
-import { newEventRow, payloadWithUserSql } from '../events/emit.ts';
+import { prepared, queryRows, rawSql, sql } from '../db/sql.ts';
+import { eventsOf, insertEventsSql, newEventRow, type EventRow } from '../events/sql/insert-events.ts';
 import type { ContactEventBlock } from '../messages/contact-event-data.ts';
 import type { VerifiedVisitor } from './visitor-identity.ts';
 
@@ -16,33 +17,44 @@ export type VisitorContact = { block: ContactEventBlock; isBotActive: boolean; c
 type ContactRow = { id: string; phone_number: string | null; email: string | null; first_name: string; last_name: string; is_bot_active: boolean };
 const CONTACT_COLUMNS = 'id, phone_number, email, first_name, last_name, is_bot_active';
 
-const LOCK_VISITOR_CONTACT = {
-  name: 'lock-visitor-contact',
-  text: `select ${CONTACT_COLUMNS} from contacts where chat_widget_id = $1 and widget_visitor_id = $2 and account_id = $3 for update`,
-};
+const lockVisitorContact = (widgetId: string, visitorId: string, accountId: string) =>
+  prepared(
+    'lock-visitor-contact',
+    sql`select ${rawSql(CONTACT_COLUMNS)} from contacts where chat_widget_id = ${widgetId} and widget_visitor_id = ${visitorId} and account_id = ${accountId} for update`,
+  );
 
 // The new contact and its Contact Created event; a row another transaction inserted first
 // makes this insert nothing (after that transaction commits).
-const INSERT_VISITOR_CONTACT = {
-  name: 'insert-visitor-contact',
-  text: `with contact as (
+const insertVisitorContact = (
+  contactId: string,
+  accountId: string,
+  widgetId: string,
+  visitorId: string,
+  event: EventRow,
+  person: { email: string | null; firstName: string | null; lastName: string | null },
+) =>
+  prepared(
+    'insert-visitor-contact',
+    sql`with contact as (
   insert into contacts (id, account_id, phone_number, channel, chat_widget_id, widget_visitor_id, email, first_name, last_name)
-  values ($1, $2, null, $3, $4, $5, $10, coalesce($11, 'Unknown'), coalesce($12, 'Unknown'))
+  values (${contactId}, ${accountId}, null, ${WIDGET_CHANNEL}, ${widgetId}, ${visitorId}, ${person.email}::text,
+    coalesce(${person.firstName}::text, 'Unknown'), coalesce(${person.lastName}::text, 'Unknown'))
   on conflict (chat_widget_id, widget_visitor_id) do nothing
-  returning ${CONTACT_COLUMNS}
+  returning ${rawSql(CONTACT_COLUMNS)}
 ), event as (
-  insert into events (id, account_id, name, payload, request_id)
-  select $6, a.id, $7, ${payloadWithUserSql('$8::jsonb', 'a')}, $9::text from accounts a, contact where a.id = $2
+  ${insertEventsSql(eventsOf(accountId, [event]), { onlyIf: sql`exists (select 1 from contact)` })}
 )
-select ${CONTACT_COLUMNS} from contact`,
-};
+select ${rawSql(CONTACT_COLUMNS)} from contact`,
+  );
 
 // A verified user's contact follows what their site says of them now.
-const UPDATE_VERIFIED_CONTACT = {
-  name: 'update-verified-visitor-contact',
-  text: `update contacts set email = coalesce($2, email), first_name = coalesce($3, first_name), last_name = coalesce($4, last_name), updated_at = now()
-  where id = $1 returning ${CONTACT_COLUMNS}`,
-};
+const updateVerifiedContact = (contactId: string, email: string | null, firstName: string | null, lastName: string | null) =>
+  prepared(
+    'update-verified-visitor-contact',
+    sql`update contacts set email = coalesce(${email}::text, email), first_name = coalesce(${firstName}::text, first_name),
+    last_name = coalesce(${lastName}::text, last_name), updated_at = now()
+  where id = ${contactId} returning ${rawSql(CONTACT_COLUMNS)}`,
+  );
 
 /** The token's name as first and last name: the first word, then the rest. */
 function namesOf(name: string | null): [string | null, string | null] {
@@ -67,14 +79,14 @@ export async function findOrCreateVisitorContact(
   visitorId: string,
   verified: VerifiedVisitor | null = null,
 ): Promise<VisitorContact> {
-  const lookup = { ...LOCK_VISITOR_CONTACT, values: [widgetId, visitorId, accountId] };
+  const lookup = lockVisitorContact(widgetId, visitorId, accountId);
   const [firstName, lastName] = namesOf(verified?.name ?? null);
-  const [known] = (await client.query<ContactRow>(lookup)).rows;
+  const [known] = await queryRows<ContactRow>(client, lookup);
   if (known) {
     const stale =
       (verified?.email && verified.email !== known.email) || (firstName && firstName !== known.first_name) || (lastName && lastName !== known.last_name);
     if (!stale) return visitorContact(known, false);
-    const [updated] = (await client.query<ContactRow>({ ...UPDATE_VERIFIED_CONTACT, values: [known.id, verified!.email, firstName, lastName] })).rows;
+    const [updated] = await queryRows<ContactRow>(client, updateVerifiedContact(known.id, verified!.email ?? null, firstName, lastName));
     return visitorContact(updated!, false);
   }
 
@@ -83,14 +95,9 @@ export async function findOrCreateVisitorContact(
   const event = newEventRow('Contact Created', {
     contact: { id: contactId, phone_number: null, email, lists: [], chat_widget_id: widgetId, widget_visitor_id: visitorId },
   });
-  const [inserted] = (
-    await client.query<ContactRow>({
-      ...INSERT_VISITOR_CONTACT,
-      values: [contactId, accountId, WIDGET_CHANNEL, widgetId, visitorId, event.id, event.name, JSON.stringify(event.payload), event.requestId, email, firstName, lastName],
-    })
-  ).rows;
+  const [inserted] = await queryRows<ContactRow>(client, insertVisitorContact(contactId, accountId, widgetId, visitorId, event, { email, firstName, lastName }));
   if (inserted) return visitorContact(inserted, true);
-  const [concurrent] = (await client.query<ContactRow>(lookup)).rows;
+  const [concurrent] = await queryRows<ContactRow>(client, lockVisitorContact(widgetId, visitorId, accountId));
   if (!concurrent) throw new Error('visitor contact vanished between insert and select');
   return visitorContact(concurrent, false);
 }

@@ -5,6 +5,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import type { Config } from '../config.ts';
+import { queryRows, sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { publishConversationEvent } from '../realtime/conversation-events.ts';
@@ -43,11 +44,11 @@ export async function markConversationRead(
     { key: `widget-reads:${query.widgetId}:${visitor.key}`, limit: limits.WIDGET_READS_PER_VISITOR_PER_MINUTE },
   ]);
   return em.transactional(async (tx) => {
-    const [contact] = await tx.execute<ContactRow[]>(
-      `select c.id, w.account_id, c.phone_number, c.email, c.first_name, c.last_name, w.settings
-         from chat_widgets w left join contacts c on c.chat_widget_id = w.id and c.widget_visitor_id = ?
-        where w.id = ?`,
-      [visitor.key, query.widgetId],
+    const [contact] = await queryRows<ContactRow>(
+      tx,
+      sql`select c.id, w.account_id, c.phone_number, c.email, c.first_name, c.last_name, w.settings
+         from chat_widgets w left join contacts c on c.chat_widget_id = w.id and c.widget_visitor_id = ${visitor.key}
+        where w.id = ${query.widgetId}`,
     );
     if (!contact) throw new NotFoundError('Contact not found');
     refuseForeignOrigin(request, readSettings(contact.settings));
@@ -55,11 +56,11 @@ export async function markConversationRead(
     if (!contact.id) throw new NotFoundError('Contact not found');
 
     // Row locks make a concurrent call skip what this one marks, so each message is announced once.
-    const marked = await tx.execute<{ id: string }[]>(
-      `update messages set read_at = now(), status = 'read'
-        where contact_id = ? and direction <> 'inbound' and read_at is null
+    const marked = await queryRows<{ id: string }>(
+      tx,
+      sql`update messages set read_at = now(), status = 'read'
+        where contact_id = ${contact.id} and direction <> 'inbound' and read_at is null
         returning id`,
-      [contact.id],
     );
     if (!marked.length) return [];
     const messageIds = marked.map((row) => row.id).sort();

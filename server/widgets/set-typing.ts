@@ -6,6 +6,7 @@
 // the visitor sees typing while either is on. A contact that is not a widget visitor has
 // nobody to tell: the call succeeds and changes nothing.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { queryRows, sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 import { enqueueJob } from '../jobs.ts';
 import { publishConversationEvent } from '../realtime/conversation-events.ts';
@@ -19,12 +20,12 @@ type TypingRow = { chat_widget_id: string | null; widget_visitor_id: string | nu
 
 export async function setTyping(em: EntityManager, accountId: string, contactId: string, typing: boolean): Promise<void> {
   await em.transactional(async (tx) => {
-    const [row] = await tx.execute<TypingRow[]>(
-      `update contacts
-          set bot_typing_until = case when ?::boolean and widget_visitor_id is not null then now() + make_interval(secs => ?) end
-        where id = ? and account_id = ?
+    const [row] = await queryRows<TypingRow>(
+      tx,
+      sql`update contacts
+          set bot_typing_until = case when ${typing}::boolean and widget_visitor_id is not null then now() + make_interval(secs => ${TYPING_TTL_SECONDS}) end
+        where id = ${contactId} and account_id = ${accountId}
       returning chat_widget_id, widget_visitor_id, is_bot_typing, bot_typing_until`,
-      [typing, TYPING_TTL_SECONDS, contactId, accountId],
     );
     if (!row) throw new NotFoundError('Contact not found');
     if (!row.chat_widget_id || !row.widget_visitor_id) return;
@@ -44,11 +45,11 @@ export async function setTyping(em: EntityManager, accountId: string, contactId:
  */
 export async function expireTyping(em: EntityManager, job: TypingExpiredJob): Promise<boolean> {
   return em.transactional(async (tx) => {
-    const [row] = await tx.execute<TypingRow[]>(
-      `update contacts set bot_typing_until = null
-        where id = ? and account_id = ? and bot_typing_until <= now()
+    const [row] = await queryRows<TypingRow>(
+      tx,
+      sql`update contacts set bot_typing_until = null
+        where id = ${job.contactId} and account_id = ${job.accountId} and bot_typing_until <= now()
       returning chat_widget_id, widget_visitor_id, is_bot_typing, bot_typing_until`,
-      [job.contactId, job.accountId],
     );
     if (!row?.chat_widget_id || !row.widget_visitor_id) return false;
     if (!row.is_bot_typing) {

@@ -9,6 +9,7 @@
 // Safe to retry: the reply carries the visitor message's id (external id
 // `bot-turn:<messageId>`), and a turn that finds it already recorded does not reply again.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { queryRows, runSql, sql } from '../db/sql.ts';
 import { recordMessage } from '../messages/record-message.ts';
 import { publishConversationEvent } from '../realtime/conversation-events.ts';
 import { conversationMessageOf } from './conversation-message.ts';
@@ -24,10 +25,10 @@ export type BotTurnOutcome = 'replied' | 'silent' | 'already-taken' | 'no-contac
 async function chooseReply(em: EntityManager, job: BotTurnJob, settings: WidgetSettings): Promise<string | null> {
   if (job.firstOfSession) return settings.greeting ?? DEFAULT_GREETING;
   if (!settings.awayMessage) return null;
-  const [recent] = await em.execute(
-    `select 1 from messages where contact_id = ? and sender = 'bot'
-        and created_at > now() - interval '${AWAY_MESSAGE_INTERVAL_MINUTES} minutes' limit 1`,
-    [job.contactId],
+  const [recent] = await queryRows(
+    em,
+    sql`select 1 from messages where contact_id = ${job.contactId} and sender = 'bot'
+        and created_at > now() - make_interval(mins => ${AWAY_MESSAGE_INTERVAL_MINUTES}::int) limit 1`,
   );
   return recent ? null : settings.awayMessage;
 }
@@ -35,21 +36,22 @@ async function chooseReply(em: EntityManager, job: BotTurnJob, settings: WidgetS
 export async function takeBotTurn(em: EntityManager, job: BotTurnJob): Promise<BotTurnOutcome> {
   return em.transactional(async (tx) => {
     // The contact's row lock orders the turns of one visitor's messages.
-    const [contact] = await tx.execute<{ is_bot_active: boolean; is_bot_typing: boolean; api_typing: boolean; widget_visitor_id: string }[]>(
-      'select is_bot_active, is_bot_typing, coalesce(bot_typing_until > now(), false) as api_typing, widget_visitor_id from contacts where id = ? and account_id = ? for update',
-      [job.contactId, job.accountId],
+    const [contact] = await queryRows<{ is_bot_active: boolean; is_bot_typing: boolean; api_typing: boolean; widget_visitor_id: string }>(
+      tx,
+      sql`select is_bot_active, is_bot_typing, coalesce(bot_typing_until > now(), false) as api_typing, widget_visitor_id
+            from contacts where id = ${job.contactId} and account_id = ${job.accountId} for update`,
     );
     if (!contact) return 'no-contact';
     const target = { accountId: job.accountId, widgetId: job.widgetId, visitorId: contact.widget_visitor_id, contactId: job.contactId };
     const replyKey = `bot-turn:${job.messageId}`;
 
     let outcome: BotTurnOutcome = 'silent';
-    const [taken] = await tx.execute('select 1 from messages where contact_id = ? and external_id = ? limit 1', [job.contactId, replyKey]);
+    const [taken] = await queryRows(tx, sql`select 1 from messages where contact_id = ${job.contactId} and external_id = ${replyKey} limit 1`);
     if (taken) {
       outcome = 'already-taken';
     } else if (contact.is_bot_active) {
       // A deleted widget has no settings left to answer from.
-      const [widget] = await tx.execute<{ settings: unknown }[]>('select settings from chat_widgets where id = ? and account_id = ?', [job.widgetId, job.accountId]);
+      const [widget] = await queryRows<{ settings: unknown }>(tx, sql`select settings from chat_widgets where id = ${job.widgetId} and account_id = ${job.accountId}`);
       const text = widget ? await chooseReply(tx, job, readSettings(widget.settings)) : null;
       if (text) {
         const reply = await recordMessage(tx, job.accountId, {
@@ -66,12 +68,12 @@ export async function takeBotTurn(em: EntityManager, job: BotTurnJob): Promise<B
       }
     }
 
-    const [latest] = await tx.execute<{ id: string }[]>(
-      `select id from messages where contact_id = ? and direction = 'inbound' order by created_at desc, id desc limit 1`,
-      [job.contactId],
+    const [latest] = await queryRows<{ id: string }>(
+      tx,
+      sql`select id from messages where contact_id = ${job.contactId} and direction = 'inbound' order by created_at desc, id desc limit 1`,
     );
     if (contact.is_bot_typing && latest?.id === job.messageId) {
-      await tx.execute('update contacts set is_bot_typing = false where id = ?', [job.contactId]);
+      await runSql(tx, sql`update contacts set is_bot_typing = false where id = ${job.contactId}`);
       // Someone typing through the API keeps the indicator on (server/widgets/set-typing.ts).
       if (!contact.api_typing) await publishConversationEvent(tx, { ...target, kind: 'typing', isBotTyping: false });
     }

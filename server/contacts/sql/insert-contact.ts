@@ -4,7 +4,8 @@
 // entity is loaded. Nothing is written unless every list exists and is the account's.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type pg from 'pg';
-import { payloadWithUserSql } from '../../events/emit.ts';
+import { prepared, queryRows, sql } from '../../db/sql.ts';
+import { eventsOf, insertEventsSql, type EventRow } from '../../events/sql/insert-events.ts';
 
 export type ContactRow = {
   id: string;
@@ -25,38 +26,34 @@ export type ContactRow = {
   chatWidgetId: string | null;
 };
 
-/** The event row to write beside the change; `payload` lacks the `user` block, filled from the account row. */
-export type EventRowWithoutUser = { id: string; name: string; payload: Record<string, unknown>; requestId: string | null };
-
-// The `user` block is read from the account in the same statement (see emit.ts for its shape).
-const INSERT_CONTACT = `
+function insertContactStatement(contact: ContactRow, listIds: string[], event: EventRow) {
+  return sql`
 with wanted as (
-  select list_id from json_array_elements_text(?::json) as list_id
+  select list_id from json_array_elements_text(${JSON.stringify(listIds)}::json) as list_id
 ), found as (
   select id, account_id from lists where id in (select list_id from wanted)
 ), allowed as (
-  select (select count(*) from found where account_id = ?::text) = (select count(*) from wanted) as ok
+  select (select count(*) from found where account_id = ${contact.accountId}::text) = (select count(*) from wanted) as ok
 ), contact as (
   insert into contacts (id, account_id, phone_number, email, first_name, last_name, is_bot_active, do_not_disturb,
                         instagram_id, current_campaign, current_campaign_data, channel, is_chat_window_open,
                         external_id, custom_channel, chat_widget_id)
-  select ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::boolean, ?::boolean,
-         ?::text, ?::text, ?::jsonb, ?::text, ?::boolean, ?::text, ?::text, ?::text
+  select ${contact.id}::text, ${contact.accountId}::text, ${contact.phoneNumber}::text, ${contact.email}::text,
+         ${contact.firstName}::text, ${contact.lastName}::text, ${contact.isBotActive}::boolean, ${contact.doNotDisturb}::boolean,
+         ${contact.instagramId}::text, ${contact.currentCampaign}::text,
+         ${contact.currentCampaignData === null ? null : JSON.stringify(contact.currentCampaignData)}::jsonb,
+         ${contact.channel}::text, ${contact.isChatWindowOpen}::boolean, ${contact.externalId}::text,
+         ${contact.customChannel}::text, ${contact.chatWidgetId}::text
    where (select ok from allowed)
   returning id, account_id
 ), memberships as (
   insert into contact_lists (contact_id, list_id, account_id)
   select contact.id, wanted.list_id, contact.account_id from contact, wanted
 ), event as (
-  insert into events (id, account_id, name, payload, request_id)
-  select ?, a.id, ?, ${payloadWithUserSql('?::jsonb', 'a')}, ?::text
-    from accounts a, contact where a.id = contact.account_id
+  ${insertEventsSql(eventsOf(contact.accountId, [event]), { onlyIf: sql`exists (select 1 from contact)` })}
 )
 select (select ok from allowed) as ok, coalesce((select json_agg(json_build_object('id', id, 'account_id', account_id)) from found), '[]'::json) as found`;
-
-/** The same statement with numbered parameters, prepared once per pool connection. */
-let parameter = 0;
-const INSERT_CONTACT_PREPARED = { name: 'insert-contact-with-lists', text: INSERT_CONTACT.replace(/\?/g, () => `$${(parameter += 1)}`) };
+}
 
 /** Written, or not because a list is missing or another account's (the lists that exist and their owners). */
 export type InsertContactOutcome = { written: true } | { written: false; lists: { id: string; account_id: string }[] };
@@ -69,37 +66,11 @@ export async function insertContactWithLists(
   em: EntityManager,
   contact: ContactRow,
   listIds: string[],
-  event: EventRowWithoutUser,
+  event: EventRow,
   pool?: pg.Pool,
 ): Promise<InsertContactOutcome> {
-  const values = [
-    JSON.stringify(listIds),
-    contact.accountId,
-    contact.id,
-    contact.accountId,
-    contact.phoneNumber,
-    contact.email,
-    contact.firstName,
-    contact.lastName,
-    contact.isBotActive,
-    contact.doNotDisturb,
-    contact.instagramId,
-    contact.currentCampaign,
-    contact.currentCampaignData === null ? null : JSON.stringify(contact.currentCampaignData),
-    contact.channel,
-    contact.isChatWindowOpen,
-    contact.externalId,
-    contact.customChannel,
-    contact.chatWidgetId,
-    event.id,
-    event.name,
-    JSON.stringify(event.payload),
-    event.requestId,
-  ];
+  const statement = insertContactStatement(contact, listIds, event);
   type Row = { ok: boolean; found: { id: string; account_id: string }[] };
-  const [row] =
-    pool && !em.isInTransaction()
-      ? (await pool.query<Row>({ ...INSERT_CONTACT_PREPARED, values })).rows
-      : await em.execute<Row[]>(INSERT_CONTACT, values);
+  const [row] = pool && !em.isInTransaction() ? await queryRows<Row>(pool, prepared('insert-contact-with-lists', statement)) : await queryRows<Row>(em, statement);
   return row!.ok ? { written: true } : { written: false, lists: row.found };
 }

@@ -1,51 +1,36 @@
-// Unarchiving a contact and announcing it (Contact Unarchived) in ONE statement, so the
-// event exists exactly when the contact went from archived to not: a contact already
-// unarchived (or unarchived concurrently, re-checked by UPDATE on the newest row) is
-// announced by nobody a second time. Runs inside an ORM transaction (the API, a WhatsApp
-// inbound) or on a pg client's transaction (a widget visitor's message).
-import type { EntityManager } from '@mikro-orm/postgresql';
-import type pg from 'pg';
-import { newEventRow, payloadWithUserSql } from '../../events/emit.ts';
-
-// ? in order: contact id, account id, event id, event payload without `user`, request id,
-// then contact id and account id again for `found`. The contact block goes in as data.contact.
-const UNARCHIVE_CONTACT = `
-with unarchived as (
-  update contacts set archived_at = null, updated_at = now()
-   where id = ?::text and account_id = ?::text and archived_at is not null
-  returning id, account_id, phone_number, email, first_name, last_name
-), event as (
-  insert into events (id, account_id, name, payload, request_id)
-  select ?::text, a.id, 'Contact Unarchived',
-         ${payloadWithUserSql(
-           `jsonb_set(?::jsonb, '{data,contact}', jsonb_build_object('id', u.id, 'phone_number', u.phone_number, 'email', u.email, 'first_name', u.first_name, 'last_name', u.last_name))`,
-           'a',
-         )}, ?::text
-    from unarchived u join accounts a on a.id = u.account_id
-)
-select exists (select 1 from contacts where id = ?::text and account_id = ?::text) as found,
-       exists (select 1 from unarchived) as unarchived`;
-
-let parameter = 0;
-const UNARCHIVE_CONTACT_PREPARED = { name: 'unarchive-contact', text: UNARCHIVE_CONTACT.replace(/\?/g, () => `$${(parameter += 1)}`) };
+// Unarchiving a contact and announcing it (Contact Unarchived), so that the event exists
+// exactly when the contact went from archived to not: the update returns the contact only
+// when it was archived (re-checked by UPDATE on the newest row, under its lock), and only
+// then is the event written, by the one event writer, in the same transaction. A contact
+// already unarchived, or unarchived concurrently, is announced by nobody a second time.
+// Runs inside an ORM transaction (the API, a WhatsApp inbound) or on a pg client's
+// transaction (a widget visitor's message).
+import { prepared, queryRows, runSql, sql, type SqlRunner } from '../../db/sql.ts';
+import { eventsOf, insertEventsSql, newEventRow } from '../../events/sql/insert-events.ts';
 
 /** Why the contact came back: the API call or a message the contact sent. */
 export type UnarchiveCause = 'api' | 'inbound_message';
 
 export type UnarchiveOutcome = { found: boolean; unarchived: boolean };
 
+type ContactBlock = { id: string; phone_number: string | null; email: string | null; first_name: string; last_name: string };
+
+const unarchive = (accountId: string, contactId: string) =>
+  prepared(
+    'unarchive-contact',
+    sql`with unarchived as (
+  update contacts set archived_at = null, updated_at = now()
+   where id = ${contactId} and account_id = ${accountId} and archived_at is not null
+  returning id, phone_number, email, first_name, last_name
+)
+select exists (select 1 from contacts where id = ${contactId} and account_id = ${accountId}) as found,
+       (select to_jsonb(u) from unarchived u) as contact`,
+  );
+
 /** Unarchives on `db`'s transaction (an EntityManager's, or a pg client inside BEGIN). */
-export async function unarchiveContactRow(
-  db: EntityManager | pg.ClientBase,
-  accountId: string,
-  contactId: string,
-  cause: UnarchiveCause,
-): Promise<UnarchiveOutcome> {
-  const event = newEventRow('Contact Unarchived', { contact: null, unarchived_by: cause });
-  const values = [contactId, accountId, event.id, JSON.stringify(event.payload), event.requestId, contactId, accountId];
-  const [row] =
-    'execute' in db
-      ? await db.execute<UnarchiveOutcome[]>(UNARCHIVE_CONTACT, values)
-      : (await db.query<UnarchiveOutcome>({ ...UNARCHIVE_CONTACT_PREPARED, values })).rows;
-  return row!;
+export async function unarchiveContactRow(db: SqlRunner, accountId: string, contactId: string, cause: UnarchiveCause): Promise<UnarchiveOutcome> {
+  const [row] = await queryRows<{ found: boolean; contact: ContactBlock | null }>(db, unarchive(accountId, contactId));
+  if (!row?.contact) return { found: row?.found ?? false, unarchived: false };
+  await runSql(db, insertEventsSql(eventsOf(accountId, [newEventRow('Contact Unarchived', { contact: row.contact, unarchived_by: cause })])));
+  return { found: true, unarchived: true };
 }

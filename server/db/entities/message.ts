@@ -32,6 +32,8 @@ export const MessageSchema = defineEntity({
     { properties: ['session', 'createdAt'], name: 'messages_session_id_created_at_index' },
     // Daily summaries read an account's messages of one day.
     { properties: ['account', 'createdAt'], name: 'messages_account_id_created_at_index' },
+    // A widget's retried message finds its first one by the widget's id for it; a bot turn its reply.
+    { properties: ['contact', 'externalId'], name: 'messages_contact_id_external_id_index', where: 'external_id is not null' },
   ],
   uniques: [
     // A provider callback retried for the same message finds the row it stored the first time.

@@ -1,6 +1,7 @@
 // Closes the customer-service windows whose 24 hours have passed, so contacts'
 // isChatWindowOpen says whether a free-form answer may still be sent.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { queryRows, sql } from '../../db/sql.ts';
 
 /** Contacts closed per statement, so a large backlog holds neither many row locks nor one long transaction. */
 const BATCH_SIZE = 1000;
@@ -11,11 +12,13 @@ export async function closeExpiredChatWindows(em: EntityManager, now: Date): Pro
   for (;;) {
     // Rows locked by an inbound message (which may be extending the window) are skipped;
     // the outer condition re-checks the expiry of the rows it does update.
-    const rows = await em.execute<{ id: string }[]>(
-      `with due as (
+    const at = now.toISOString();
+    const rows = await queryRows<{ id: string }>(
+      em,
+      sql`with due as (
          select id from contacts
-          where chat_window_expires_at <= ?::timestamptz
-          limit ?
+          where chat_window_expires_at <= ${at}::timestamptz
+          limit ${BATCH_SIZE}
             for update skip locked
        )
        update contacts c
@@ -23,9 +26,8 @@ export async function closeExpiredChatWindows(em: EntityManager, now: Date): Pro
               chat_window_expires_at = null,
               updated_at = now()
          from due
-        where c.id = due.id and c.chat_window_expires_at <= ?::timestamptz
+        where c.id = due.id and c.chat_window_expires_at <= ${at}::timestamptz
        returning c.id`,
-      [now.toISOString(), BATCH_SIZE, now.toISOString()],
     );
     total += rows.length;
     if (rows.length < BATCH_SIZE) return total;

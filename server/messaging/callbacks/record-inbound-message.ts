@@ -3,6 +3,7 @@
 // contact, and the 24-hour customer-service window opened from its time.
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
 import { Contact, Message } from '../../db/entities/index.ts';
+import { runSql, sql } from '../../db/sql.ts';
 import { ConflictError } from '../../errors.ts';
 import { unarchiveOnInbound } from '../../contacts/archive-contact.ts';
 import { createContact } from '../../contacts/create-contact.ts';
@@ -39,7 +40,7 @@ export async function recordInboundMessage(em: EntityManager, accountId: string,
     return await em.transactional(async (tx) => {
       // Callbacks from one sender (a retry racing the original, say) take turns, so the
       // second sees the first's contact and message instead of colliding with them.
-      await tx.execute('select pg_advisory_xact_lock(?, hashtext(?))', [LOCK_CLASS, `${accountId}:${phoneNumber}`]);
+      await runSql(tx, sql`select pg_advisory_xact_lock(${LOCK_CLASS}::int, hashtext(${`${accountId}:${phoneNumber}`}::text))`);
       // The id is unique over all messages; a retry finds the first delivery's row.
       if (await tx.count(Message, { providerMessageId: inbound.providerMessageId })) return { recorded: false, reason: 'duplicate' } as const;
 
@@ -82,12 +83,13 @@ async function findOrCreateContact(tx: EntityManager, accountId: string, phoneNu
 async function openChatWindow(tx: EntityManager, contactId: string, expiresAt: Date): Promise<void> {
   // A message older than the window (a callback retried for a day) opens nothing.
   if (expiresAt.getTime() <= Date.now()) return;
-  await tx.execute(
-    `update contacts
+  const expires = expiresAt.toISOString();
+  await runSql(
+    tx,
+    sql`update contacts
         set is_chat_window_open = true,
-            chat_window_expires_at = greatest(coalesce(chat_window_expires_at, ?::timestamptz), ?::timestamptz),
+            chat_window_expires_at = greatest(coalesce(chat_window_expires_at, ${expires}::timestamptz), ${expires}::timestamptz),
             updated_at = now()
-      where id = ?`,
-    [expiresAt.toISOString(), expiresAt.toISOString(), contactId],
+      where id = ${contactId}`,
   );
 }

@@ -4,6 +4,7 @@
 // it, with the same id. Returns what the attempt needs: the event payload, the
 // subscription as it is now (send-time checks) and its health for the delivery's account.
 import type pg from 'pg';
+import { prepared, queryRows, sql } from '../../db/sql.ts';
 
 export type ClaimedDelivery = {
   id: string;
@@ -24,7 +25,7 @@ export type ClaimedDelivery = {
   requestId: string | null;
 };
 
-const SQL = `
+const claimDue = (limit: number, leaseMs: number) => sql`
 with due as (
   select d.id
   from webhook_deliveries d
@@ -32,12 +33,12 @@ with due as (
     and d.next_attempt_at <= now()
     and (d.locked_until is null or d.locked_until < now())
   order by d.next_attempt_at
-  limit $1
+  limit ${limit}
   for update skip locked
 ),
 leased as (
   update webhook_deliveries d
-  set locked_until = now() + $2 * interval '1 millisecond'
+  set locked_until = now() + ${leaseMs}::float8 * interval '1 millisecond'
   from due
   where d.id = due.id
   returning d.id, d.event_id, d.subscription_id, d.account_id, d.attempts, d.locked_until
@@ -67,7 +68,7 @@ export async function claimDueDeliveries(
   limit: number,
   leaseMs: number,
 ): Promise<{ deliveries: ClaimedDelivery[]; leaseUntilMs: number | null }> {
-  const result = await client.query<ClaimedDelivery & { leaseUntilMs: number }>(SQL, [limit, leaseMs]);
-  const leaseUntilMs = result.rows.length ? result.rows[0].leaseUntilMs : null;
-  return { deliveries: result.rows, leaseUntilMs };
+  const rows = await queryRows<ClaimedDelivery & { leaseUntilMs: number }>(client, prepared('claim-due-deliveries', claimDue(limit, leaseMs)));
+  const leaseUntilMs = rows.length ? rows[0]!.leaseUntilMs : null;
+  return { deliveries: rows, leaseUntilMs };
 }

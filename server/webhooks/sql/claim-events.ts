@@ -2,6 +2,7 @@
 // subscriptions each one goes to. Runs inside the dispatch transaction: the claimed
 // events stay locked (other dispatchers skip them) until they are marked dispatched.
 import type pg from 'pg';
+import { prepared, queryRows, sql } from '../../db/sql.ts';
 
 export type EventRoute = { eventId: string; subscriptionId: string | null; accountId: string };
 
@@ -14,13 +15,13 @@ export type EventRoute = { eventId: string; subscriptionId: string | null; accou
 // account's own subscriptions (`subscribed_to_tags` is not inherited).
 // Every claimed event comes back at least once (subscription null when none matches), so
 // the caller can mark the whole batch dispatched.
-const SQL = `
+const claimEvents = (limit: number) => sql`
 with claimed as (
   select e.id, e.account_id, e.name, e.payload
   from events e
   where e.dispatched_at is null
   order by e.created_at
-  limit $1
+  limit ${limit}
   for update skip locked
 ),
 candidates as (
@@ -66,6 +67,5 @@ left join routes r on r.event_id = c.id
 `;
 
 export async function claimEventRoutes(client: pg.PoolClient, limit: number): Promise<EventRoute[]> {
-  const result = await client.query<EventRoute>(SQL, [limit]);
-  return result.rows;
+  return queryRows<EventRoute>(client, prepared('claim-event-routes', claimEvents(limit)));
 }

@@ -2,18 +2,21 @@
 // dispatched in the same statement.
 // `on conflict do nothing`: dispatching an event again never duplicates its deliveries.
 import type pg from 'pg';
+import { prepared, queryRows, sql } from '../../db/sql.ts';
 
-const SQL = `
+const queue = (deliveries: QueuedDelivery[], eventIds: string[]) => sql`
 with queued as (
   insert into webhook_deliveries (id, event_id, subscription_id, account_id, status, next_attempt_at)
   select d.id, d.event_id, d.subscription_id, d.account_id, 'pending', now()
-  from unnest($1::text[], $2::text[], $3::text[], $4::text[]) as d (id, event_id, subscription_id, account_id)
+  from unnest(${deliveries.map((d) => d.id)}::text[], ${deliveries.map((d) => d.eventId)}::text[],
+              ${deliveries.map((d) => d.subscriptionId)}::text[], ${deliveries.map((d) => d.accountId)}::text[])
+       as d (id, event_id, subscription_id, account_id)
   on conflict (event_id, subscription_id) do nothing
   returning 1
 ),
 dispatched as (
   update events set dispatched_at = now()
-  where id = any ($5::text[]) and dispatched_at is null
+  where id = any (${eventIds}::text[]) and dispatched_at is null
   returning 1
 )
 select
@@ -28,12 +31,6 @@ export async function queueDeliveries(
   deliveries: QueuedDelivery[],
   eventIds: string[],
 ): Promise<{ queued: number; dispatched: number }> {
-  const result = await client.query<{ queued: number; dispatched: number }>(SQL, [
-    deliveries.map((d) => d.id),
-    deliveries.map((d) => d.eventId),
-    deliveries.map((d) => d.subscriptionId),
-    deliveries.map((d) => d.accountId),
-    eventIds,
-  ]);
-  return result.rows[0];
+  const [row] = await queryRows<{ queued: number; dispatched: number }>(client, prepared('queue-deliveries', queue(deliveries, eventIds)));
+  return row!;
 }

@@ -1,6 +1,7 @@
 // Writes one sending round's results in bulk: an attempt row per HTTP attempt (the
 // delivery log) and the new state of each delivery, releasing its lease.
 import type pg from 'pg';
+import { prepared, queryRows, runSql, sql } from '../../db/sql.ts';
 
 export type AttemptRow = {
   id: string;
@@ -13,17 +14,15 @@ export type AttemptRow = {
 
 export async function insertAttempts(client: pg.PoolClient, attempts: AttemptRow[]): Promise<void> {
   if (attempts.length === 0) return;
-  await client.query(
-    `insert into webhook_attempts (id, delivery_id, attempt, status_code, duration_ms, error)
-     select * from unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::text[])`,
-    [
-      attempts.map((a) => a.id),
-      attempts.map((a) => a.deliveryId),
-      attempts.map((a) => a.attempt),
-      attempts.map((a) => a.statusCode),
-      attempts.map((a) => a.durationMs),
-      attempts.map((a) => a.error),
-    ],
+  await runSql(
+    client,
+    prepared(
+      'insert-webhook-attempts',
+      sql`insert into webhook_attempts (id, delivery_id, attempt, status_code, duration_ms, error)
+     select * from unnest(${attempts.map((a) => a.id)}::text[], ${attempts.map((a) => a.deliveryId)}::text[],
+                          ${attempts.map((a) => a.attempt)}::int[], ${attempts.map((a) => a.statusCode)}::int[],
+                          ${attempts.map((a) => a.durationMs)}::int[], ${attempts.map((a) => a.error)}::text[])`,
+    ),
   );
 }
 
@@ -41,7 +40,7 @@ export type DeliveryUpdate = {
 };
 
 // Only a delivery still pending is updated: one replayed or finished meanwhile keeps its state.
-const UPDATE_SQL = `
+const updateSql = (updates: DeliveryUpdate[]) => sql`
 update webhook_deliveries d
 set
   status = o.status,
@@ -55,7 +54,9 @@ set
   last_status_code = case when o.attempts is null then d.last_status_code else o.status_code end,
   last_error = o.error,
   updated_at = now()
-from unnest($1::text[], $2::text[], $3::int[], $4::float8[], $5::int[], $6::text[], $7::float8[])
+from unnest(${updates.map((u) => u.id)}::text[], ${updates.map((u) => u.status)}::text[], ${updates.map((u) => u.attempts)}::int[],
+            ${updates.map((u) => u.attemptedAtMs)}::float8[], ${updates.map((u) => u.statusCode)}::int[], ${updates.map((u) => u.error)}::text[],
+            ${updates.map((u) => u.retryOffsetMs)}::float8[])
   as o (id, status, attempts, attempted_at_ms, status_code, error, retry_offset_ms)
 where d.id = o.id and d.status = 'pending'
 returning d.id, (extract(epoch from d.next_attempt_at) * 1000)::float8 as "nextAttemptMs"
@@ -64,14 +65,6 @@ returning d.id, (extract(epoch from d.next_attempt_at) * 1000)::float8 as "nextA
 /** Returns the epoch-ms moments at which the deliveries left pending are due again. */
 export async function updateDeliveries(client: pg.PoolClient, updates: DeliveryUpdate[]): Promise<number[]> {
   if (updates.length === 0) return [];
-  const result = await client.query<{ id: string; nextAttemptMs: number | null }>(UPDATE_SQL, [
-    updates.map((u) => u.id),
-    updates.map((u) => u.status),
-    updates.map((u) => u.attempts),
-    updates.map((u) => u.attemptedAtMs),
-    updates.map((u) => u.statusCode),
-    updates.map((u) => u.error),
-    updates.map((u) => u.retryOffsetMs),
-  ]);
-  return result.rows.flatMap((row) => (row.nextAttemptMs === null ? [] : [row.nextAttemptMs]));
+  const rows = await queryRows<{ id: string; nextAttemptMs: number | null }>(client, prepared('update-webhook-deliveries', updateSql(updates)));
+  return rows.flatMap((row) => (row.nextAttemptMs === null ? [] : [row.nextAttemptMs]));
 }

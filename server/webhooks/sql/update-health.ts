@@ -2,6 +2,7 @@
 // whole deliveries (Delivery rule 5). One upsert per sending round, then one update
 // that pauses the URLs whose consecutive failures reached the threshold.
 import type pg from 'pg';
+import { prepared, runSql, sql } from '../../db/sql.ts';
 
 export type HealthChange = {
   subscriptionId: string;
@@ -14,10 +15,12 @@ export type HealthChange = {
   lastFailure: Record<string, unknown> | null;
 };
 
-const UPSERT_SQL = `
+const upsertSql = (sorted: HealthChange[]) => sql`
 insert into webhook_health as h (subscription_id, account_id, consecutive_failures, total_failures, total_successes, last_failure, last_success_at)
 select o.subscription_id, o.account_id, o.trailing_failures, o.failures, o.successes, o.last_failure, to_timestamp(o.last_success_ms / 1000.0)
-from unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::jsonb[], $7::float8[])
+from unnest(${sorted.map((c) => c.subscriptionId)}::text[], ${sorted.map((c) => c.accountId)}::text[], ${sorted.map((c) => c.successes)}::int[],
+            ${sorted.map((c) => c.failures)}::int[], ${sorted.map((c) => c.trailingFailures)}::int[],
+            ${sorted.map((c) => (c.lastFailure ? JSON.stringify(c.lastFailure) : null))}::jsonb[], ${sorted.map((c) => c.lastSuccessAtMs)}::float8[])
   as o (subscription_id, account_id, successes, failures, trailing_failures, last_failure, last_success_ms)
 on conflict (subscription_id, account_id) do update set
   consecutive_failures = case
@@ -31,16 +34,16 @@ on conflict (subscription_id, account_id) do update set
   updated_at = now()
 `;
 
-const DISABLE_SQL = `
+const disableSql = (failing: HealthChange[], disableAfter: number) => sql`
 update webhook_health h
 set
   is_disabled = true,
   disabled_at = now(),
   disabled_reason = 'Delivery paused after ' || h.consecutive_failures || ' consecutive failed deliveries (all retries spent); re-enable the webhook to resume.',
   updated_at = now()
-from unnest($1::text[], $2::text[]) as o (subscription_id, account_id)
+from unnest(${failing.map((c) => c.subscriptionId)}::text[], ${failing.map((c) => c.accountId)}::text[]) as o (subscription_id, account_id)
 where h.subscription_id = o.subscription_id and h.account_id = o.account_id
-  and not h.is_disabled and h.consecutive_failures >= $3
+  and not h.is_disabled and h.consecutive_failures >= ${disableAfter}::int
 `;
 
 export async function updateHealth(client: pg.PoolClient, changes: HealthChange[], disableAfter: number): Promise<void> {
@@ -49,18 +52,8 @@ export async function updateHealth(client: pg.PoolClient, changes: HealthChange[
   const sorted = [...changes].sort((a, b) =>
     a.subscriptionId === b.subscriptionId ? a.accountId.localeCompare(b.accountId) : a.subscriptionId.localeCompare(b.subscriptionId),
   );
-  const subscriptionIds = sorted.map((c) => c.subscriptionId);
-  const accountIds = sorted.map((c) => c.accountId);
-  await client.query(UPSERT_SQL, [
-    subscriptionIds,
-    accountIds,
-    sorted.map((c) => c.successes),
-    sorted.map((c) => c.failures),
-    sorted.map((c) => c.trailingFailures),
-    sorted.map((c) => (c.lastFailure ? JSON.stringify(c.lastFailure) : null)),
-    sorted.map((c) => c.lastSuccessAtMs),
-  ]);
+  await runSql(client, prepared('upsert-webhook-health', upsertSql(sorted)));
   const failing = sorted.filter((c) => c.failures > 0);
   if (failing.length === 0) return;
-  await client.query(DISABLE_SQL, [failing.map((c) => c.subscriptionId), failing.map((c) => c.accountId), disableAfter]);
+  await runSql(client, prepared('disable-failing-webhooks', disableSql(failing, disableAfter)));
 }

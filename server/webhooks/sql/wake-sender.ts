@@ -4,8 +4,11 @@
 // their time. Job keys bucket them per second: a thousand retries due in the same
 // second make one job.
 import type pg from 'pg';
+import { prepared, runSql, sql } from '../../db/sql.ts';
+import { addJobSql } from '../../jobs.ts';
 
 export const SEND_WEBHOOK_DELIVERIES_TASK = 'send-webhook-deliveries';
+const MAX_ATTEMPTS = 5;
 
 /**
  * Deliveries are due now. No job key: `add_job` with a key silently adds nothing when the
@@ -14,7 +17,7 @@ export const SEND_WEBHOOK_DELIVERIES_TASK = 'send-webhook-deliveries';
  * is cheap; a run that finds nothing due ends at once.
  */
 export async function wakeSenderNow(client: pg.PoolClient): Promise<void> {
-  await client.query(`select graphile_worker.add_job($1, '{}'::json, max_attempts => 5)`, [SEND_WEBHOOK_DELIVERIES_TASK]);
+  await runSql(client, prepared('wake-sender-now', sql`select ${addJobSql({ task: SEND_WEBHOOK_DELIVERIES_TASK, maxAttempts: MAX_ATTEMPTS })}`));
 }
 
 /** Deliveries become due at these moments (epoch milliseconds); one job per second bucket. */
@@ -22,15 +25,12 @@ export async function wakeSenderAt(client: pg.PoolClient, momentsMs: number[]): 
   // Sorted: concurrent callers lock the job rows in one order and cannot deadlock.
   const seconds = [...new Set(momentsMs.map((ms) => Math.ceil(ms / 1000)))].sort((a, b) => a - b);
   if (seconds.length === 0) return;
-  await client.query(
-    `select graphile_worker.add_job(
-       $1, '{}'::json,
-       run_at => to_timestamp(s),
-       job_key => $1 || '@' || s::text,
-       job_key_mode => 'preserve_run_at',
-       max_attempts => 5
-     )
-     from unnest($2::bigint[]) as s`,
-    [SEND_WEBHOOK_DELIVERIES_TASK, seconds],
-  );
+  const job = addJobSql({
+    task: SEND_WEBHOOK_DELIVERIES_TASK,
+    runAt: sql`to_timestamp(s)`,
+    jobKey: sql`${SEND_WEBHOOK_DELIVERIES_TASK} || '@' || s::text`,
+    jobKeyMode: 'preserve_run_at',
+    maxAttempts: MAX_ATTEMPTS,
+  });
+  await runSql(client, prepared('wake-sender-at', sql`select ${job} from unnest(${seconds}::bigint[]) as s`));
 }

@@ -1,0 +1,46 @@
+// The one writer of outbox events: every event the service announces is inserted by this
+// statement, inside the transaction of the change it announces (so it exists exactly when
+// the change committed), with the payload's `user` block (the account where the event
+// happened) read from the account row in the same statement. Webhook delivery reads them;
+// the statement trigger on `events` queues their dispatch (see Migration20261123224500).
+import { newId } from '../../db/ids.ts';
+import { sql, type Sql } from '../../db/sql.ts';
+import { currentRequestId } from '../../request-context.ts';
+import type { EventName } from '../emit.ts';
+
+/** An event to write: its id (the delivery id for webhooks), name, payload without `user`, and the request that caused it. */
+export type EventRow = { id: string; name: EventName; payload: Record<string, unknown>; requestId: string | null };
+
+/** A new event's id and payload (without its `user` block, which the insert adds). */
+export function newEventRow(name: EventName, data: Record<string, unknown>): EventRow {
+  const id = newId('evt');
+  // The request being served, if any: its deliveries carry the id as X-Request-Id.
+  return { id, name, payload: { event: name, event_id: id, occurred_at: new Date().toISOString(), data }, requestId: currentRequestId() ?? null };
+}
+
+/** An event and the account where it happened. */
+export type AccountEvent = EventRow & { accountId: string };
+
+/** The events of one account. */
+export function eventsOf(accountId: string, events: readonly EventRow[]): AccountEvent[] {
+  return events.map((event) => ({ ...event, accountId }));
+}
+
+/**
+ * The insert of the events: a data-modifying statement to run alone or compose into the
+ * change's own statement. With `onlyIf` (a boolean SQL condition, such as
+ * `exists (select 1 from contact)` over a sibling CTE) it inserts nothing when that is false.
+ * An event of an account that does not exist is not inserted.
+ */
+export function insertEventsSql(events: readonly AccountEvent[], options: { onlyIf?: Sql } = {}): Sql {
+  const rows = JSON.stringify(
+    events.map((event) => ({ id: event.id, account_id: event.accountId, name: event.name, payload: event.payload, request_id: event.requestId })),
+  );
+  const condition = options.onlyIf ? sql`\n   where ${options.onlyIf}` : sql``;
+  return sql`insert into events (id, account_id, name, payload, request_id)
+  select e.id, a.id, e.name,
+         e.payload || jsonb_build_object('user', jsonb_build_object('id', a.id, 'email', a.email, 'name', a.name)),
+         e.request_id
+    from jsonb_to_recordset(${rows}::jsonb) as e(id text, account_id text, name text, payload jsonb, request_id text)
+    join accounts a on a.id = e.account_id${condition}`;
+}

@@ -1,0 +1,125 @@
+// The one writer of messages (API sends, provider callbacks, template sends, the widget's
+// visitor and bot): the message lands in the contact's open chat session, opening one when
+// none is open (or reopening the latest closed one when asked: a template send to a closed
+// chat), and its events are written with it: New Message always, and Replies for an inbound
+// message that answers an outbound one (the first inbound message after an outbound message
+// of the same session; later inbound messages answer nothing new). Two statements, no entity
+// loaded: the session read, then one write the caller can add its own parts to (a job, a
+// flag, live notifications), so a change is one round trip. The caller holds the contact's
+// row lock for its transaction, so the session read is still true when the write runs.
+import type { Message } from '../../db/entities/index.ts';
+import { newId } from '../../db/ids.ts';
+import { oneStatement, prepared, queryRows, runSql, sql, type Sql, type SqlRunner } from '../../db/sql.ts';
+import { eventsOf, insertEventsSql, newEventRow } from '../../events/sql/insert-events.ts';
+import type { ContactEventBlock } from '../contact-event-data.ts';
+import { toMessageEventData, type ShownMessage } from '../message-record.ts';
+
+/** A message as stored: what its records, events and live notifications show. */
+export type StoredMessage = ShownMessage & Pick<Message, 'providerMessageId' | 'templateId'>;
+
+export type NewMessage = Omit<StoredMessage, 'id' | 'createdAt'> & {
+  accountId: string;
+  /** The contact, as its events show it (its row locked by the caller). */
+  contact: ContactEventBlock;
+  /** With no open session, reopen the latest closed one instead of starting one. */
+  reopenClosedSession?: boolean;
+  /**
+   * The sender's own id of an inbound message (its external id): when an inbound message of
+   * the contact with that external id is stored already, this is that message sent again (a
+   * retry after a lost answer) and nothing is written.
+   */
+  repeatOf?: string | null;
+};
+
+export type WrittenMessage = {
+  repeated: false;
+  message: StoredMessage;
+  sessionId: string;
+  /** No session was open before this message (one was started or reopened). */
+  sessionOpened: boolean;
+  /** A new session was started for it. */
+  sessionStarted: boolean;
+};
+export type RepeatedMessage = { repeated: true; messageId: string };
+
+/** What else the caller's change writes in the same statement, given the message. */
+export type AlsoWritten = (written: WrittenMessage) => { writes?: Sql[]; calls?: Sql[] };
+
+type SessionRow = { id: string | null; status: string | null; last_message_id: string | null; last_direction: string | null; repeated_id: string | null };
+
+/** The contact's open session (or, for a reopen, its latest), its last message, and the message this one repeats. */
+function sessionQuery(contactId: string, reopen: boolean, repeatOf: string | null): Sql {
+  const session = reopen
+    ? sql`select id, status from chat_sessions where contact_id = ${contactId}
+          order by status = 'ChatSessionOpened' desc, started_at desc, id desc limit 1`
+    : sql`select id, status from chat_sessions where contact_id = ${contactId} and status = 'ChatSessionOpened'
+          order by started_at desc, id desc limit 1`;
+  const repeated =
+    repeatOf === null
+      ? sql`null::text`
+      : sql`(select m.id from messages m where m.contact_id = ${contactId} and m.external_id = ${repeatOf} and m.direction = 'inbound'
+              order by m.created_at, m.id limit 1)`;
+  return sql`select s.id, s.status, last.id as last_message_id, last.direction as last_direction, ${repeated} as repeated_id
+  from (select 1) one
+  left join lateral (${session}) s on true
+  left join lateral (
+    select m.id, m.direction from messages m where m.session_id = s.id order by m.created_at desc, m.id desc limit 1
+  ) last on true`;
+}
+
+/** Stores the message on the runner's transaction (the caller's, holding the contact's lock). */
+export async function insertMessage(runner: SqlRunner, input: NewMessage, also?: AlsoWritten): Promise<WrittenMessage | RepeatedMessage> {
+  const contactId = input.contact.id;
+  const repeatOf = input.direction === 'inbound' ? (input.repeatOf ?? null) : null;
+  const [open] = await queryRows<SessionRow>(runner, prepared('message-session', sessionQuery(contactId, input.reopenClosedSession === true, repeatOf)));
+  if (open?.repeated_id) return { repeated: true, messageId: open.repeated_id };
+
+  const sessionStarted = !open?.id;
+  const sessionId = open?.id ?? newId('cs');
+  const message: StoredMessage = {
+    id: newId('msg'),
+    direction: input.direction,
+    body: input.body,
+    type: input.type,
+    channel: input.channel,
+    status: input.status,
+    sender: input.sender,
+    mediaUrl: input.mediaUrl,
+    mediaContentType: input.mediaContentType,
+    externalId: input.externalId,
+    providerMessageId: input.providerMessageId,
+    templateId: input.templateId,
+    createdAt: new Date(),
+  };
+  const written: WrittenMessage = { repeated: false, message, sessionId, sessionOpened: open?.status !== 'ChatSessionOpened', sessionStarted };
+
+  const data = { message: toMessageEventData(message, sessionId), contact: input.contact };
+  const events = [newEventRow('New Message', data)];
+  // A session just started has no message for this one to answer.
+  if (input.direction === 'inbound' && open?.last_message_id && open.last_direction !== 'inbound') {
+    events.push(newEventRow('Replies', { ...data, in_reply_to: open.last_message_id }));
+  }
+
+  const createdAt = message.createdAt.toISOString();
+  const extra = also?.(written) ?? {};
+  const statement = oneStatement({
+    writes: [
+      sql`insert into chat_sessions (id, account_id, contact_id, status, tag, started_at, ended_at)
+  select ${sessionId}::text, ${input.accountId}::text, ${contactId}::text, 'ChatSessionOpened', null, ${createdAt}::timestamptz, null
+   where ${sessionStarted}::boolean`,
+      sql`update chat_sessions set status = 'ChatSessionOpened', ended_at = null
+   where id = ${sessionId}::text and ${!sessionStarted && written.sessionOpened}::boolean`,
+      sql`insert into messages (id, account_id, contact_id, session_id, direction, body, type, channel, status, sender,
+                      media_url, media_content_type, external_id, provider_message_id, template_id, read_at, created_at)
+  values (${message.id}::text, ${input.accountId}::text, ${contactId}::text, ${sessionId}::text, ${message.direction}::text, ${message.body}::text,
+          ${message.type}::text, ${message.channel}::text, ${message.status}::text, ${message.sender}::text, ${message.mediaUrl}::text,
+          ${message.mediaContentType}::text, ${message.externalId}::text, ${message.providerMessageId}::text, ${message.templateId}::text,
+          null, ${createdAt}::timestamptz)`,
+      insertEventsSql(eventsOf(input.accountId, events)),
+      ...(extra.writes ?? []),
+    ],
+    calls: extra.calls,
+  });
+  await runSql(runner, prepared('insert-message', statement));
+  return written;
+}

@@ -1,0 +1,76 @@
+// The one raw-SQL style: composed statements with numbered parameters, run alike on the
+// pool, on a pool client, and inside an ORM transaction (where its rows roll back with it).
+import { UniqueConstraintViolationException, type MikroORM } from '@mikro-orm/postgresql';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { newId } from '../../server/db/ids.ts';
+import { openOrm, pgPool } from '../../server/db/orm.ts';
+import { joinSql, oneStatement, prepared, queryRows, rawSql, runSql, sql } from '../../server/db/sql.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+
+describe('sql tagged template', () => {
+  test('values become $n placeholders; an interpolated fragment is inlined with its placeholders renumbered', () => {
+    const inner = sql`b = ${2} and c = ${3}`;
+    const outer = sql`select 1 where a = ${1} and ${inner} and d = ${4}`;
+    expect(outer.statement()).toEqual({ text: 'select 1 where a = $1 and b = $2 and c = $3 and d = $4', values: [1, 2, 3, 4] });
+    expect(joinSql([sql`(${'x'})`, sql`(${'y'})`]).statement()).toEqual({ text: '($1), ($2)', values: ['x', 'y'] });
+    expect(sql`${rawSql('now()')}`.statement()).toEqual({ text: 'now()', values: [] });
+  });
+
+  test('oneStatement puts writes in a WITH and calls in the select list', () => {
+    const statement = oneStatement({ writes: [sql`insert into t values (${1})`], calls: [sql`f(${2})`, sql`g()`] }).statement();
+    expect(statement).toEqual({ text: 'with w1 as (insert into t values ($1))\nselect f($2), g()', values: [1, 2] });
+  });
+
+  test('a prepared statement is named by its label and text: one name per text', () => {
+    const a = prepared('count', sql`select ${1}::int`);
+    expect(a.name).toMatch(/^count-/);
+    expect(prepared('count', sql`select ${2}::int`).name).toBe(a.name);
+    expect(prepared('count', sql`select ${2}::int + 1`).name).not.toBe(a.name);
+  });
+});
+
+describe('runSql', () => {
+  let database: TestDatabase;
+  let orm: MikroORM;
+  let pool: pg.Pool;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    orm = await openOrm(database.url);
+    pool = pgPool(orm);
+  });
+  afterAll(async () => {
+    await orm?.close();
+    await database?.drop();
+  });
+
+  test('runs on the pool, a client and the ORM alike, with the same rows', async () => {
+    const query = sql`select ${'a'}::text as letter, ${41}::int + 1 as answer`;
+    const expected = [{ letter: 'a', answer: 42 }];
+    expect(await queryRows(pool, prepared('letter-answer', query))).toEqual(expected);
+    const client = await pool.connect();
+    try {
+      expect(await queryRows(client, query)).toEqual(expected);
+    } finally {
+      client.release();
+    }
+    expect(await queryRows(orm.em.fork(), query)).toEqual(expected);
+  });
+
+  test("inside an ORM transaction it is part of it: rolled back with it; a constraint error is the ORM's exception", async () => {
+    const id = newId('usr');
+    const insert = sql`insert into accounts (id, email) values (${id}, ${`${id}@example.com`})`;
+    await expect(
+      orm.em.fork().transactional(async (tx) => {
+        expect((await runSql(tx, insert)).rowCount).toBe(1);
+        expect(await queryRows(tx, sql`select id from accounts where id = ${id}`)).toEqual([{ id }]);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await queryRows(pool, sql`select id from accounts where id = ${id}`)).toEqual([]);
+
+    await runSql(pool, insert);
+    await expect(orm.em.fork().transactional((tx) => runSql(tx, insert))).rejects.toBeInstanceOf(UniqueConstraintViolationException);
+  });
+});
