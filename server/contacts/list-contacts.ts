@@ -1,7 +1,7 @@
 // The paged listing of an account's contacts, oldest first.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Contact } from '../db/entities/index.ts';
-import { readPage, writePage, type PageInput } from '../pagination.ts';
+import { findEntityPage, type PageInput } from '../pagination.ts';
 import type { Secrets } from '../secrets.ts';
 import { toContactRecord, type ContactRecord } from './contact-record.ts';
 
@@ -11,13 +11,6 @@ export async function listContacts(
   accountId: string,
   input: PageInput,
 ): Promise<{ contacts: ContactRecord[]; next_cursor: string | null }> {
-  const scope = `contacts:${accountId}`;
-  const page = readPage(secrets, scope, input);
-  const rows = await em.find(
-    Contact,
-    { account: accountId, ...(page.after ? { id: { $gt: page.after } } : {}) },
-    { orderBy: { id: 'asc' }, limit: page.limit + 1 },
-  );
-  const { items, next_cursor } = writePage(secrets, scope, rows, page.limit, (row) => row.id);
+  const { items, next_cursor } = await findEntityPage(em, Contact, { account: accountId }, secrets, `contacts:${accountId}`, input);
   return { contacts: items.map(toContactRecord), next_cursor };
 }

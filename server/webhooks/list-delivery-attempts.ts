@@ -1,7 +1,7 @@
 // GET /webhooks/{webhookId}/deliveries: the delivery log, one entry per HTTP attempt,
 // newest first, paged with the signed cursors of pagination.ts (keyed by attempt id).
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { readPage, writePage, type PageInput } from '../pagination.ts';
+import { keysetPage, type PageInput } from '../pagination.ts';
 import type { Secrets } from '../secrets.ts';
 import { findSubscription } from './find-subscription.ts';
 
@@ -38,9 +38,9 @@ export async function listDeliveryAttempts(
   const subscription = await findSubscription(em, accountId, webhookId);
   // The row id, not the positional id: a cursor must not move to another subscription when positions shift.
   const scope = `webhook-deliveries:${subscription.id}`;
-  const page = readPage(secrets, scope, input);
-  const rows = await em.getConnection().execute<AttemptRow[]>(PAGE_SQL, [subscription.id, page.after, page.after, page.limit + 1]);
-  const { items, next_cursor } = writePage(secrets, scope, rows, page.limit, (row) => row.id);
+  const { items, next_cursor } = await keysetPage(secrets, scope, input, (after, take) =>
+    em.getConnection().execute<AttemptRow[]>(PAGE_SQL, [subscription.id, after, after, take]),
+  );
   return {
     deliveries: items.map(({ id: _id, created_at, ...attempt }) => ({ ...attempt, created_at: new Date(created_at).toISOString() })),
     next_cursor,
