@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createTask, updateTask } from '../../server/tasks/tasks.ts';
+import { createTask } from '../../server/tasks/create-task.ts';
+import { updateTask } from '../../server/tasks/update-task.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
