@@ -3,7 +3,7 @@
 // WebSocket: the procedures it covers, the keys of each section, and the client accounts.
 import { appRouter } from '../../routers/index.ts';
 import { createScopedKey } from '../../server/api-keys/scoped-keys.ts';
-import { createSubAccount } from '../../server/sub-accounts/sub-accounts.ts';
+import { createSubAccount } from '../../server/sub-accounts/create-sub-account.ts';
 import { API_SECTIONS, type ApiSection } from '../../server/auth/scopes.ts';
 import type { ProcedureMeta } from '../../server/trpc.ts';
 import type { TestService } from '../helpers/service.ts';
