@@ -11,11 +11,11 @@ import { accountProcedure, router } from '../../server/trpc.ts';
 import { assertWebhooksEnabled } from '../../server/webhooks/assert-webhooks-enabled.ts';
 import { createSubscription, WebhookCreateInput } from '../../server/webhooks/create-subscription.ts';
 import { deleteSubscription } from '../../server/webhooks/delete-subscription.ts';
-import { listDeliveryAttempts } from '../../server/webhooks/list-delivery-attempts.ts';
+import { DeliveryAttemptRecord, listDeliveryAttempts } from '../../server/webhooks/list-delivery-attempts.ts';
 import { listSubscriptions } from '../../server/webhooks/list-subscriptions.ts';
 import { replayDeliveries, WebhookReplayInput } from '../../server/webhooks/replay-deliveries.ts';
 import { disableSigning, getSigningSecret, rotateSigningSecret } from '../../server/webhooks/signing-secret.ts';
-import { getSubscriptionHealth, reenableSubscription } from '../../server/webhooks/subscription-health.ts';
+import { getSubscriptionHealth, HealthRecord, reenableSubscription } from '../../server/webhooks/subscription-health.ts';
 import { testSubscription, WebhookTestInput } from '../../server/webhooks/test-subscription.ts';
 import { updateSubscription, WebhookUpdateInput } from '../../server/webhooks/update-subscription.ts';
 
@@ -45,19 +45,6 @@ const WebhookRecordOutput = WebhookSummaryOutput.extend({
   retries_enabled: z.boolean(),
   enabled: z.boolean(),
   apply_to_sub_accounts: z.boolean(),
-});
-
-const HealthOutput = z.object({
-  consecutive_failures: z.number().int(),
-  total_failures: z.number().int(),
-  total_successes: z.number().int(),
-  is_disabled: z.boolean(),
-  disabled_at: z.string().nullable(),
-  disabled_reason: z.string().nullable(),
-  last_failure: z.record(z.string(), z.unknown()).nullable(),
-  last_success_at: z.string().nullable(),
-  created_at: z.string(),
-  updated_at: z.string(),
 });
 
 const SigningSecretOutput = z.object({
@@ -187,7 +174,7 @@ export const webhooksRouter = router({
       errorShapes: notFound,
     })
     .input(WebhookPath)
-    .output(z.object({ success: z.literal(true), webhook_id: z.string(), url: z.string(), health: HealthOutput.nullable() }))
+    .output(z.object({ success: z.literal(true), webhook_id: z.string(), url: z.string(), health: HealthRecord.nullable() }))
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await getSubscriptionHealth(ctx.em, ctx.account.id, input.webhookId)) })),
 
   reenable: webhooksProcedure
@@ -247,17 +234,7 @@ export const webhooksRouter = router({
     .output(
       z.object({
         success: z.literal(true),
-        deliveries: z.array(
-          z.object({
-            delivery_id: z.string(),
-            event: z.string(),
-            attempt: z.number().int(),
-            status_code: z.number().int().nullable(),
-            duration_ms: z.number().int(),
-            error: z.string().nullable(),
-            created_at: z.string(),
-          }),
-        ),
+        deliveries: z.array(DeliveryAttemptRecord),
         next_cursor: z.string().nullable(),
       }),
     )

@@ -1,19 +1,21 @@
 // GET /webhooks/{webhookId}/deliveries: the delivery log, one entry per HTTP attempt,
 // newest first, paged with the signed cursors of pagination.ts (keyed by attempt id).
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { keysetPage, type PageInput } from '../pagination.ts';
 import type { Secrets } from '../secrets.ts';
 import { findSubscription } from './find-subscription.ts';
 
-export type DeliveryAttemptRecord = {
-  delivery_id: string;
-  event: string;
-  attempt: number;
-  status_code: number | null;
-  duration_ms: number;
-  error: string | null;
-  created_at: string;
-};
+export const DeliveryAttemptRecord = z.object({
+  delivery_id: z.string(),
+  event: z.string(),
+  attempt: z.number().int(),
+  status_code: z.number().int().nullable(),
+  duration_ms: z.number().int(),
+  error: z.string().nullable(),
+  created_at: z.string(),
+});
+export type DeliveryAttemptRecord = z.infer<typeof DeliveryAttemptRecord>;
 
 type AttemptRow = Omit<DeliveryAttemptRecord, 'created_at'> & { id: string; created_at: Date };
 
