@@ -8,7 +8,7 @@ import { ConflictError } from '../errors.ts';
 import { columnInteger } from '../input-rules.ts';
 import type { Secrets } from '../secrets.ts';
 import { toAccountSummary, type AccountSummary } from './account-summary.ts';
-import { PLANS } from './plans.ts';
+import { PLANS } from '../plans.ts';
 
 export const AccountCreateInput = z.object({
   email: z.email('--email must be a valid e-mail address'),

@@ -6,7 +6,7 @@ import { Account } from '../db/entities/index.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { columnInteger } from '../input-rules.ts';
 import { toAccountSummary, type AccountSummary } from './account-summary.ts';
-import { PLANS } from './plans.ts';
+import { PLANS } from '../plans.ts';
 
 export const AccountUpdateInput = z.object({
   userId: z.string().min(1, '--user is required'),

@@ -5,6 +5,7 @@
 // and only if, the change commits. This is the one module that knows the channel.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import type { CredentialChangeFeed, CredentialChangeListener } from '../services.ts';
 
 export const CREDENTIAL_CHANGES_CHANNEL = 'credential_changes';
 
@@ -12,19 +13,6 @@ export const CREDENTIAL_CHANGES_CHANNEL = 'credential_changes';
 export async function announceCredentialChange(em: EntityManager, accountId: string): Promise<void> {
   await em.execute('select pg_notify(?, ?)', [CREDENTIAL_CHANGES_CHANNEL, accountId]);
 }
-
-/** Called with the changed account's id; with null when changes may have been missed (the LISTEN connection was lost). */
-export type CredentialChangeListener = (accountId: string | null) => void;
-
-/** This process's listeners, fed by the LISTEN connection of server/realtime/conversation-events.ts. */
-export type CredentialChangeFeed = {
-  /** Calls `listener` when one of `accountIds` changes (or anything may have). Returns an unwatch function. */
-  watch(accountIds: readonly string[], listener: CredentialChangeListener): () => void;
-  /** What the LISTEN connection hears on the channel. */
-  receive(payload: string | undefined): void;
-  /** The LISTEN connection came back: what was announced meanwhile is lost, so everyone checks. */
-  reconnected(): void;
-};
 
 export function createCredentialChangeFeed(log: Logger): CredentialChangeFeed {
   const byAccount = new Map<string, Set<CredentialChangeListener>>();

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { newId } from '../db/ids.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { newEventRow } from '../events/emit.ts';
-import { refuseListsForContacts } from '../lists/list-access.ts';
+import { refuseListsForContacts } from './contact-list-membership.ts';
 import { normalisePhoneNumber, PhoneNumberText } from './phone.ts';
 import { insertContactWithLists } from './sql/insert-contact.ts';
 

@@ -3,27 +3,7 @@
 // client, so the address guard, time-outs and pools apply; the access token only ever
 // travels in the Authorization header and never appears in a result or an error.
 import { createOutboundClient, type OutboundResponse } from '../outbound/http-client.ts';
-
-export type ProviderCredentials = { phoneNumberId: string; businessAccountId: string | null; accessToken: string };
-export type ProviderTemplateSend = { to: string; templateName: string; language: string; parameters: string[] };
-export type ProviderSendResult =
-  | { ok: true; providerMessageId: string }
-  | { ok: false; status: number | null; retryable: boolean; message: string };
-export type ProviderTemplate = {
-  id: string;
-  name: string;
-  language: string;
-  category: string;
-  status: string;
-  components: unknown[];
-  raw: Record<string, unknown>;
-};
-export type MessagingProvider = {
-  sendTemplate(credentials: ProviderCredentials, send: ProviderTemplateSend): Promise<ProviderSendResult>;
-  /** Every template of the business account, following the provider's paging. */
-  listTemplates(credentials: ProviderCredentials): Promise<ProviderTemplate[]>;
-  close(): Promise<void>;
-};
+import type { MessagingProvider, ProviderCredentials, ProviderTemplate } from '../services.ts';
 
 /** A provider call other than a send failed; `retryable` says whether trying later may help. */
 export class ProviderRequestError extends Error {
