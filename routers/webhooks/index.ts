@@ -16,6 +16,7 @@ import { listSubscriptions } from '../../server/webhooks/list-subscriptions.ts';
 import { replayDeliveries, WebhookReplayInput } from '../../server/webhooks/replay-deliveries.ts';
 import { disableSigning, getSigningSecret, rotateSigningSecret } from '../../server/webhooks/signing-secret.ts';
 import { getSubscriptionHealth, HealthRecord, reenableSubscription } from '../../server/webhooks/subscription-health.ts';
+import { WebhookRecord, WebhookSummary } from '../../server/webhooks/subscription-record.ts';
 import { testSubscription, WebhookTestInput } from '../../server/webhooks/test-subscription.ts';
 import { updateSubscription, WebhookUpdateInput } from '../../server/webhooks/update-subscription.ts';
 
@@ -29,23 +30,6 @@ const NoInput = z.object({});
 const WebhookPath = z.object({ webhookId: z.string().min(1) });
 const notFound = { '404': 'envelope' } as const;
 const tags = ['Webhooks'];
-
-const WebhookSummaryOutput = z.object({
-  id: z.string(),
-  name: z.string(),
-  url: z.string(),
-  subscribed_to: z.array(z.string()),
-  subscribed_to_tags: z.array(z.string()),
-  created_at: z.string(),
-});
-
-const WebhookRecordOutput = WebhookSummaryOutput.extend({
-  signing_enabled: z.boolean(),
-  signing_secret_created_at: z.string().nullable(),
-  retries_enabled: z.boolean(),
-  enabled: z.boolean(),
-  apply_to_sub_accounts: z.boolean(),
-});
 
 const SigningSecretOutput = z.object({
   success: z.literal(true),
@@ -66,7 +50,7 @@ export const webhooksRouter = router({
       access: 'read',
     })
     .input(NoInput)
-    .output(z.object({ success: z.literal(true), webhooks: z.array(WebhookRecordOutput) }))
+    .output(z.object({ success: z.literal(true), webhooks: z.array(WebhookRecord) }))
     .query(async ({ ctx }) => ({ success: true as const, webhooks: await listSubscriptions(ctx.em, ctx.account.id) })),
 
   events: webhooksProcedure
@@ -91,7 +75,7 @@ export const webhooksRouter = router({
       z.object({
         success: z.literal(true),
         webhook_id: z.string(),
-        webhook: WebhookSummaryOutput,
+        webhook: WebhookSummary,
         signing_secret: z.string().optional(),
       }),
     )
@@ -114,7 +98,7 @@ export const webhooksRouter = router({
       bodyConstraints: AT_LEAST_ONE_FIELD,
     })
     .input(WebhookUpdateInput.extend(WebhookPath.shape))
-    .output(z.object({ success: z.literal(true), webhook_id: z.string(), webhook: WebhookRecordOutput }))
+    .output(z.object({ success: z.literal(true), webhook_id: z.string(), webhook: WebhookRecord }))
     .mutation(async ({ ctx, input }) => {
       const { webhookId, ...fields } = input;
       const options = { accountId: ctx.account.id, allowHosts: ctx.services.config.WEBHOOK_ALLOW_HOSTS ?? [] };
