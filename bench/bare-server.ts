@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import fastify from 'fastify';
 import pg from 'pg';
-import { PLANS, planHasFeature } from '../server/accounts/plans.ts';
+import { PLANS, planHasFeature } from '../server/plans.ts';
 import { resolveKeyAndCount } from '../server/rate-limit/count-requests.ts';
 import { MAIN_KEY_RATE_LIMIT } from '../server/rate-limit/limits.ts';
 import { createSecrets } from '../server/secrets.ts';

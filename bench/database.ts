@@ -3,7 +3,7 @@
 import { rm } from 'node:fs/promises';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createAccount } from '../server/accounts/accounts.ts';
+import { createAccount } from '../server/accounts/create-account.ts';
 import { loadConfig } from '../server/config.ts';
 import { startEmbeddedPostgres } from '../server/db/embedded.ts';
 import { clusterDirectory } from '../server/db/postgres-placement.ts';

@@ -18,7 +18,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runMigrations } from 'graphile-worker';
-import { createAccount } from '../server/accounts/accounts.ts';
+import { createAccount } from '../server/accounts/create-account.ts';
 import { loadConfig } from '../server/config.ts';
 import { startEmbeddedPostgres } from '../server/db/embedded.ts';
 import { newId } from '../server/db/ids.ts';

@@ -59,7 +59,7 @@ export const configSchema = z.object({
   WEBHOOK_DISABLE_AFTER: z.coerce.number().int().min(1).default(5),
   /** Webhook delivery time-out in milliseconds. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
-  /** Host names or addresses exempt from the public-address rule (tests, local receivers); never set in production. */
+  /** Host names or addresses exempt from the public-address rule of every outbound request (webhooks, messaging provider, summaries): tests, local receivers; never set in production. */
   WEBHOOK_ALLOW_HOSTS: commaList.optional(),
   /** Messaging provider base URL, https:// only (tests point it at a local fake). */
   MESSAGING_API_URL: httpsUrl.default('https://graph.facebook.com/v21.0'),
@@ -71,7 +71,7 @@ export const configSchema = z.object({
   MESSAGING_VERIFY_TOKEN: z.string().min(1).optional(),
   /** Template sends per second per connected number during a broadcast. */
   BROADCAST_RATE_PER_SECOND: z.coerce.number().int().min(1).max(1000).default(80),
-  /** OpenAI-compatible chat-completions endpoint for summaries; unset = built-in extractive summarizer. */
+  /** OpenAI-compatible chat-completions endpoint for summaries (HTTPS, public unless WEBHOOK_ALLOW_HOSTS exempts it); unset = built-in extractive summarizer. */
   SUMMARY_API_URL: url.optional(),
   /** Bearer key for SUMMARY_API_URL. */
   SUMMARY_API_KEY: z.string().min(1).optional(),

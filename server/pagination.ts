@@ -1,6 +1,8 @@
 // Keyset pagination with opaque, tamper-proof cursors. A cursor names the last
 // id of a page and is signed together with the listing and account it belongs
 // to, so it cannot be edited or replayed against another listing or account.
+import type { EntityClass, FilterQuery } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { InvalidInputError } from './errors.ts';
 import type { Secrets } from './secrets.ts';
@@ -52,4 +54,38 @@ export function writePage<T>(
   const items = rows.slice(0, limit);
   const payload = Buffer.from(JSON.stringify({ k: keyOf(items[items.length - 1]) })).toString('base64url');
   return { items, next_cursor: `${payload}.${secrets.sign(`${scope}|${payload}`)}` };
+}
+
+export type Page<T> = { items: T[]; next_cursor: string | null };
+
+/**
+ * One keyset page: reads the cursor, asks `fetchRows` for up to `take` rows after its key
+ * (in the listing's order), and signs the cursor of the next page.
+ */
+export async function keysetPage<T extends { id: string }>(
+  secrets: Secrets,
+  scope: string,
+  input: PageInput,
+  fetchRows: (after: string | null, take: number) => Promise<T[]>,
+): Promise<Page<T>> {
+  const page = readPage(secrets, scope, input);
+  const rows = await fetchRows(page.after, page.limit + 1);
+  return writePage(secrets, scope, rows, page.limit, (row) => row.id);
+}
+
+/** The entities matching `where`, oldest id first, a keyset page at a time. */
+export function findEntityPage<T extends { id: string }>(
+  em: EntityManager,
+  entity: EntityClass<T>,
+  where: FilterQuery<T>,
+  secrets: Secrets,
+  scope: string,
+  input: PageInput,
+): Promise<Page<T>> {
+  return keysetPage(secrets, scope, input, (after, take) =>
+    em.find(entity, { ...(where as object), ...(after ? { id: { $gt: after } } : {}) } as FilterQuery<T>, {
+      orderBy: { id: 'asc' } as never,
+      limit: take,
+    }),
+  );
 }

@@ -1,11 +1,11 @@
 // What a running process shares between requests, jobs and commands: one object
-// built at start and handed to the HTTP host, the worker and the admin CLI.
+// built at start and handed to the HTTP host, the worker and the admin CLI. The
+// interfaces of what it holds are declared here, so that this module depends on no
+// implementation and every module may depend on it.
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import type { MessagingProvider } from './messaging/provider-client.ts';
-import type { CredentialChangeFeed } from './auth/credential-changes.ts';
 import type { ConversationEventFeed } from './realtime/conversation-events.ts';
 import type { Secrets } from './secrets.ts';
 
@@ -24,4 +24,54 @@ export type Services = {
   conversationEvents: ConversationEventFeed;
   /** Credential and feature changes any process announced, for live subscriptions (heard on the same LISTEN connection). */
   credentialChanges: CredentialChangeFeed;
+};
+
+// The messaging provider (implemented by messaging/provider-client.ts).
+export type ProviderCredentials = { phoneNumberId: string; businessAccountId: string | null; accessToken: string };
+export type ProviderTemplateSend = { to: string; templateName: string; language: string; parameters: string[] };
+export type ProviderSendResult =
+  | { ok: true; providerMessageId: string }
+  | { ok: false; status: number | null; retryable: boolean; message: string };
+export type ProviderTemplate = {
+  id: string;
+  name: string;
+  language: string;
+  category: string;
+  status: string;
+  components: unknown[];
+  raw: Record<string, unknown>;
+};
+/** Why the provider would not confirm a connection's credentials. */
+export type ConnectionProblem =
+  | 'token_refused'
+  | 'phone_number_unreachable'
+  | 'business_account_unreachable'
+  | 'phone_number_not_in_business_account'
+  | 'provider_unavailable';
+export type ConnectionCheck = { ok: true } | { ok: false; problem: ConnectionProblem; message: string };
+export type MessagingProvider = {
+  /**
+   * Whether the token reaches the phone number and, when a business account is given, that
+   * account, which must hold the number. Connections are routed by the number, so only a
+   * token its owner holds may claim it.
+   */
+  checkConnection(credentials: ProviderCredentials): Promise<ConnectionCheck>;
+  sendTemplate(credentials: ProviderCredentials, send: ProviderTemplateSend): Promise<ProviderSendResult>;
+  /** Every template of the business account, following the provider's paging. */
+  listTemplates(credentials: ProviderCredentials): Promise<ProviderTemplate[]>;
+  close(): Promise<void>;
+};
+
+// Credential changes heard by this process (implemented by auth/credential-changes.ts).
+/** Called with the changed account's id; with null when changes may have been missed (the LISTEN connection was lost). */
+export type CredentialChangeListener = (accountId: string | null) => void;
+
+/** This process's listeners, fed by the LISTEN connection of server/realtime/conversation-events.ts. */
+export type CredentialChangeFeed = {
+  /** Calls `listener` when one of `accountIds` changes (or anything may have). Returns an unwatch function. */
+  watch(accountIds: readonly string[], listener: CredentialChangeListener): () => void;
+  /** What the LISTEN connection hears on the channel. */
+  receive(payload: string | undefined): void;
+  /** The LISTEN connection came back: what was announced meanwhile is lost, so everyone checks. */
+  reconnected(): void;
 };

@@ -2,6 +2,7 @@
 // conversation. A thrown error lets Graphile Worker retry with its backoff.
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
+import type { OutboundClient } from '../server/outbound/http-client.ts';
 import type { Services } from '../server/services.ts';
 import { generateConversationSummary } from '../server/summaries/generate-conversation-summary.ts';
 import { summarizerFor } from '../server/summaries/summarizer.ts';
@@ -10,8 +11,8 @@ export { GENERATE_SUMMARY_TASK } from '../server/summaries/request-summary.ts';
 
 const Payload = z.object({ accountId: z.string().min(1), contactId: z.string().min(1) });
 
-export function generateSummaryTask(services: Services): Task {
-  const summarize = summarizerFor(services.config);
+export function generateSummaryTask(services: Services, client: OutboundClient): Task {
+  const summarize = summarizerFor(services.config, client);
   const log = services.log.child({ task: 'generate-summary' });
   return async (payload, helpers) => {
     const { accountId, contactId } = Payload.parse(payload);

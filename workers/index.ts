@@ -2,6 +2,7 @@
 // Each task lives in its own file and receives the process's services.
 import { createOutboundClient } from '../server/outbound/http-client.ts';
 import type { Services } from '../server/services.ts';
+import { SUMMARY_TIMEOUT_MS } from '../server/summaries/chat-completions-summarizer.ts';
 import { SENDER_CLIENT_LIMITS } from '../server/webhooks/send-deliveries.ts';
 import type { WorkerDefinition } from '../server/worker.ts';
 import { CHAT_WIDGET_MESSAGE_TASK, chatWidgetMessageTask } from './chat-widget-message.ts';
@@ -24,9 +25,11 @@ export function workerDefinition(services: Services): WorkerDefinition {
     allowHosts: services.config.WEBHOOK_ALLOW_HOSTS ?? [],
     ...SENDER_CLIENT_LIMITS,
   });
+  // Summaries wait longer for an answer than webhooks; their own client keeps that apart.
+  const summaryClient = createOutboundClient({ timeoutMs: SUMMARY_TIMEOUT_MS, allowHosts: services.config.WEBHOOK_ALLOW_HOSTS ?? [] });
   return {
     taskList: {
-      [GENERATE_SUMMARY_TASK]: generateSummaryTask(services),
+      [GENERATE_SUMMARY_TASK]: generateSummaryTask(services, summaryClient),
       [DAILY_SUMMARIES_TASK]: dailySummariesTask(services),
       [RESET_MONTHLY_CREDITS_TASK]: resetMonthlyCreditsTask(services),
       [DISPATCH_WEBHOOK_EVENTS_TASK]: dispatchWebhookEventsTask(services),
@@ -40,6 +43,8 @@ export function workerDefinition(services: Services): WorkerDefinition {
       [TYPING_EXPIRED_TASK]: typingExpiredTask(services),
     },
     crontab: [resetMonthlyCreditsCrontab, dailySummariesCrontab, dispatchWebhookEventsCrontab, sendWebhookDeliveriesCrontab, closeChatWindowsCrontab, syncTemplatesCrontab, sweepIdempotencyKeysCrontab, releaseCreditReservationsCrontab].join('\n'),
-    close: () => webhookClient.close(),
+    close: async () => {
+      await Promise.all([webhookClient.close(), summaryClient.close()]);
+    },
   };
 }

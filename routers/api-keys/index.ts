@@ -6,39 +6,17 @@
 // `userId`: an agency manages its own keys, never its clients'.
 import { z } from 'zod';
 import { getMainKey, revokeMainKey, rotateMainKey } from '../../server/api-keys/main-key.ts';
-import {
-  createScopedKey,
-  listScopedKeys,
-  revokeScopedKey,
-  ScopedKeyCreateInput,
-  ScopedKeyUpdateInput,
-  updateScopedKey,
-} from '../../server/api-keys/scoped-keys.ts';
+import { createScopedKey, ScopedKeyCreateInput } from '../../server/api-keys/create-scoped-key.ts';
+import { listScopedKeys } from '../../server/api-keys/list-scoped-keys.ts';
+import { revokeScopedKey } from '../../server/api-keys/revoke-scoped-key.ts';
+import { ScopedKeyRecord } from '../../server/api-keys/scoped-key-record.ts';
+import { ScopedKeyUpdateInput, updateScopedKey } from '../../server/api-keys/update-scoped-key.ts';
 import { describeUsage } from '../../server/rate-limit/usage.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 
 const NoInput = z.object({});
 const KeyId = z.object({ id: z.string().min(1) });
-
-const ScopesOutput = z.object({
-  read_only: z.boolean(),
-  tags: z.array(z.string()),
-  sub_account_ids: z.array(z.string()),
-  rate_limit_per_min: z.number().int(),
-});
-
-const ScopedKeyOutput = z.object({
-  id: z.string(),
-  label: z.string(),
-  key_preview: z.string(),
-  scopes: ScopesOutput,
-  expires_at: z.string().nullable(),
-  last_used_at: z.string().nullable(),
-  created_at: z.string(),
-  revoked_at: z.string().nullable(),
-  revoked: z.boolean(),
-});
 
 /** Every key-management procedure acts on the caller's own account only: `userId` is refused (403). */
 const keyManagement = { section: 'API Keys', ownAccountOnly: true } as const;
@@ -119,7 +97,7 @@ export const apiKeysRouter = router({
       access: 'read',
     })
     .input(NoInput)
-    .output(z.object({ success: z.literal(true), api_keys: z.array(ScopedKeyOutput) }))
+    .output(z.object({ success: z.literal(true), api_keys: z.array(ScopedKeyRecord) }))
     .query(async ({ ctx }) => ({ success: true as const, api_keys: await listScopedKeys(ctx.em, ctx.account.id) })),
 
   create: accountProcedure
@@ -134,7 +112,7 @@ export const apiKeysRouter = router({
       z.object({
         success: z.literal(true),
         api_key: z.string(),
-        key: ScopedKeyOutput.pick({ id: true, label: true, key_preview: true, scopes: true, expires_at: true, revoked: true }),
+        key: ScopedKeyRecord.pick({ id: true, label: true, key_preview: true, scopes: true, expires_at: true, revoked: true }),
         message: z.string(),
       }),
     )
@@ -158,7 +136,7 @@ export const apiKeysRouter = router({
       bodyConstraints: AT_LEAST_ONE_FIELD,
     })
     .input(ScopedKeyUpdateInput.extend(KeyId.shape))
-    .output(z.object({ success: z.literal(true), key: ScopedKeyOutput }))
+    .output(z.object({ success: z.literal(true), key: ScopedKeyRecord }))
     .mutation(async ({ ctx, input }) => {
       const { id, ...fields } = input;
       return { success: true as const, key: await updateScopedKey(ctx.em, ctx.account.id, id, fields) };

@@ -1,5 +1,6 @@
 // Broadcasts: a template sent to every contact of a list by a background job.
 import { z } from 'zod';
+import { BroadcastRecord } from '../../server/broadcasts/broadcast-record.ts';
 import { BroadcastCreateInput, createBroadcast } from '../../server/broadcasts/create-broadcast.ts';
 import { getBroadcast } from '../../server/broadcasts/find-broadcast.ts';
 import { listBroadcasts } from '../../server/broadcasts/list-broadcasts.ts';
@@ -7,21 +8,7 @@ import { PageInput } from '../../server/pagination.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 
 const tags = ['Broadcasts'];
-const BroadcastOutput = z.object({
-  id: z.string(),
-  list_id: z.string(),
-  whatsapp_template_id: z.string(),
-  status: z.enum(['queued', 'running', 'completed', 'failed']),
-  total: z.number().int(),
-  sent: z.number().int(),
-  failed: z.number().int(),
-  skipped: z.number().int(),
-  error: z.string().nullable().describe('Why the broadcast stopped before its last recipient (credits ran out, say)'),
-  created_at: z.string(),
-  started_at: z.string().nullable(),
-  completed_at: z.string().nullable(),
-});
-const BroadcastData = z.object({ success: z.literal(true), data: BroadcastOutput });
+const BroadcastData = z.object({ success: z.literal(true), data: BroadcastRecord });
 
 export const broadcastsRouter = router({
   create: accountProcedure
@@ -39,7 +26,7 @@ export const broadcastsRouter = router({
   list: accountProcedure
     .meta({ openapi: { method: 'GET', path: '/broadcasts', tags, summary: 'Page through broadcasts, oldest first' }, section: 'Broadcasts', access: 'read' })
     .input(PageInput)
-    .output(z.object({ success: z.literal(true), broadcasts: z.array(BroadcastOutput), next_cursor: z.string().nullable() }))
+    .output(z.object({ success: z.literal(true), broadcasts: z.array(BroadcastRecord), next_cursor: z.string().nullable() }))
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await listBroadcasts(ctx.em, ctx.services.secrets, ctx.account.id, input)) })),
 
   get: accountProcedure

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { closeChatSession } from '../../server/chat-sessions/close-chat-session.ts';
 import { listContactSessions } from '../../server/chat-sessions/list-contact-sessions.ts';
 import { listRecentSessions } from '../../server/chat-sessions/list-recent-sessions.ts';
+import { ChatSessionRecord, RecentChatSessionRecord } from '../../server/chat-sessions/session-record.ts';
 import { PageInput } from '../../server/pagination.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 
@@ -15,36 +16,6 @@ const IncludeMessages = z
   .optional()
   .transform((value) => value === true || value === 'true');
 
-const ChatMessageOutput = z.object({
-  id: z.string(),
-  body: z.string(),
-  direction: z.enum(['inbound', 'outbound']),
-  timestamp: z.string().nullable(),
-  type: z.string(),
-  channel: z.string(),
-  status: z.string(),
-});
-
-const sessionFields = {
-  start_date_time: z.string(),
-  /** Null while the session is open. */
-  end_date_time: z.string().nullable(),
-  status: z.enum(['ChatSessionOpened', 'ChatSessionClosed']),
-  tag: z.string().nullable(),
-  messages: z.array(ChatMessageOutput).optional(),
-};
-
-const ChatSessionOutput = z.object({ id: z.string(), ...sessionFields });
-
-const RecentChatSessionOutput = z.object({
-  session_id: z.string(),
-  ...sessionFields,
-  contact_id: z.string(),
-  contact_name: z.string(),
-  contact_phone: z.string(),
-  contact_email: z.string(),
-});
-
 export const chatSessionsRouter = router({
   listForContact: accountProcedure
     .meta({
@@ -54,7 +25,7 @@ export const chatSessionsRouter = router({
       errorShapes: { '404': 'envelope' },
     })
     .input(ContactId.extend({ includeMessages: IncludeMessages }))
-    .output(z.object({ success: z.literal(true), data: z.array(ChatSessionOutput) }))
+    .output(z.object({ success: z.literal(true), data: z.array(ChatSessionRecord) }))
     .query(async ({ ctx, input }) => ({
       success: true as const,
       data: await listContactSessions(ctx.em, ctx.account.id, input.contactId, input.includeMessages),
@@ -68,7 +39,7 @@ export const chatSessionsRouter = router({
       errorShapes: { '404': 'envelope' },
     })
     .input(ContactId)
-    .output(z.object({ success: z.literal(true), data: ChatSessionOutput }))
+    .output(z.object({ success: z.literal(true), data: ChatSessionRecord }))
     .mutation(async ({ ctx, input }) => ({ success: true as const, data: await closeChatSession(ctx.em, ctx.account.id, input.contactId) })),
 
   recent: accountProcedure
@@ -78,6 +49,6 @@ export const chatSessionsRouter = router({
       access: 'read',
     })
     .input(PageInput.extend({ includeMessages: IncludeMessages }))
-    .output(z.object({ success: z.literal(true), data: z.array(RecentChatSessionOutput), next_cursor: z.string().nullable() }))
+    .output(z.object({ success: z.literal(true), data: z.array(RecentChatSessionRecord), next_cursor: z.string().nullable() }))
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await listRecentSessions(ctx.em, ctx.services.secrets, ctx.account.id, input)) })),
 });

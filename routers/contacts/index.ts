@@ -8,7 +8,7 @@ import { listContacts } from '../../server/contacts/list-contacts.ts';
 import { updateContact, ContactUpdateInput } from '../../server/contacts/update-contact.ts';
 import { PageInput } from '../../server/pagination.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
-import { ContactRecordOutput } from '../shared-schemas.ts';
+import { ContactRecord } from '../../server/contacts/contact-record.ts';
 import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 import { PhoneNumberText } from '../../server/contacts/phone.ts';
 
@@ -60,7 +60,7 @@ export const contactsRouter = router({
     .output(
       z.union([
         z.object({ success: z.literal(true), contactId: z.string() }),
-        z.object({ success: z.literal(true), contacts: z.array(ContactRecordOutput), next_cursor: z.string().nullable() }),
+        z.object({ success: z.literal(true), contacts: z.array(ContactRecord), next_cursor: z.string().nullable() }),
       ]),
     )
     .query(async ({ ctx, input }) => {

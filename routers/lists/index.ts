@@ -1,13 +1,20 @@
 // Lists: the endpoints the contract defines beside the specification.
 import { z } from 'zod';
-import { createList, deleteList, getList, listListContacts, listLists, ListCreateInput, ListUpdateInput, updateList } from '../../server/lists/lists.ts';
+import { ContactRecord } from '../../server/contacts/contact-record.ts';
+import { createList, ListCreateInput } from '../../server/lists/create-list.ts';
+import { deleteList } from '../../server/lists/delete-list.ts';
+import { getList } from '../../server/lists/find-list.ts';
+import { listListContacts } from '../../server/lists/list-list-contacts.ts';
+import { listLists } from '../../server/lists/list-lists.ts';
+import { ListRecord } from '../../server/lists/list-record.ts';
+import { ListUpdateInput, updateList } from '../../server/lists/update-list.ts';
 import { PageInput } from '../../server/pagination.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
-import { ContactRecordOutput, ListRecordOutput, SuccessOnly } from '../shared-schemas.ts';
+import { SuccessOnly } from '../shared-schemas.ts';
 import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 
 const ListId = z.object({ listId: z.string() });
-const ListData = z.object({ success: z.literal(true), data: ListRecordOutput });
+const ListData = z.object({ success: z.literal(true), data: ListRecord });
 
 export const listsRouter = router({
   create: accountProcedure
@@ -19,7 +26,7 @@ export const listsRouter = router({
   list: accountProcedure
     .meta({ openapi: { method: 'GET', path: '/lists', tags: ['Lists'], summary: 'Page through lists' }, section: 'Lists', access: 'read' })
     .input(PageInput)
-    .output(z.object({ success: z.literal(true), lists: z.array(ListRecordOutput), next_cursor: z.string().nullable() }))
+    .output(z.object({ success: z.literal(true), lists: z.array(ListRecord), next_cursor: z.string().nullable() }))
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await listLists(ctx.em, ctx.services.secrets, ctx.account.id, input)) })),
 
   get: accountProcedure
@@ -49,7 +56,7 @@ export const listsRouter = router({
   contacts: accountProcedure
     .meta({ openapi: { method: 'GET', path: '/lists/{listId}/contacts', tags: ['Lists'], summary: "Page through a list's contacts" }, section: 'Lists', access: 'read', errorShapes: { '404': 'envelope' } })
     .input(PageInput.extend(ListId.shape))
-    .output(z.object({ success: z.literal(true), contacts: z.array(ContactRecordOutput), next_cursor: z.string().nullable() }))
+    .output(z.object({ success: z.literal(true), contacts: z.array(ContactRecord), next_cursor: z.string().nullable() }))
     .query(async ({ ctx, input }) => {
       const { listId, ...page } = input;
       return { success: true as const, ...(await listListContacts(ctx.em, ctx.services.secrets, ctx.account.id, listId, page)) };

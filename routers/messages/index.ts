@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { exportChat } from '../../server/messages/export-chat.ts';
 import { listContactMessages } from '../../server/messages/list-contact-messages.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
-import { MessageOutput } from '../shared-schemas.ts';
 import { typingProcedure } from './typing.ts';
+import { ContactMessage } from '../../server/messages/message-record.ts';
 
 const ContactId = z.object({ contactId: z.string() });
 
@@ -17,7 +17,7 @@ export const messagesRouter = router({
       errorShapes: { '400': 'message', '401': 'successError', '404': 'successError' },
     })
     .input(ContactId)
-    .output(z.object({ success: z.literal(true), data: z.array(MessageOutput) }))
+    .output(z.object({ success: z.literal(true), data: z.array(ContactMessage) }))
     .query(async ({ ctx, input }) => ({ success: true as const, data: await listContactMessages(ctx.em, ctx.account.id, input.contactId) })),
 
   exportChat: accountProcedure

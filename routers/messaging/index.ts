@@ -6,13 +6,14 @@ import {
   disconnectMessagingProvider,
   getMessagingConnection,
   MessagingConnectionInput,
+  MessagingConnectionStatus,
 } from '../../server/messaging/connection.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 
 const tags = ['Messaging'];
 const ConnectionOutput = z.object({
   success: z.literal(true),
-  data: z.object({ connected: z.boolean(), phone_number_id: z.string().nullable(), business_account_id: z.string().nullable() }),
+  data: MessagingConnectionStatus,
 });
 
 export const messagingRouter = router({

@@ -2,45 +2,18 @@
 // PUT /sub-accounts/{id}/usage-limits lives with the credits router.
 import { z } from 'zod';
 import { PageInput } from '../../server/pagination.ts';
-import {
-  createSubAccount,
-  deleteSubAccount,
-  getSubAccount,
-  listSubAccounts,
-  SUB_ACCOUNT_ROLE,
-  SubAccountCreateInput,
-  SubAccountUpdateInput,
-  updateSubAccount,
-} from '../../server/sub-accounts/sub-accounts.ts';
+import { createSubAccount, SubAccountCreateInput } from '../../server/sub-accounts/create-sub-account.ts';
+import { deleteSubAccount } from '../../server/sub-accounts/delete-sub-account.ts';
+import { getSubAccount } from '../../server/sub-accounts/find-sub-account.ts';
+import { listSubAccounts } from '../../server/sub-accounts/list-sub-accounts.ts';
+import { SubAccountRecord } from '../../server/sub-accounts/sub-account-record.ts';
+import { SubAccountUpdateInput, updateSubAccount } from '../../server/sub-accounts/update-sub-account.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 import { SuccessOnly } from '../shared-schemas.ts';
 import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 
-const SubAccountRecordOutput = z.object({
-  id: z.string(),
-  email: z.string(),
-  first_name: z.string(),
-  last_name: z.string(),
-  role: z.literal(SUB_ACCOUNT_ROLE),
-  is_agency_sub_account: z.boolean(),
-  business_name: z.string().nullable(),
-  description: z.string().nullable(),
-  address_line: z.string().nullable(),
-  city: z.string().nullable(),
-  country: z.string().nullable(),
-  postal_code: z.string().nullable(),
-  state: z.string().nullable(),
-  time_zone_id: z.string().nullable(),
-  language: z.string().nullable(),
-  usage_limits: z.object({
-    monthly_credits: z.number().int(),
-    monthly_credits_used: z.number().int(),
-    credits: z.number().int(),
-    roll_over_to_next_month: z.boolean(),
-  }),
-});
 const SubAccountId = z.object({ id: z.string() });
-const SubAccountData = z.object({ success: z.literal(true), data: SubAccountRecordOutput });
+const SubAccountData = z.object({ success: z.literal(true), data: SubAccountRecord });
 const meta = { section: 'Sub Accounts', agencyOnly: true } as const;
 // The client named in the path is held to a scoped key's sub_account_ids like `userId`;
 // creating or listing clients needs `["*"]` (server/auth/scopes.ts says why).
@@ -57,7 +30,7 @@ export const subAccountsRouter = router({
   list: accountProcedure
     .meta({ openapi: { method: 'GET', path: '/sub-accounts', tags: ['Sub Accounts'], summary: "Page through the agency's client sub-accounts" }, ...everyClient, access: 'read' })
     .input(PageInput)
-    .output(z.object({ success: z.literal(true), sub_accounts: z.array(SubAccountRecordOutput), next_cursor: z.string().nullable() }))
+    .output(z.object({ success: z.literal(true), sub_accounts: z.array(SubAccountRecord), next_cursor: z.string().nullable() }))
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await listSubAccounts(ctx.em, ctx.services.secrets, ctx.account.id, input)) })),
 
   get: accountProcedure

@@ -1,6 +1,7 @@
 // Summaries: ask for a contact's conversation summary (generated in the
 // background), and read a contact's summaries.
 import { z } from 'zod';
+import { SummaryRecord } from '../../server/summaries/summary-record.ts';
 import { listContactSummaries } from '../../server/summaries/list-contact-summaries.ts';
 import { requestSummary, SummaryRequestInput } from '../../server/summaries/request-summary.ts';
 import { exactlyOneOf } from '../../server/http/openapi.ts';
@@ -30,7 +31,7 @@ export const summariesRouter = router({
     .output(
       z.object({
         success: z.literal(true),
-        data: z.array(z.object({ id: z.string(), summary: z.string(), created_at: z.string(), message_count: z.number().int() })),
+        data: z.array(SummaryRecord),
       }),
     )
     .query(async ({ ctx, input }) => ({ success: true as const, data: await listContactSummaries(ctx.em, ctx.account.id, input.contactId) })),

@@ -1,10 +1,12 @@
 // Tags: assign a contact to a tag (creating it), list tags, one tag by name,
 // and a contact's tags.
 import { z } from 'zod';
-import { assignTag, getTagByName, listContactTags, listTags, TagAssignInput } from '../../server/tags/tags.ts';
+import { assignTag, TagAssignInput } from '../../server/tags/assign-tag.ts';
+import { getTagByName } from '../../server/tags/find-tag.ts';
+import { listContactTags } from '../../server/tags/list-contact-tags.ts';
+import { listTags } from '../../server/tags/list-tags.ts';
+import { TagRecord } from '../../server/tags/tag-record.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
-
-const TagOutput = z.object({ id: z.string(), name: z.string(), description: z.string().nullable() });
 
 export const tagsRouter = router({
   assign: accountProcedure
@@ -23,13 +25,13 @@ export const tagsRouter = router({
       errorShapes: { '402': 'envelope', '404': 'envelope' },
     })
     .input(TagAssignInput)
-    .output(z.object({ success: z.literal(true), data: TagOutput }))
+    .output(z.object({ success: z.literal(true), data: TagRecord }))
     .mutation(async ({ ctx, input }) => ({ success: true as const, data: await assignTag(ctx.em, ctx.account.id, input) })),
 
   list: accountProcedure
     .meta({ openapi: { method: 'GET', path: '/tags', tags: ['Tags'], summary: "The account's tags" }, section: 'Tags', access: 'read' })
     .input(z.object({}))
-    .output(z.array(TagOutput))
+    .output(z.array(TagRecord))
     .query(async ({ ctx }) => listTags(ctx.em, ctx.account.id)),
 
   get: accountProcedure
@@ -40,7 +42,7 @@ export const tagsRouter = router({
       errorShapes: { '404': 'envelope' },
     })
     .input(z.object({ name: z.string() }))
-    .output(TagOutput)
+    .output(TagRecord)
     .query(async ({ ctx, input }) => getTagByName(ctx.em, ctx.account.id, input.name)),
 
   ofContact: accountProcedure
@@ -51,6 +53,6 @@ export const tagsRouter = router({
       errorShapes: { '400': 'message', '401': 'successError', '404': 'successError' },
     })
     .input(z.object({ contactId: z.string() }))
-    .output(z.array(TagOutput))
+    .output(z.array(TagRecord))
     .query(async ({ ctx, input }) => listContactTags(ctx.em, ctx.account.id, input.contactId)),
 });

@@ -1,22 +1,18 @@
 // Tasks: the endpoints the contract defines beside the specification.
 import { z } from 'zod';
 import { PageInput } from '../../server/pagination.ts';
-import { createTask, deleteTask, getTask, listTasks, TaskCreateInput, TaskUpdateInput, updateTask } from '../../server/tasks/tasks.ts';
+import { createTask, TaskCreateInput } from '../../server/tasks/create-task.ts';
+import { deleteTask } from '../../server/tasks/delete-task.ts';
+import { getTask } from '../../server/tasks/find-task.ts';
+import { listTasks } from '../../server/tasks/list-tasks.ts';
+import { TaskRecord } from '../../server/tasks/task-record.ts';
+import { TaskUpdateInput, updateTask } from '../../server/tasks/update-task.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 import { SuccessOnly } from '../shared-schemas.ts';
 import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 
-const TaskRecordOutput = z.object({
-  id: z.string(),
-  title: z.string(),
-  contact_id: z.string().nullable(),
-  due_at: z.string().nullable(),
-  status: z.string(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
 const TaskId = z.object({ id: z.string() });
-const TaskData = z.object({ success: z.literal(true), data: TaskRecordOutput });
+const TaskData = z.object({ success: z.literal(true), data: TaskRecord });
 
 export const tasksRouter = router({
   create: accountProcedure
@@ -28,7 +24,7 @@ export const tasksRouter = router({
   list: accountProcedure
     .meta({ openapi: { method: 'GET', path: '/tasks', tags: ['Tasks'], summary: 'Page through tasks' }, section: 'Tasks', access: 'read' })
     .input(PageInput)
-    .output(z.object({ success: z.literal(true), tasks: z.array(TaskRecordOutput), next_cursor: z.string().nullable() }))
+    .output(z.object({ success: z.literal(true), tasks: z.array(TaskRecord), next_cursor: z.string().nullable() }))
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await listTasks(ctx.em, ctx.services.secrets, ctx.account.id, input)) })),
 
   get: accountProcedure

@@ -1,22 +1,11 @@
 // Message templates: the account's synced templates and template sends.
 import { z } from 'zod';
-import { listTemplates } from '../../server/messaging/list-templates.ts';
+import { listTemplates, TemplateListItem } from '../../server/messaging/list-templates.ts';
 import { requestTemplateSyncOnDemand } from '../../server/messaging/request-template-sync.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 import { sendTemplateProcedure } from './send.ts';
 
 const tags = ['Templates'];
-const TemplateOutput = z.object({
-  id: z.string(),
-  name: z.string(),
-  status: z.string(),
-  language: z.string(),
-  category: z.string(),
-  components: z.array(z.unknown()),
-  createdAt: z.iso.datetime(),
-  template: z.record(z.string(), z.unknown()),
-});
-
 export const templatesRouter = router({
   send: sendTemplateProcedure,
   list: accountProcedure
@@ -26,7 +15,7 @@ export const templatesRouter = router({
       access: 'read',
     })
     .input(z.object({}))
-    .output(z.object({ success: z.literal(true), data: z.array(TemplateOutput) }))
+    .output(z.object({ success: z.literal(true), data: z.array(TemplateListItem) }))
     .query(async ({ ctx }) => ({ success: true as const, data: await listTemplates(ctx.em, ctx.account.id) })),
 
   sync: accountProcedure

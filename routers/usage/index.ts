@@ -1,19 +1,11 @@
 // Usage limits: the selected account's credit allowance, and an agency's
 // changes to a client account's allowance.
 import { z } from 'zod';
-import { getUsageLimits, updateSubAccountUsageLimits, UsageLimitsUpdateInput } from '../../server/credits/usage-limits.ts';
+import { getUsageLimits, updateSubAccountUsageLimits, UsageLimits, UsageLimitsUpdateInput } from '../../server/credits/usage-limits.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 
-const UsageLimitsOutput = z.object({
-  monthly_credits: z.number().int(),
-  monthly_credits_used: z.number().int(),
-  last_reset_date: z.string(),
-  notifications: z.record(z.string(), z.unknown()).nullable(),
-  credits: z.number().int(),
-  roll_over_to_next_month: z.boolean(),
-});
-const UsageLimitsData = z.object({ success: z.literal(true), data: UsageLimitsOutput });
+const UsageLimitsData = z.object({ success: z.literal(true), data: UsageLimits });
 
 export const usageRouter = router({
   get: accountProcedure

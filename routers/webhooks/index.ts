@@ -11,11 +11,12 @@ import { accountProcedure, router } from '../../server/trpc.ts';
 import { assertWebhooksEnabled } from '../../server/webhooks/assert-webhooks-enabled.ts';
 import { createSubscription, WebhookCreateInput } from '../../server/webhooks/create-subscription.ts';
 import { deleteSubscription } from '../../server/webhooks/delete-subscription.ts';
-import { listDeliveryAttempts } from '../../server/webhooks/list-delivery-attempts.ts';
+import { DeliveryAttemptRecord, listDeliveryAttempts } from '../../server/webhooks/list-delivery-attempts.ts';
 import { listSubscriptions } from '../../server/webhooks/list-subscriptions.ts';
 import { replayDeliveries, WebhookReplayInput } from '../../server/webhooks/replay-deliveries.ts';
 import { disableSigning, getSigningSecret, rotateSigningSecret } from '../../server/webhooks/signing-secret.ts';
-import { getSubscriptionHealth, reenableSubscription } from '../../server/webhooks/subscription-health.ts';
+import { getSubscriptionHealth, HealthRecord, reenableSubscription } from '../../server/webhooks/subscription-health.ts';
+import { WebhookRecord, WebhookSummary } from '../../server/webhooks/subscription-record.ts';
 import { testSubscription, WebhookTestInput } from '../../server/webhooks/test-subscription.ts';
 import { updateSubscription, WebhookUpdateInput } from '../../server/webhooks/update-subscription.ts';
 
@@ -29,36 +30,6 @@ const NoInput = z.object({});
 const WebhookPath = z.object({ webhookId: z.string().min(1) });
 const notFound = { '404': 'envelope' } as const;
 const tags = ['Webhooks'];
-
-const WebhookSummaryOutput = z.object({
-  id: z.string(),
-  name: z.string(),
-  url: z.string(),
-  subscribed_to: z.array(z.string()),
-  subscribed_to_tags: z.array(z.string()),
-  created_at: z.string(),
-});
-
-const WebhookRecordOutput = WebhookSummaryOutput.extend({
-  signing_enabled: z.boolean(),
-  signing_secret_created_at: z.string().nullable(),
-  retries_enabled: z.boolean(),
-  enabled: z.boolean(),
-  apply_to_sub_accounts: z.boolean(),
-});
-
-const HealthOutput = z.object({
-  consecutive_failures: z.number().int(),
-  total_failures: z.number().int(),
-  total_successes: z.number().int(),
-  is_disabled: z.boolean(),
-  disabled_at: z.string().nullable(),
-  disabled_reason: z.string().nullable(),
-  last_failure: z.record(z.string(), z.unknown()).nullable(),
-  last_success_at: z.string().nullable(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
 
 const SigningSecretOutput = z.object({
   success: z.literal(true),
@@ -79,7 +50,7 @@ export const webhooksRouter = router({
       access: 'read',
     })
     .input(NoInput)
-    .output(z.object({ success: z.literal(true), webhooks: z.array(WebhookRecordOutput) }))
+    .output(z.object({ success: z.literal(true), webhooks: z.array(WebhookRecord) }))
     .query(async ({ ctx }) => ({ success: true as const, webhooks: await listSubscriptions(ctx.em, ctx.account.id) })),
 
   events: webhooksProcedure
@@ -104,7 +75,7 @@ export const webhooksRouter = router({
       z.object({
         success: z.literal(true),
         webhook_id: z.string(),
-        webhook: WebhookSummaryOutput,
+        webhook: WebhookSummary,
         signing_secret: z.string().optional(),
       }),
     )
@@ -127,7 +98,7 @@ export const webhooksRouter = router({
       bodyConstraints: AT_LEAST_ONE_FIELD,
     })
     .input(WebhookUpdateInput.extend(WebhookPath.shape))
-    .output(z.object({ success: z.literal(true), webhook_id: z.string(), webhook: WebhookRecordOutput }))
+    .output(z.object({ success: z.literal(true), webhook_id: z.string(), webhook: WebhookRecord }))
     .mutation(async ({ ctx, input }) => {
       const { webhookId, ...fields } = input;
       const options = { accountId: ctx.account.id, allowHosts: ctx.services.config.WEBHOOK_ALLOW_HOSTS ?? [] };
@@ -187,7 +158,7 @@ export const webhooksRouter = router({
       errorShapes: notFound,
     })
     .input(WebhookPath)
-    .output(z.object({ success: z.literal(true), webhook_id: z.string(), url: z.string(), health: HealthOutput.nullable() }))
+    .output(z.object({ success: z.literal(true), webhook_id: z.string(), url: z.string(), health: HealthRecord.nullable() }))
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await getSubscriptionHealth(ctx.em, ctx.account.id, input.webhookId)) })),
 
   reenable: webhooksProcedure
@@ -247,17 +218,7 @@ export const webhooksRouter = router({
     .output(
       z.object({
         success: z.literal(true),
-        deliveries: z.array(
-          z.object({
-            delivery_id: z.string(),
-            event: z.string(),
-            attempt: z.number().int(),
-            status_code: z.number().int().nullable(),
-            duration_ms: z.number().int(),
-            error: z.string().nullable(),
-            created_at: z.string(),
-          }),
-        ),
+        deliveries: z.array(DeliveryAttemptRecord),
         next_cursor: z.string().nullable(),
       }),
     )

@@ -4,7 +4,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ZodError } from 'zod';
-import { createAccount, updateAccount } from '../accounts/accounts.ts';
+import { createAccount } from '../accounts/create-account.ts';
+import { updateAccount } from '../accounts/update-account.ts';
 import { Account } from '../db/entities/index.ts';
 import { loadConfig } from '../config.ts';
 import { describeZodError } from '../errors.ts';

@@ -4,7 +4,7 @@
 // the request acts on (`userId`) and check any other account its input names.
 import type { IncomingHttpHeaders } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
-import { PLANS, planHasFeature } from '../accounts/plans.ts';
+import { PLANS, planHasFeature } from '../plans.ts';
 import { featureDisabledError, ForbiddenError, UnauthorizedError } from '../errors.ts';
 import { resolveKeyAndCount, resolveSessionAndCount, sweepOldWindows, type CallerRow } from '../rate-limit/count-requests.ts';
 import {

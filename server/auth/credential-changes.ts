@@ -7,6 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { runSql, sql } from '../db/sql.ts';
 import { notifySql } from '../realtime/conversation-events.ts';
+import type { CredentialChangeFeed, CredentialChangeListener } from '../services.ts';
 
 export const CREDENTIAL_CHANGES_CHANNEL = 'credential_changes';
 
@@ -14,19 +15,6 @@ export const CREDENTIAL_CHANGES_CHANNEL = 'credential_changes';
 export async function announceCredentialChange(em: EntityManager, accountId: string): Promise<void> {
   await runSql(em, sql`select ${notifySql(CREDENTIAL_CHANGES_CHANNEL, accountId)}`);
 }
-
-/** Called with the changed account's id; with null when changes may have been missed (the LISTEN connection was lost). */
-export type CredentialChangeListener = (accountId: string | null) => void;
-
-/** This process's listeners, fed by the LISTEN connection of server/realtime/conversation-events.ts. */
-export type CredentialChangeFeed = {
-  /** Calls `listener` when one of `accountIds` changes (or anything may have). Returns an unwatch function. */
-  watch(accountIds: readonly string[], listener: CredentialChangeListener): () => void;
-  /** What the LISTEN connection hears on the channel. */
-  receive(payload: string | undefined): void;
-  /** The LISTEN connection came back: what was announced meanwhile is lost, so everyone checks. */
-  reconnected(): void;
-};
 
 export function createCredentialChangeFeed(log: Logger): CredentialChangeFeed {
   const byAccount = new Map<string, Set<CredentialChangeListener>>();

@@ -1,5 +1,6 @@
 // What a credential may do, and the one check every authenticated procedure
 // passes through. Default-deny: anything not clearly allowed is refused.
+import type { ApiKeyScopes } from '../db/entities/api-key.ts';
 import { ForbiddenError } from '../errors.ts';
 
 /** API sections as scoped keys name them; each procedure's meta names one. */
@@ -27,14 +28,8 @@ export type ApiSection = (typeof API_SECTIONS)[number];
 
 export type Access = 'read' | 'write';
 
-export type Scopes = {
-  read_only: boolean;
-  /** Sections the key may use; empty means every section. */
-  tags: string[];
-  /** Accounts the key may act on besides its own; `['*']` = every managed account. */
-  sub_account_ids: string[];
-  rate_limit_per_min: number;
-};
+/** What a scoped key may do: the stored column's shape. */
+export type Scopes = ApiKeyScopes;
 
 /** Main key, scoped key, or a first-party (owner) session from an ID token. */
 export type Credential = {

@@ -1,21 +1,22 @@
 // How a broadcast is shown: its progress counters beside its timestamps.
+import { z } from 'zod';
 import type { Broadcast } from '../db/entities/index.ts';
 
-export type BroadcastRecord = {
-  id: string;
-  list_id: string;
-  whatsapp_template_id: string;
-  status: 'queued' | 'running' | 'completed' | 'failed';
-  total: number;
-  sent: number;
-  failed: number;
-  skipped: number;
-  /** Why the broadcast stopped before its last recipient (credits ran out, say); null otherwise. */
-  error: string | null;
-  created_at: string;
-  started_at: string | null;
-  completed_at: string | null;
-};
+export const BroadcastRecord = z.object({
+  id: z.string(),
+  list_id: z.string(),
+  whatsapp_template_id: z.string(),
+  status: z.enum(['queued', 'running', 'completed', 'failed']),
+  total: z.number().int(),
+  sent: z.number().int(),
+  failed: z.number().int(),
+  skipped: z.number().int(),
+  error: z.string().nullable().describe('Why the broadcast stopped before its last recipient (credits ran out, say)'),
+  created_at: z.string(),
+  started_at: z.string().nullable(),
+  completed_at: z.string().nullable(),
+});
+export type BroadcastRecord = z.infer<typeof BroadcastRecord>;
 
 export function toBroadcastRecord(broadcast: Broadcast): BroadcastRecord {
   return {

@@ -14,7 +14,7 @@ import { sendTemplate } from '../messaging/send-template.ts';
 import type { Services } from '../services.ts';
 import { claimRecipients, materialiseRecipients } from './claim-recipients.ts';
 import { enqueueBroadcastRun } from './enqueue-broadcast-run.ts';
-import { failInterruptedRecipients, failPendingRecipients, recordRecipientOutcomes } from './record-recipient-outcome.ts';
+import { failInterruptedRecipients, failPendingRecipients, recordBroadcastSend, recordRecipientOutcomes } from './record-recipient-outcome.ts';
 
 const BATCH_SIZE = 50;
 /** When the next run looks in, should this one die; a live run keeps pushing it back. */
@@ -89,7 +89,11 @@ async function runLocked(services: Services, broadcastId: string, log: RunLog): 
 
     const sendOne = async (contactId: string) => {
       try {
-        await sendTemplate(services, accountId, { contactId, templateId: broadcast.templateId }, { broadcastId });
+        await sendTemplate(services, accountId, { contactId, templateId: broadcast.templateId }, {
+          broadcastId,
+          // The recipient is marked sent with the message, so its outcome cannot be lost.
+          recordWithMessage: (tx, sent) => recordBroadcastSend(tx, broadcastId, contactId, sent.messageId, sent.providerMessageId),
+        });
         outagesInARow = 0;
       } catch (error) {
         // Anything else (the database) fails the run; the recipient stays claimed and the

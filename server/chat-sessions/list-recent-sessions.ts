@@ -3,7 +3,7 @@
 // SESSION_MESSAGES_LIMIT messages across the page's sessions (session-record.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ChatSession } from '../db/entities/index.ts';
-import { readPage, writePage, type PageInput } from '../pagination.ts';
+import { keysetPage, type PageInput } from '../pagination.ts';
 import type { Secrets } from '../secrets.ts';
 import { messagesBySession, toRecentChatSession, type RecentChatSessionRecord } from './session-record.ts';
 
@@ -14,13 +14,13 @@ export async function listRecentSessions(
   input: PageInput & { includeMessages?: boolean },
 ): Promise<{ data: RecentChatSessionRecord[]; next_cursor: string | null }> {
   const scope = `recent-chat-sessions:${accountId}`;
-  const page = readPage(secrets, scope, input);
-  const rows = await em.find(
-    ChatSession,
-    { account: accountId, ...(page.after ? { id: { $lt: page.after } } : {}) },
-    { orderBy: { id: 'desc' }, limit: page.limit + 1, populate: ['contact'] },
+  const { items, next_cursor } = await keysetPage(secrets, scope, input, (after, take) =>
+    em.find(
+      ChatSession,
+      { account: accountId, ...(after ? { id: { $lt: after } } : {}) },
+      { orderBy: { id: 'desc' }, limit: take, populate: ['contact'] },
+    ),
   );
-  const { items, next_cursor } = writePage(secrets, scope, rows, page.limit, (row) => row.id);
   const messages = input.includeMessages ? await messagesBySession(em, accountId, items.map((session) => session.id)) : null;
   return {
     data: items.map((session) => toRecentChatSession(session, session.contact.getEntity(), messages ? messages.get(session.id) ?? [] : undefined)),

@@ -1,33 +1,38 @@
 // How chat sessions are shown: ChatSession, and RecentChatSession (with
 // `session_id` in place of `id` and the contact's name and identifiers).
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import type { ChatSession, Contact } from '../db/entities/index.ts';
 import { PLACEHOLDER_EMAIL } from '../contacts/contact-record.ts';
 import { contactDisplayName } from '../messages/export-chat.ts';
-import { toChatMessage, type ChatMessageRecord } from '../messages/message-record.ts';
+import { ChatMessageRecord, toChatMessage } from '../messages/message-record.ts';
 import { newestContactSessionMessages, newestSessionMessages, type ListedMessage } from '../messages/newest-messages.ts';
 
 /** Most messages an answer with includeMessages=true shows, across all its sessions: the newest ones. */
 export const SESSION_MESSAGES_LIMIT = 1_000;
 
-export type ChatSessionRecord = {
-  id: string;
-  start_date_time: string;
+const sessionFields = {
+  start_date_time: z.string(),
   /** Null while the session is open. */
-  end_date_time: string | null;
-  status: 'ChatSessionOpened' | 'ChatSessionClosed';
-  tag: string | null;
+  end_date_time: z.string().nullable(),
+  status: z.enum(['ChatSessionOpened', 'ChatSessionClosed']),
+  tag: z.string().nullable(),
   /** Only when the request asked for includeMessages=true. */
-  messages?: ChatMessageRecord[];
+  messages: z.array(ChatMessageRecord).optional(),
 };
 
-export type RecentChatSessionRecord = Omit<ChatSessionRecord, 'id'> & {
-  session_id: string;
-  contact_id: string;
-  contact_name: string;
-  contact_phone: string;
-  contact_email: string;
-};
+export const ChatSessionRecord = z.object({ id: z.string(), ...sessionFields });
+export type ChatSessionRecord = z.infer<typeof ChatSessionRecord>;
+
+export const RecentChatSessionRecord = z.object({
+  session_id: z.string(),
+  ...sessionFields,
+  contact_id: z.string(),
+  contact_name: z.string(),
+  contact_phone: z.string(),
+  contact_email: z.string(),
+});
+export type RecentChatSessionRecord = z.infer<typeof RecentChatSessionRecord>;
 
 export function toChatSession(session: ChatSession, messages?: ListedMessage[]): ChatSessionRecord {
   const record: ChatSessionRecord = {

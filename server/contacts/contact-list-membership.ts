@@ -1,4 +1,6 @@
-// POST and DELETE /contacts/lists: one contact in or out of one list.
+// POST and DELETE /contacts/lists: one contact in or out of one list; and whether
+// contacts may be added to lists at all: every list must exist (404), then belong to
+// the account acted on (403), checked before anything is written.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ContactList, List } from '../db/entities/index.ts';
 import { runSql, sql } from '../db/sql.ts';
@@ -26,4 +28,17 @@ export async function removeContactFromList(em: EntityManager, accountId: string
   const { contactId, listId } = await resolveMembership(em, accountId, input);
   await em.nativeDelete(ContactList, { contact: contactId, list: listId });
   return { message: 'Contact removed from list successfully' };
+}
+
+/**
+ * Throws why contacts may not be added to these lists: the first missing one (404),
+ * else the first of another account (403). `existing`: the lists that exist, with owners.
+ */
+export function refuseListsForContacts(accountId: string, listIds: string[], existing: { id: string; account_id: string }[]): never {
+  const owners = new Map(existing.map((list) => [list.id, list.account_id]));
+  const missing = listIds.find((id) => !owners.has(id));
+  if (missing) throw new NotFoundError(`List ${missing} not found`);
+  const foreign = listIds.find((id) => owners.get(id) !== accountId);
+  if (foreign) throw new ForbiddenError(`You do not have permission to add contacts to list ${foreign}`);
+  throw new Error('refuseListsForContacts: every list is allowed');
 }

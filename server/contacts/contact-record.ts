@@ -1,23 +1,25 @@
 // How a contact is shown in listings.
+import { z } from 'zod';
 import type { Contact } from '../db/entities/index.ts';
 
 export const PLACEHOLDER_EMAIL = 'no-email@placeholder.invalid';
 
-export type ContactRecord = {
-  id: string;
-  first_name: string;
-  last_name: string;
-  phone_number: string;
-  email: string;
-  is_bot_active: boolean;
-  do_not_disturb: boolean;
+export const ContactRecord = z.object({
+  id: z.string(),
+  first_name: z.string(),
+  last_name: z.string(),
+  phone_number: z.string(),
+  email: z.string(),
+  is_bot_active: z.boolean(),
+  do_not_disturb: z.boolean(),
   /** The 24-hour customer-service window opened by the contact's last inbound message. */
-  is_chat_window_open: boolean;
-  channel: string | null;
-  external_id: string | null;
-  created_at: string;
-  updated_at: string;
-};
+  is_chat_window_open: z.boolean(),
+  channel: z.string().nullable(),
+  external_id: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type ContactRecord = z.infer<typeof ContactRecord>;
 
 export function toContactRecord(contact: Contact): ContactRecord {
   return {

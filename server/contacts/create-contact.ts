@@ -7,7 +7,7 @@ import { newId } from '../db/ids.ts';
 import { queryRows, sql } from '../db/sql.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { newEventRow } from '../events/sql/insert-events.ts';
-import { refuseListsForContacts } from '../lists/list-access.ts';
+import { refuseListsForContacts } from './contact-list-membership.ts';
 import { normalisePhoneNumber, PhoneNumberText } from './phone.ts';
 import { insertContactWithLists } from './sql/insert-contact.ts';
 

@@ -2,7 +2,7 @@
 // `archived` the archived ones only (each listing has its own cursors).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Contact } from '../db/entities/index.ts';
-import { readPage, writePage, type PageInput } from '../pagination.ts';
+import { findEntityPage, type PageInput } from '../pagination.ts';
 import type { Secrets } from '../secrets.ts';
 import { toContactRecord, type ContactRecord } from './contact-record.ts';
 
@@ -13,12 +13,6 @@ export async function listContacts(
   input: PageInput & { archived?: boolean },
 ): Promise<{ contacts: ContactRecord[]; next_cursor: string | null }> {
   const scope = input.archived ? `contacts-archived:${accountId}` : `contacts:${accountId}`;
-  const page = readPage(secrets, scope, input);
-  const rows = await em.find(
-    Contact,
-    { account: accountId, archivedAt: input.archived ? { $ne: null } : null, ...(page.after ? { id: { $gt: page.after } } : {}) },
-    { orderBy: { id: 'asc' }, limit: page.limit + 1 },
-  );
-  const { items, next_cursor } = writePage(secrets, scope, rows, page.limit, (row) => row.id);
+  const { items, next_cursor } = await findEntityPage(em, Contact, { account: accountId, archivedAt: input.archived ? { $ne: null } : null }, secrets, scope, input);
   return { contacts: items.map(toContactRecord), next_cursor };
 }

@@ -7,14 +7,15 @@ import { ForbiddenError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { columnInteger } from '../input-rules.ts';
 
-export type UsageLimits = {
-  monthly_credits: number;
-  monthly_credits_used: number;
-  last_reset_date: string;
-  notifications: Record<string, unknown> | null;
-  credits: number;
-  roll_over_to_next_month: boolean;
-};
+export const UsageLimits = z.object({
+  monthly_credits: z.number().int(),
+  monthly_credits_used: z.number().int(),
+  last_reset_date: z.string(),
+  notifications: z.record(z.string(), z.unknown()).nullable(),
+  credits: z.number().int(),
+  roll_over_to_next_month: z.boolean(),
+});
+export type UsageLimits = z.infer<typeof UsageLimits>;
 
 export function toUsageLimits(account: Account): UsageLimits {
   return {

@@ -1,9 +1,11 @@
 // How a stored message is shown: as a contact Message (content, timestamp,
 // sender, channel), as a ChatMessage inside a session, and in event payloads.
+import { z } from 'zod';
 import type { Message } from '../db/entities/index.ts';
 
 /** The spec knows two directions; API sends are outbound too. */
-export type PublicDirection = 'inbound' | 'outbound';
+export const PublicDirection = z.enum(['inbound', 'outbound']);
+export type PublicDirection = z.infer<typeof PublicDirection>;
 
 export function publicDirection(direction: Message['direction']): PublicDirection {
   return direction === 'inbound' ? 'inbound' : 'outbound';
@@ -14,7 +16,13 @@ export function senderOf(message: Pick<Message, 'direction' | 'sender'>): string
   return message.sender ?? (message.direction === 'inbound' ? 'contact' : 'agent');
 }
 
-export type ContactMessage = { content: string; timestamp: string; sender: string; channel: string };
+export const ContactMessage = z.object({
+  content: z.string(),
+  timestamp: z.string(),
+  sender: z.string(),
+  channel: z.string(),
+});
+export type ContactMessage = z.infer<typeof ContactMessage>;
 
 export function toContactMessage(message: Pick<Message, 'body' | 'createdAt' | 'direction' | 'sender' | 'channel'>): ContactMessage {
   return {
@@ -25,15 +33,16 @@ export function toContactMessage(message: Pick<Message, 'body' | 'createdAt' | '
   };
 }
 
-export type ChatMessageRecord = {
-  id: string;
-  body: string;
-  direction: PublicDirection;
-  timestamp: string | null;
-  type: string;
-  channel: string;
-  status: string;
-};
+export const ChatMessageRecord = z.object({
+  id: z.string(),
+  body: z.string(),
+  direction: PublicDirection,
+  timestamp: z.string().nullable(),
+  type: z.string(),
+  channel: z.string(),
+  status: z.string(),
+});
+export type ChatMessageRecord = z.infer<typeof ChatMessageRecord>;
 
 /** The fields of a stored message that its records and event blocks show. */
 export type ShownMessage = Pick<

@@ -35,7 +35,12 @@ export const MessagingConnectionInput = z.object({
 });
 export type MessagingConnectionInput = z.infer<typeof MessagingConnectionInput>;
 
-export type MessagingConnectionStatus = { connected: boolean; phone_number_id: string | null; business_account_id: string | null };
+export const MessagingConnectionStatus = z.object({
+  connected: z.boolean(),
+  phone_number_id: z.string().nullable(),
+  business_account_id: z.string().nullable(),
+});
+export type MessagingConnectionStatus = z.infer<typeof MessagingConnectionStatus>;
 
 const NOT_CONNECTED: MessagingConnectionStatus = { connected: false, phone_number_id: null, business_account_id: null };
 

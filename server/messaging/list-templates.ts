@@ -1,17 +1,19 @@
 // GET /whatsapp-templates: the account's templates as the specification's list item.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { MessageTemplate } from '../db/entities/index.ts';
 
-export type TemplateListItem = {
-  id: string;
-  name: string;
-  status: string;
-  language: string;
-  category: string;
-  components: unknown[];
-  createdAt: string;
-  template: Record<string, unknown>;
-};
+export const TemplateListItem = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: z.string(),
+  language: z.string(),
+  category: z.string(),
+  components: z.array(z.unknown()),
+  createdAt: z.iso.datetime(),
+  template: z.record(z.string(), z.unknown()),
+});
+export type TemplateListItem = z.infer<typeof TemplateListItem>;
 
 export function toTemplateListItem(template: MessageTemplate): TemplateListItem {
   return {

@@ -3,41 +3,9 @@
 // client, so the address guard, time-outs and pools apply; the access token only ever
 // travels in the Authorization header and never appears in a result or an error.
 import { createOutboundClient, type OutboundResponse } from '../outbound/http-client.ts';
+import type { ConnectionCheck, ConnectionProblem, MessagingProvider, ProviderCredentials, ProviderTemplate } from '../services.ts';
 
-export type ProviderCredentials = { phoneNumberId: string; businessAccountId: string | null; accessToken: string };
-export type ProviderTemplateSend = { to: string; templateName: string; language: string; parameters: string[] };
-export type ProviderSendResult =
-  | { ok: true; providerMessageId: string }
-  | { ok: false; status: number | null; retryable: boolean; message: string };
-export type ProviderTemplate = {
-  id: string;
-  name: string;
-  language: string;
-  category: string;
-  status: string;
-  components: unknown[];
-  raw: Record<string, unknown>;
-};
-/** Why the provider would not confirm a connection's credentials. */
-export type ConnectionProblem =
-  | 'token_refused'
-  | 'phone_number_unreachable'
-  | 'business_account_unreachable'
-  | 'phone_number_not_in_business_account'
-  | 'provider_unavailable';
-export type ConnectionCheck = { ok: true } | { ok: false; problem: ConnectionProblem; message: string };
-export type MessagingProvider = {
-  /**
-   * Whether the token reaches the phone number and, when a business account is given, that
-   * account, which must hold the number. Connections are routed by the number, so only a
-   * token its owner holds may claim it.
-   */
-  checkConnection(credentials: ProviderCredentials): Promise<ConnectionCheck>;
-  sendTemplate(credentials: ProviderCredentials, send: ProviderTemplateSend): Promise<ProviderSendResult>;
-  /** Every template of the business account, following the provider's paging. */
-  listTemplates(credentials: ProviderCredentials): Promise<ProviderTemplate[]>;
-  close(): Promise<void>;
-};
+export type { ConnectionCheck, ConnectionProblem, MessagingProvider, ProviderCredentials, ProviderSendResult, ProviderTemplate, ProviderTemplateSend } from '../services.ts';
 
 /**
  * A provider call other than a send failed; `retryable` says whether trying later may help.

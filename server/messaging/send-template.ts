@@ -3,16 +3,14 @@
 // is reserved before the call and released when the provider refuses or fails, so the
 // caller is charged exactly when a message went out, and nothing is recorded otherwise.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { recordBroadcastSend } from '../broadcasts/record-recipient-outcome.ts';
 import { requireContact } from '../contacts/find-contact.ts';
 import { releaseCreditReservation, reserveCredits, settleCreditReservation } from '../credits/spend-credits.ts';
 import { MessageTemplate } from '../db/entities/index.ts';
 import { ApiError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { recordMessage } from '../messages/record-message.ts';
-import type { Services } from '../services.ts';
+import type { ProviderSendResult, Services } from '../services.ts';
 import { requireProviderCredentials } from './connection.ts';
 import { contactTemplateFields } from './contact-template-fields.ts';
-import type { ProviderSendResult } from './provider-client.ts';
 import { renderTemplate, validateTemplateBody } from './template-variables.ts';
 
 export type TemplateSendInput = { contactId: string; templateId: string };
@@ -44,11 +42,16 @@ function sendFailure(result: Extract<ProviderSendResult, { ok: false }>): ApiErr
   return new ApiError(500, PROVIDER_UNAVAILABLE, { reason: 'provider_unavailable', outside: result.message });
 }
 
+/**
+ * `options.broadcastId` names the broadcast in logs; `options.recordWithMessage` writes what
+ * the caller keeps about the send (a broadcast recipient's outcome) in the message's own
+ * transaction, so the two cannot part.
+ */
 export async function sendTemplate(
   services: Services,
   accountId: string,
   input: TemplateSendInput,
-  options: { broadcastId?: string } = {},
+  options: { broadcastId?: string; recordWithMessage?: (tx: EntityManager, sent: TemplateSent) => Promise<void> } = {},
 ): Promise<TemplateSent> {
   const em = services.orm.em.fork();
   const contact = await requireContact(em, accountId, input.contactId);
@@ -92,8 +95,8 @@ export async function sendTemplate(
       reopenClosedSession: true,
     });
     await settleCreditReservation(tx, reservation, 'template_send');
-    // A broadcast's recipient is marked sent with the message, so its outcome cannot be lost.
-    if (options.broadcastId) await recordBroadcastSend(tx, options.broadcastId, contact.id, messageId, providerMessageId);
-    return { messageId, providerMessageId };
+    const sent = { messageId, providerMessageId };
+    await options.recordWithMessage?.(tx, sent);
+    return sent;
   });
 }

@@ -6,7 +6,8 @@ import { MessageTemplate } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
 import type { Secrets } from '../secrets.ts';
 import { loadProviderCredentials } from './provider-credentials.ts';
-import { ProviderRequestError, type MessagingProvider, type ProviderTemplate } from './provider-client.ts';
+import type { MessagingProvider, ProviderTemplate } from '../services.ts';
+import { ProviderRequestError } from './provider-client.ts';
 import { validateTemplateBody } from './template-variables.ts';
 
 /** Status given to a synced template the provider no longer lists; the row stays for the messages that used it. */

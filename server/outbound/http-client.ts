@@ -29,10 +29,15 @@ export type OutboundClientOptions = {
 /** An outbound result with the answer's body, for callers that read it (the messaging provider). */
 export type OutboundResponse = OutboundResult & { body: string | null };
 
+type RequestInit = { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal };
+
 export type OutboundClient = {
   post(url: string, init: { headers: Record<string, string>; body: string }): Promise<OutboundResult>;
-  /** Any method; returns the answer's body (up to 1 MiB, as UTF-8), null when there was no answer or it was larger. */
-  request(url: string, init: { method: string; headers: Record<string, string>; body?: string }): Promise<OutboundResponse>;
+  /**
+   * Any method; returns the answer's body (up to 1 MiB, as UTF-8), null when there was no answer or it was larger.
+   * `signal` abandons the request early (a job's own, when its worker shuts down).
+   */
+  request(url: string, init: RequestInit): Promise<OutboundResponse>;
   /** Waits for requests in flight, then closes every pooled connection. */
   close(): Promise<void>;
 };
@@ -60,7 +65,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
 
   async function send(
     url: string,
-    init: { method: string; headers: Record<string, string>; body?: string },
+    init: RequestInit,
     readBody: boolean,
   ): Promise<OutboundResponse> {
     const started = performance.now();
@@ -95,6 +100,9 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
           timedOut = true;
           controller.abort(new Error(`no answer within ${options.timeoutMs} ms`));
         }, options.timeoutMs);
+        const abandon = () => controller.abort(init.signal?.reason);
+        if (init.signal?.aborted) abandon();
+        init.signal?.addEventListener('abort', abandon, { once: true });
         try {
           const response = await request(parsed, {
             method: init.method as 'POST',
@@ -115,6 +123,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
           return result(null, classifyError(error));
         } finally {
           clearTimeout(timer);
+          init.signal?.removeEventListener('abort', abandon);
         }
       } finally {
         overall.release();

@@ -1,10 +1,12 @@
 // Summaries from an OpenAI-compatible chat-completions endpoint (SUMMARY_API_URL).
 // A 4xx answer is final (the request itself is wrong: key, model, size) and is
 // reported as SummaryRejectedError; anything else that fails throws a plain
-// error so the job's own retries try again.
-import { request } from 'undici';
+// error so the job's own retries try again. The request goes through the
+// outbound client (address guard, time-out, pooled connections).
+import type { OutboundClient } from '../outbound/http-client.ts';
 
-const TIMEOUT_MS = 30_000;
+/** The time-out of the summary client's requests. */
+export const SUMMARY_TIMEOUT_MS = 30_000;
 /** The newest part of a long conversation is what the summary is about; older lines are dropped first. */
 const MAX_TRANSCRIPT_CHARS = 40_000;
 const MAX_SUMMARY_CHARS = 10_000;
@@ -38,9 +40,14 @@ function tail(transcript: string): string {
   return firstLineBreak === -1 ? cut : cut.slice(firstLineBreak + 1);
 }
 
-/** `signal`: the job's own (aborted when the worker shuts down), besides the time-out. */
-export async function summarizeWithChatCompletions(settings: ChatCompletionsSettings, transcript: string, signal?: AbortSignal): Promise<string> {
-  const response = await request(chatCompletionsUrl(settings.url), {
+/** `signal`: the job's own (aborted when the worker shuts down), besides the client's time-out. */
+export async function summarizeWithChatCompletions(
+  client: OutboundClient,
+  settings: ChatCompletionsSettings,
+  transcript: string,
+  signal?: AbortSignal,
+): Promise<string> {
+  const response = await client.request(chatCompletionsUrl(settings.url), {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -55,18 +62,15 @@ export async function summarizeWithChatCompletions(settings: ChatCompletionsSett
         { role: 'user', content: tail(transcript) || '(no messages yet)' },
       ],
     }),
-    signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]) : AbortSignal.timeout(TIMEOUT_MS),
+    signal,
   });
-  const text = await response.body.text();
-  if (response.statusCode >= 400 && response.statusCode < 500) {
-    throw new SummaryRejectedError(response.statusCode, text.slice(0, 500));
-  }
-  if (response.statusCode < 200 || response.statusCode >= 300) {
-    throw new Error(`The summary provider answered with status ${response.statusCode}`);
-  }
+  const status = response.statusCode;
+  if (status === null) throw new Error(`The summary provider could not be reached: ${response.failure?.message ?? 'no answer'}`);
+  if (status >= 400 && status < 500) throw new SummaryRejectedError(status, (response.body ?? '').slice(0, 500));
+  if (status < 200 || status >= 300) throw new Error(`The summary provider answered with status ${status}`);
   let content: unknown;
   try {
-    content = (JSON.parse(text) as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
+    content = (JSON.parse(response.body ?? '') as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
   } catch {
     throw new Error('The summary provider answered with a body that is not JSON');
   }

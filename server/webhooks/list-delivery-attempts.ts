@@ -1,20 +1,22 @@
 // GET /webhooks/{webhookId}/deliveries: the delivery log, one entry per HTTP attempt,
 // newest first, paged with the signed cursors of pagination.ts (keyed by attempt id).
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { queryRows, sql } from '../db/sql.ts';
-import { readPage, writePage, type PageInput } from '../pagination.ts';
+import { keysetPage, type PageInput } from '../pagination.ts';
 import type { Secrets } from '../secrets.ts';
 import { findSubscription } from './find-subscription.ts';
 
-export type DeliveryAttemptRecord = {
-  delivery_id: string;
-  event: string;
-  attempt: number;
-  status_code: number | null;
-  duration_ms: number;
-  error: string | null;
-  created_at: string;
-};
+export const DeliveryAttemptRecord = z.object({
+  delivery_id: z.string(),
+  event: z.string(),
+  attempt: z.number().int(),
+  status_code: z.number().int().nullable(),
+  duration_ms: z.number().int(),
+  error: z.string().nullable(),
+  created_at: z.string(),
+});
+export type DeliveryAttemptRecord = z.infer<typeof DeliveryAttemptRecord>;
 
 type AttemptRow = Omit<DeliveryAttemptRecord, 'created_at'> & { id: string; created_at: Date };
 
@@ -39,9 +41,7 @@ export async function listDeliveryAttempts(
   const subscription = await findSubscription(em, accountId, webhookId);
   // The row id, not the positional id: a cursor must not move to another subscription when positions shift.
   const scope = `webhook-deliveries:${subscription.id}`;
-  const page = readPage(secrets, scope, input);
-  const rows = await queryRows<AttemptRow>(em, pageSql(subscription.id, page.after, page.limit + 1));
-  const { items, next_cursor } = writePage(secrets, scope, rows, page.limit, (row) => row.id);
+  const { items, next_cursor } = await keysetPage(secrets, scope, input, (after, take) => queryRows<AttemptRow>(em, pageSql(subscription.id, after, take)));
   return {
     deliveries: items.map(({ id: _id, created_at, ...attempt }) => ({ ...attempt, created_at: new Date(created_at).toISOString() })),
     next_cursor,

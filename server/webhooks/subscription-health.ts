@@ -2,21 +2,23 @@
 // shown is the subscription's own account's row; inherited deliveries to client
 // accounts keep their own rows (Agency inheritance rule 5).
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { WebhookHealth } from '../db/entities/index.ts';
 import { findSubscription, positionOf } from './find-subscription.ts';
 
-export type HealthRecord = {
-  consecutive_failures: number;
-  total_failures: number;
-  total_successes: number;
-  is_disabled: boolean;
-  disabled_at: string | null;
-  disabled_reason: string | null;
-  last_failure: Record<string, unknown> | null;
-  last_success_at: string | null;
-  created_at: string;
-  updated_at: string;
-};
+export const HealthRecord = z.object({
+  consecutive_failures: z.number().int(),
+  total_failures: z.number().int(),
+  total_successes: z.number().int(),
+  is_disabled: z.boolean(),
+  disabled_at: z.string().nullable(),
+  disabled_reason: z.string().nullable(),
+  last_failure: z.record(z.string(), z.unknown()).nullable(),
+  last_success_at: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type HealthRecord = z.infer<typeof HealthRecord>;
 
 function toHealthRecord(row: WebhookHealth): HealthRecord {
   return {

@@ -24,22 +24,24 @@ export const SubscribedToTags = z
 export const WebhookName = z.string().trim().min(1, 'name must not be empty').max(200, 'name must be at most 200 characters');
 export const WebhookUrl = z.string({ error: 'url must be a string' }).min(1, 'url must not be empty');
 
-export type WebhookSummary = {
-  id: string;
-  name: string;
-  url: string;
-  subscribed_to: string[];
-  subscribed_to_tags: string[];
-  created_at: string;
-};
+export const WebhookSummary = z.object({
+  id: z.string(),
+  name: z.string(),
+  url: z.string(),
+  subscribed_to: z.array(z.string()),
+  subscribed_to_tags: z.array(z.string()),
+  created_at: z.string(),
+});
+export type WebhookSummary = z.infer<typeof WebhookSummary>;
 
-export type WebhookRecord = WebhookSummary & {
-  signing_enabled: boolean;
-  signing_secret_created_at: string | null;
-  retries_enabled: boolean;
-  enabled: boolean;
-  apply_to_sub_accounts: boolean;
-};
+export const WebhookRecord = WebhookSummary.extend({
+  signing_enabled: z.boolean(),
+  signing_secret_created_at: z.string().nullable(),
+  retries_enabled: z.boolean(),
+  enabled: z.boolean(),
+  apply_to_sub_accounts: z.boolean(),
+});
+export type WebhookRecord = z.infer<typeof WebhookRecord>;
 
 /** `id` is the positional id; the row id never leaves the service. The secret is never shown here. */
 export function toWebhookRecord(subscription: WebhookSubscription, id: string): WebhookRecord {

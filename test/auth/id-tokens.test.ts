@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { updateAccount } from '../../server/accounts/accounts.ts';
+import { updateAccount } from '../../server/accounts/update-account.ts';
 import { startIdentityProvider, type TestIdentityProvider } from '../helpers/jwks.ts';
 import { startTestService, TEST_SECRET_KEY, type TestService } from '../helpers/service.ts';
 import { waitForFreshWindow } from '../rate-limit/fresh-window.ts';

@@ -11,7 +11,7 @@ import { fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { appRouter } from '../../routers/index.ts';
-import { createScopedKey } from '../../server/api-keys/scoped-keys.ts';
+import { createScopedKey } from '../../server/api-keys/create-scoped-key.ts';
 import { API_SECTIONS, type ApiSection } from '../../server/auth/scopes.ts';
 import type { ProcedureMeta } from '../../server/trpc.ts';
 import { startFakeMessagingProvider, type FakeMessagingProvider } from '../helpers/fake-messaging-provider.ts';

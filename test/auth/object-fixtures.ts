@@ -3,7 +3,7 @@
 // service's own code writes it), and a snapshot of everything an account owns in the
 // database, to show that another account's calls changed nothing.
 import { expect } from 'vitest';
-import { createScopedKey } from '../../server/api-keys/scoped-keys.ts';
+import { createScopedKey } from '../../server/api-keys/create-scoped-key.ts';
 import { recordMessage } from '../../server/messages/record-message.ts';
 import type { FakeMessagingProvider } from '../helpers/fake-messaging-provider.ts';
 import type { TestService } from '../helpers/service.ts';

@@ -2,8 +2,8 @@
 // REST and createCaller, and test/auth/every-procedure-over-socket.test.ts over a /trpc
 // WebSocket: the procedures it covers, the keys of each section, and the client accounts.
 import { appRouter } from '../../routers/index.ts';
-import { createScopedKey } from '../../server/api-keys/scoped-keys.ts';
-import { createSubAccount } from '../../server/sub-accounts/sub-accounts.ts';
+import { createScopedKey } from '../../server/api-keys/create-scoped-key.ts';
+import { createSubAccount } from '../../server/sub-accounts/create-sub-account.ts';
 import { API_SECTIONS, type ApiSection } from '../../server/auth/scopes.ts';
 import type { ProcedureMeta } from '../../server/trpc.ts';
 import type { TestService } from '../helpers/service.ts';

@@ -1,20 +1,14 @@
 // Contacts over real HTTPS: every rule of POST/GET/PUT /contacts and
 // POST/DELETE /contacts/lists, with exact statuses and bodies.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { describe, expect, test } from 'vitest';
+import { serviceForFile } from '../helpers/service-for-file.ts';
+import type { TestService } from '../helpers/service.ts';
 
 let service: TestService;
 let a: { userId: string; apiKey: string };
 let b: { userId: string; apiKey: string };
 
-beforeAll(async () => {
-  service = await startTestService();
-  a = await service.createAccount();
-  b = await service.createAccount();
-});
-afterAll(async () => {
-  await service?.stop();
-});
+serviceForFile({ accounts: [{}, {}] }, (started) => ({ service, accounts: [a, b] } = started));
 
 let phoneSeq = 0;
 /** Distinct valid US numbers. */

@@ -1,18 +1,14 @@
 // Credits: atomic spending under concurrency (directly and through POST /tags),
 // the low-balance crossing, GET /usage-limits and the agency's
 // PUT /sub-accounts/{id}/usage-limits, with the events each change writes.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { LOW_CREDIT_THRESHOLD, spendCredits } from '../../server/credits/spend-credits.ts';
 import { PaymentRequiredError } from '../../server/errors.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { serviceForFile } from '../helpers/service-for-file.ts';
+import type { TestService } from '../helpers/service.ts';
 
 let service: TestService;
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => {
-  await service?.stop();
-});
+serviceForFile({}, (started) => ({ service } = started));
 
 type EventRow = { name: string; account_id: string; payload: { user: { id: string }; data: Record<string, unknown> } };
 

@@ -9,7 +9,7 @@ import { loadConfig } from '../../server/config.ts';
 import { startService, type RunningService } from '../../server/service.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { insecureAgent, TEST_SECRET_KEY } from '../helpers/service.ts';
-import { createAccount } from '../../server/accounts/accounts.ts';
+import { createAccount } from '../../server/accounts/create-account.ts';
 import { fetch } from 'undici';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

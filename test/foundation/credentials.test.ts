@@ -1,20 +1,14 @@
 // How keys are kept and carried: random, prefixed, only an HMAC used for lookup,
 // the retrievable copy sealed; carriers in the spec's order of precedence.
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { expect, test } from 'vitest';
+import { serviceForFile } from '../helpers/service-for-file.ts';
+import type { TestService } from '../helpers/service.ts';
 
 let service: TestService;
 let a: { userId: string; apiKey: string };
 let b: { userId: string; apiKey: string };
 
-beforeAll(async () => {
-  service = await startTestService();
-  a = await service.createAccount();
-  b = await service.createAccount();
-});
-afterAll(async () => {
-  await service?.stop();
-});
+serviceForFile({ accounts: [{}, {}] }, (started) => ({ service, accounts: [a, b] } = started));
 
 test('keys are random, high-entropy and prefixed', () => {
   expect(a.apiKey).toMatch(/^mk_[A-Za-z0-9_-]{43}$/);

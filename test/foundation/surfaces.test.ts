@@ -4,10 +4,11 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { createTRPCClient, createWSClient, httpLink, wsLink } from '@trpc/client';
 import { fetch as undiciFetch } from 'undici';
 import WebSocket from 'ws';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import type { AppRouter } from '../../routers/index.ts';
 import { appRouter } from '../../routers/index.ts';
-import { insecureAgent, startTestService, type TestService } from '../helpers/service.ts';
+import { serviceForFile } from '../helpers/service-for-file.ts';
+import { insecureAgent, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
 let account: { userId: string; apiKey: string };
@@ -25,13 +26,7 @@ function httpClient(apiKey: string) {
   });
 }
 
-beforeAll(async () => {
-  service = await startTestService();
-  account = await service.createAccount();
-});
-afterAll(async () => {
-  await service?.stop();
-});
+serviceForFile({ accounts: [{}] }, (started) => ({ service, accounts: [account] } = started));
 
 test('/v1/openapi.json is a valid OpenAPI document', async () => {
   const response = await service.request('GET', '/openapi.json');

@@ -6,21 +6,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import { request as httpRequest } from 'node:http';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { BODY_LIMIT_BYTES } from '../../server/http/host.ts';
 import { routerWithSlowProcedure } from '../helpers/slow-procedure.ts';
+import { serviceForFile } from '../helpers/service-for-file.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
 let account: { userId: string; apiKey: string };
 
-beforeAll(async () => {
-  service = await startTestService();
-  account = await service.createAccount();
-});
-afterAll(async () => {
-  await service?.stop();
-});
+serviceForFile({ accounts: [{}] }, (started) => ({ service, accounts: [account] } = started));
 
 /** Sends raw bytes to the port and returns everything the server answers. */
 function rawExchange(port: number, payload: string): Promise<string> {

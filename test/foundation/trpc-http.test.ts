@@ -3,19 +3,14 @@
 // as a batch of one (which tRPC's handler answers), gets the same status and the same
 // result or error shape.
 import { fetch as undiciFetch } from 'undici';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { insecureAgent, startTestService, type TestService } from '../helpers/service.ts';
+import { describe, expect, test } from 'vitest';
+import { serviceForFile } from '../helpers/service-for-file.ts';
+import { insecureAgent, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
 let account: { userId: string; apiKey: string };
 
-beforeAll(async () => {
-  service = await startTestService();
-  account = await service.createAccount();
-});
-afterAll(async () => {
-  await service?.stop();
-});
+serviceForFile({ accounts: [{}] }, (started) => ({ service, accounts: [account] } = started));
 
 type Answer = { status: number; headers: { get(name: string): string | null }; body: unknown };
 

@@ -2,22 +2,16 @@
 // response to a key is replayed to retries of the same request by the same credential,
 // a different request (or credential) with the key is 422, a concurrent retry never runs
 // it twice, and a stored response carrying a secret is sealed at rest.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestService, type ApiResponse, type TestService } from '../helpers/service.ts';
+import { describe, expect, test } from 'vitest';
+import { serviceForFile } from '../helpers/service-for-file.ts';
+import type { ApiResponse, TestService } from '../helpers/service.ts';
 import { sweepIdempotencyKeys } from '../../workers/sweep-idempotency-keys.ts';
 
 let service: TestService;
 let a: { userId: string; apiKey: string };
 let b: { userId: string; apiKey: string };
 
-beforeAll(async () => {
-  service = await startTestService({ env: { WEBHOOK_ALLOW_HOSTS: 'localhost,127.0.0.1' } });
-  a = await service.createAccount();
-  b = await service.createAccount();
-});
-afterAll(async () => {
-  await service?.stop();
-});
+serviceForFile({ start: { env: { WEBHOOK_ALLOW_HOSTS: 'localhost,127.0.0.1' } }, accounts: [{}, {}] }, (started) => ({ service, accounts: [a, b] } = started));
 
 let seq = 0;
 function unique(prefix: string): string {

@@ -4,22 +4,17 @@
 // never a 500 from the database or a stack overflow.
 import { createTRPCClient, httpLink } from '@trpc/client';
 import { fetch as undiciFetch } from 'undici';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { appRouter, type AppRouter } from '../../routers/index.ts';
 import { checkRequestInput, findInputProblem, INT32_MAX, INT32_MIN, MAX_INPUT_DEPTH } from '../../server/input-rules.ts';
+import { serviceForFile } from '../helpers/service-for-file.ts';
 import { insecureAgent, startTestService, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
 let agency: { userId: string; apiKey: string };
 
-beforeAll(async () => {
-  service = await startTestService();
-  agency = await service.createAccount({ agency: true });
-});
-afterAll(async () => {
-  await service?.stop();
-});
+serviceForFile({ accounts: [{ agency: true }] }, (started) => ({ service, accounts: [agency] } = started));
 
 function envelope(error: string) {
   return { success: false, error, error_code: 400 };

@@ -1,19 +1,13 @@
 // The contract's /lists endpoints over real HTTPS.
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { expect, test } from 'vitest';
+import { serviceForFile } from '../helpers/service-for-file.ts';
+import type { TestService } from '../helpers/service.ts';
 
 let service: TestService;
 let a: { userId: string; apiKey: string };
 let b: { userId: string; apiKey: string };
 
-beforeAll(async () => {
-  service = await startTestService();
-  a = await service.createAccount();
-  b = await service.createAccount();
-});
-afterAll(async () => {
-  await service?.stop();
-});
+serviceForFile({ accounts: [{}, {}] }, (started) => ({ service, accounts: [a, b] } = started));
 
 test('POST /lists: 201 {success, data: List}', async () => {
   const response = await service.request('POST', '/lists', { apiKey: a.apiKey, body: { name: 'Customers', description: 'Paying' } });

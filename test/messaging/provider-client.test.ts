@@ -3,7 +3,8 @@
 // 4xx is final and names the provider's error, 429/5xx/time-outs may be retried, the token
 // never appears), and the template listing followed across pages.
 import { afterEach, describe, expect, test } from 'vitest';
-import { createMessagingProvider, ProviderRequestError, type MessagingProvider } from '../../server/messaging/provider-client.ts';
+import { createMessagingProvider, ProviderRequestError } from '../../server/messaging/provider-client.ts';
+import type { MessagingProvider } from '../../server/services.ts';
 import { startFakeMessagingProvider, type FakeMessagingProvider } from '../helpers/fake-messaging-provider.ts';
 
 const cleanups: Array<() => Promise<void>> = [];

@@ -10,7 +10,7 @@ import pino from 'pino';
 import { fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { appRouter } from '../../routers/index.ts';
-import { createAccount } from '../../server/accounts/accounts.ts';
+import { createAccount } from '../../server/accounts/create-account.ts';
 import { loadConfig } from '../../server/config.ts';
 import { requestIdMixin } from '../../server/log.ts';
 import { startService, type RunningService } from '../../server/service.ts';

@@ -65,6 +65,19 @@ describe('classification of answers', () => {
     expect(hook.requests.length).toBeLessThanOrEqual(1);
   });
 
+  test("the caller's signal abandons a request in flight: the result comes without waiting for the answer or the time-out", async () => {
+    const release = Promise.withResolvers<void>();
+    cleanups.push(async () => release.resolve());
+    const hook = await receiver({ respondWith: () => ({ status: 200, until: release.promise }) });
+    const abandon = new AbortController();
+    const pending = client({ timeoutMs: 60_000 }).request(hook.url, { method: 'POST', headers: delivery.headers, body: delivery.body, signal: abandon.signal });
+    await hook.waitFor(1);
+    abandon.abort(new Error('the job is shutting down'));
+    const result = await pending;
+    expect(result).toMatchObject({ delivered: false, statusCode: null, body: null });
+    expect(result.failure?.type).not.toBe('timeout');
+  });
+
   test('a large answer body is read to a cap and discarded; the delivery still counts', async () => {
     const hook = await receiver({ respondWith: () => ({ status: 200, body: 'x'.repeat(2 * 1024 * 1024) }) });
     const result = await client().post(hook.url, delivery);

@@ -4,8 +4,8 @@
 // SSE alike, whichever API process made the change.
 import { fetch } from 'undici';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { updateAccount } from '../../server/accounts/accounts.ts';
-import { createScopedKey } from '../../server/api-keys/scoped-keys.ts';
+import { updateAccount } from '../../server/accounts/update-account.ts';
+import { createScopedKey } from '../../server/api-keys/create-scoped-key.ts';
 import { LISTENER_APPLICATION_NAME } from '../../server/realtime/conversation-events.ts';
 import { insecureAgent, startTestService, type TestService } from '../helpers/service.ts';
 import { openRawTrpcSocket, type Frame, type RawTrpcSocket } from '../helpers/trpc-socket.ts';

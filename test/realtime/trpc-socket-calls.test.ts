@@ -4,8 +4,8 @@
 // credential have documented limits with a clear error.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { AppRouter } from '../../routers/index.ts';
-import { updateAccount } from '../../server/accounts/accounts.ts';
-import { createScopedKey } from '../../server/api-keys/scoped-keys.ts';
+import { updateAccount } from '../../server/accounts/update-account.ts';
+import { createScopedKey } from '../../server/api-keys/create-scoped-key.ts';
 import { MAX_BATCH_CALLS, MAX_CHANNELS_PER_CREDENTIAL, MAX_SUBSCRIPTIONS_PER_SOCKET } from '../../server/http/trpc-limits.ts';
 import { WINDOW_SECONDS } from '../../server/rate-limit/limits.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createAccount } from '../../server/accounts/accounts.ts';
+import { createAccount } from '../../server/accounts/create-account.ts';
 import { startEmbeddedPostgres } from '../../server/db/embedded.ts';
 import { openOrm } from '../../server/db/orm.ts';
 import { clusterDirectory, packagedBinaries, postgresUser, reachableBinaries } from '../../server/db/postgres-placement.ts';

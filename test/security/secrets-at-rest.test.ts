@@ -17,7 +17,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { appRouter } from '../../routers/index.ts';
 import { call, type Answer } from '../reliability/fixtures.ts';
-import { createAccount } from '../../server/accounts/accounts.ts';
+import { createAccount } from '../../server/accounts/create-account.ts';
 import { loadConfig } from '../../server/config.ts';
 import { startService, type RunningService } from '../../server/service.ts';
 import { workerDefinition } from '../../workers/index.ts';

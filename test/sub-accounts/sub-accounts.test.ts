@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { describe, expect, test } from 'vitest';
+import { serviceForFile } from '../helpers/service-for-file.ts';
+import type { TestService } from '../helpers/service.ts';
 
 let service: TestService;
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => {
-  await service?.stop();
-});
+serviceForFile({}, (started) => ({ service } = started));
 
 let emailCounter = 0;
 function uniqueEmail(prefix = 'client'): string {

@@ -9,7 +9,7 @@ let service: TestService;
 let fake: FakeChatCompletions;
 beforeAll(async () => {
   fake = await startFakeChatCompletions();
-  service = await startTestService({ env: { SUMMARY_API_URL: fake.url, SUMMARY_API_KEY: 'k' } });
+  service = await startTestService({ env: { ...fake.env, SUMMARY_API_KEY: 'k' } });
 });
 afterAll(async () => {
   await service?.stop();

@@ -1,16 +1,12 @@
 // Tags over real HTTPS: POST /tags (create-or-add, one credit per new
 // assignment), GET /tags, GET /tags/{name}, GET /contacts/tags/{contactId},
 // scoped-key sections, account isolation and the events written with each change.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { describe, expect, test } from 'vitest';
+import { serviceForFile } from '../helpers/service-for-file.ts';
+import type { TestService } from '../helpers/service.ts';
 
 let service: TestService;
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => {
-  await service?.stop();
-});
+serviceForFile({}, (started) => ({ service } = started));
 
 let phoneCounter = 0;
 /** A fresh valid US number per call (+1 415 555 2xxx). */

@@ -1,14 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createTask, updateTask } from '../../server/tasks/tasks.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { describe, expect, test } from 'vitest';
+import { createTask } from '../../server/tasks/create-task.ts';
+import { updateTask } from '../../server/tasks/update-task.ts';
+import { serviceForFile } from '../helpers/service-for-file.ts';
+import type { TestService } from '../helpers/service.ts';
 
 let service: TestService;
-beforeAll(async () => {
-  service = await startTestService();
-});
-afterAll(async () => {
-  await service?.stop();
-});
+serviceForFile({}, (started) => ({ service } = started));
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 let phoneCounter = 0;

@@ -1,8 +1,9 @@
 // Webhook subscriptions over real HTTPS: list, events, create, update, delete, health
 // and re-enable, with exact statuses and bodies.
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { EVENT_NAMES } from '../../server/events/emit.ts';
-import { startTestService, type TestService } from '../helpers/service.ts';
+import { serviceForFile } from '../helpers/service-for-file.ts';
+import type { TestService } from '../helpers/service.ts';
 
 let service: TestService;
 let a: { userId: string; apiKey: string };
@@ -11,14 +12,7 @@ let b: { userId: string; apiKey: string };
 // Deliverable in tests only: WEBHOOK_ALLOW_HOSTS exempts localhost from the public-address rule.
 const RECEIVER = 'https://localhost:9/hook';
 
-beforeAll(async () => {
-  service = await startTestService({ env: { WEBHOOK_ALLOW_HOSTS: 'localhost,127.0.0.1' } });
-  a = await service.createAccount();
-  b = await service.createAccount();
-});
-afterAll(async () => {
-  await service?.stop();
-});
+serviceForFile({ start: { env: { WEBHOOK_ALLOW_HOSTS: 'localhost,127.0.0.1' } }, accounts: [{}, {}] }, (started) => ({ service, accounts: [a, b] } = started));
 
 async function freshAccount() {
   return service.createAccount();

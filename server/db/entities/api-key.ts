@@ -1,6 +1,15 @@
 import { defineEntity, p } from '@mikro-orm/core';
-import type { Scopes } from '../../auth/scopes.ts';
 import { Account } from './account.ts';
+
+/** A scoped key's permission set as stored; server/auth/scopes.ts gives it meaning. */
+export type ApiKeyScopes = {
+  read_only: boolean;
+  /** Sections the key may use; empty means every section. */
+  tags: string[];
+  /** Accounts the key may act on besides its own; `['*']` = every managed account. */
+  sub_account_ids: string[];
+  rate_limit_per_min: number;
+};
 
 export const ApiKeySchema = defineEntity({
   name: 'ApiKey',
@@ -14,7 +23,7 @@ export const ApiKeySchema = defineEntity({
     keyPreview: p.text(),
     label: p.text().nullable(),
     // Scoped keys only; null on the main key.
-    scopes: p.json<Scopes>().nullable(),
+    scopes: p.json<ApiKeyScopes>().nullable(),
     expiresAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),
     lastUsedAt: p.datetime().nullable(),

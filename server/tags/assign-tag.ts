@@ -1,15 +1,15 @@
-// Tags of the account acted on: assign (creating the tag when new), list,
-// look up by name, and a contact's tags. Another account's tag or contact is
-// not found here.
+// POST /tags: the contact (by phone number or e-mail) joins the tag, which is
+// created when new. Another account's contact is not found here.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Tag } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
 import { queryRows, runSql, sql } from '../db/sql.ts';
-import { MissingParametersError, NotFoundError } from '../errors.ts';
-import { findContactByIdentifier, requireContact } from '../contacts/find-contact.ts';
+import { MissingParametersError } from '../errors.ts';
+import { findContactByIdentifier } from '../contacts/find-contact.ts';
 import { spendCredits } from '../credits/spend-credits.ts';
 import { PhoneNumberText } from '../contacts/phone.ts';
+import { toTagRecord, type TagRecord } from './tag-record.ts';
 
 /** Credits a new tag assignment costs; re-adding a contact to a tag costs nothing. */
 export const TAG_ASSIGNMENT_COST = 1;
@@ -23,16 +23,9 @@ export const TagAssignInput = z.object({
 });
 export type TagAssignInput = z.infer<typeof TagAssignInput>;
 
-export type TagRecord = { id: string; name: string; description: string | null };
-
-function toTagRecord(tag: Tag): TagRecord {
-  return { id: tag.id, name: tag.name, description: tag.description ?? null };
-}
-
 /**
- * POST /tags: the contact (by phone number or e-mail) joins the tag, which is
- * created when new. A new membership spends one credit in the same
- * transaction; without the credit nothing is written (402).
+ * A new membership spends one credit in the same transaction; without the
+ * credit nothing is written (402).
  */
 export async function assignTag(em: EntityManager, accountId: string, input: TagAssignInput): Promise<TagRecord> {
   const name = input.tag?.trim();
@@ -55,28 +48,4 @@ export async function assignTag(em: EntityManager, accountId: string, input: Tag
     if (added.length > 0) await spendCredits(tx, accountId, TAG_ASSIGNMENT_COST, 'tag_assignment');
     return toTagRecord(tag);
   });
-}
-
-export async function listTags(em: EntityManager, accountId: string): Promise<TagRecord[]> {
-  const tags = await em.find(Tag, { account: accountId }, { orderBy: { name: 'asc', id: 'asc' } });
-  return tags.map(toTagRecord);
-}
-
-export async function getTagByName(em: EntityManager, accountId: string, name: string): Promise<TagRecord> {
-  const tag = await em.findOne(Tag, { account: accountId, name });
-  if (!tag) throw new NotFoundError('Tag not found');
-  return toTagRecord(tag);
-}
-
-/** GET /contacts/tags/{contactId}: the contact's tags, by name. */
-export async function listContactTags(em: EntityManager, accountId: string, contactId: string): Promise<TagRecord[]> {
-  if (!contactId.trim()) throw new MissingParametersError('Missing required parameter: contactId');
-  await requireContact(em, accountId, contactId);
-  return queryRows<TagRecord>(
-    em,
-    sql`select t.id, t.name, t.description
-       from contact_tags ct join tags t on t.id = ct.tag_id
-      where ct.contact_id = ${contactId} and ct.account_id = ${accountId}
-      order by t.name, t.id`,
-  );
 }

@@ -1,4 +1,5 @@
-// Plans and the features they include. `api_access` gates every API-key request.
+// Plans and the features they include, below every module that asks: accounts store a
+// plan, authentication asks whether it includes `api_access` on every API-key request.
 export const PLANS = ['pro', 'free'] as const;
 export type Plan = (typeof PLANS)[number];
 export type Feature = 'api_access' | 'webhooks';
