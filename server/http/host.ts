@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerFactory } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer } from 'ws';
@@ -21,6 +21,7 @@ import { buildOperationTable } from './operations.ts';
 import { registerRestSurface, renderHostError, requestInfo, REST_PREFIX } from './rest.ts';
 import { registerRequestIds, requestIdFor, setRequestIdHeader } from './request-id.ts';
 import { observeRequest } from '../metrics/http-metrics.ts';
+import { routeLabel } from './route-label.ts';
 import type { TlsMaterial } from './tls.ts';
 import { channelCounterFor, channelOwner, MAX_BATCH_CALLS } from './trpc-limits.ts';
 import { registerTrpcHttp } from './trpc-http.ts';
@@ -111,6 +112,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
 
   // Access log: path without the query string, so credentials (`apiKey`) never reach the log.
   const accessLog = services.log.child({ component: 'http' });
+  const routeOf = (request: FastifyRequest) => routeLabel(request, operations);
   // Hooks on every request take a callback rather than returning a promise: one less
   // promise and microtask hop per hook per request.
   app.addHook('onResponse', (request, reply, done) => {
@@ -120,7 +122,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
         'request',
       );
     }
-    observeRequest(request, reply, operations);
+    observeRequest(request, reply, routeOf);
     done();
   });
 
