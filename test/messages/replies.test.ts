@@ -165,6 +165,16 @@ describe('to a WhatsApp contact', () => {
     expect(rows).toEqual([]);
   });
 
+  test('a provider that fails is 500 saying nothing was sent or charged; the credit comes back', async () => {
+    const { contactId } = await whatsappContact(true);
+    fake.answerSendsWith(() => ({ status: 503, body: { error: { message: 'Service temporarily unavailable', code: 2 } } }));
+    const answer = await reply(contactId, { text: 'Hello' });
+    expect(answer.status, answer.text).toBe(500);
+    expect(answer.body).toMatchObject({ success: false, error: 'The messaging provider did not answer; nothing was sent or charged' });
+    expect(await creditsOf(service, account.userId)).toBe(100);
+    expect((await messagesOf(service, contactId)).filter((row) => row.direction !== 'inbound')).toEqual([]);
+  });
+
   test('403 without provider credentials; 400 for a contact with no channel to reply on', async () => {
     const { contactId } = await whatsappContact(true);
     await service.services.pool.query('delete from messaging_connections where account_id = $1', [account.userId]);
