@@ -29,6 +29,8 @@ export type Services = {
 // The messaging provider (implemented by messaging/provider-client.ts).
 export type ProviderCredentials = { phoneNumberId: string; businessAccountId: string | null; accessToken: string };
 export type ProviderTemplateSend = { to: string; templateName: string; language: string; parameters: string[] };
+/** A free-form message inside the 24-hour window: text, or media by URL with the text as its caption. */
+export type ProviderSessionSend = { to: string; text: string; media: { url: string; contentType: string } | null };
 export type ProviderSendResult =
   | { ok: true; providerMessageId: string }
   | { ok: false; status: number | null; retryable: boolean; message: string };
@@ -57,6 +59,8 @@ export type MessagingProvider = {
    */
   checkConnection(credentials: ProviderCredentials): Promise<ConnectionCheck>;
   sendTemplate(credentials: ProviderCredentials, send: ProviderTemplateSend): Promise<ProviderSendResult>;
+  /** A free-form message; the provider accepts it only while the contact's 24-hour window is open. */
+  sendSessionMessage(credentials: ProviderCredentials, send: ProviderSessionSend): Promise<ProviderSendResult>;
   /** Every template of the business account, following the provider's paging. */
   listTemplates(credentials: ProviderCredentials): Promise<ProviderTemplate[]>;
   close(): Promise<void>;

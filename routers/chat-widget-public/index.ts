@@ -9,6 +9,7 @@ import type { Services } from '../../server/services.ts';
 import type { RequestInfo } from '../../server/trpc.ts';
 import { publicProcedure, router } from '../../server/trpc.ts';
 import { listConversationMessages } from '../../server/widgets/list-conversation-messages.ts';
+import { handOffVisitor, VISITOR_HANDOFFS_PER_MINUTE } from '../../server/widgets/visitor-hand-off.ts';
 import { markConversationRead } from '../../server/widgets/mark-conversation-read.ts';
 import { readPublicWidgetConfig } from '../../server/widgets/read-public-widget-config.ts';
 import { receiveVisitorMessage, VisitorId, VisitorMessageInput, WidgetId } from '../../server/widgets/receive-visitor-message.ts';
@@ -197,6 +198,35 @@ export const chatWidgetPublicRouter = router({
     .mutation(async ({ ctx, input }) => {
       const { services } = ctx;
       await markConversationRead(
+        { em: services.orm.em.fork(), pool: services.pool, secrets: services.secrets, limits: services.config },
+        { widgetId: input.toId, visitorId: input.fromId },
+        visitorRequestOf(ctx),
+      );
+      return { success: true as const };
+    }),
+
+  handoff: developmentDetails
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/chat-widget-handoff',
+        tags: ['Chat Widget'],
+        summary: 'The visitor asks to talk to a person (no credentials)',
+        description:
+          "The bot stops for the visitor, the account is alerted (Human Alerted, once per chat session) and the visitor is told a person will answer (the widget's handoffMessage). " +
+          `404 when the visitor has not written yet. Limit: ${VISITOR_HANDOFFS_PER_MINUTE} calls per minute per visitor.` +
+          LIMITS_NOTE,
+        protect: false,
+      },
+      section: 'Chat Widget',
+      access: 'write',
+      errorShapes: { default: 'error', '401': 'error', '403': 'error', '404': 'error', '429': 'envelope', '500': 'errorDetails' },
+    })
+    .input(ConversationInput)
+    .output(z.object({ success: z.literal(true) }))
+    .mutation(async ({ ctx, input }) => {
+      const { services } = ctx;
+      await handOffVisitor(
         { em: services.orm.em.fork(), pool: services.pool, secrets: services.secrets, limits: services.config },
         { widgetId: input.toId, visitorId: input.fromId },
         visitorRequestOf(ctx),

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { createContact, ContactCreateInput } from '../../server/contacts/create-contact.ts';
 import { archiveContact, unarchiveContact } from '../../server/contacts/archive-contact.ts';
 import { addContactToList, removeContactFromList } from '../../server/contacts/contact-list-membership.ts';
+import { handOff, MAX_HANDOFF_REASON_LENGTH } from '../../server/contacts/hand-off.ts';
 import { findContactIdByIdentifier } from '../../server/contacts/find-contact.ts';
 import { listContacts } from '../../server/contacts/list-contacts.ts';
 import { updateContact, ContactUpdateInput } from '../../server/contacts/update-contact.ts';
@@ -129,4 +130,24 @@ export const contactsRouter = router({
     .input(ContactId)
     .output(ArchiveStateOutput)
     .mutation(async ({ ctx, input }) => ({ success: true as const, data: await unarchiveContact(ctx.em, ctx.account.id, input.contactId) })),
+
+  handoff: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/contacts/{contactId}/handoff',
+        tags: ['Contacts'],
+        summary: 'Hand the conversation to a person: the bot stops for the contact (Contact Paused when it was active) and Human Alerted is emitted once per open chat session',
+        description: "A chat-widget visitor is told a person will answer (the widget's `settings.handoffMessage`), once per chat session.",
+      },
+      section: 'Contacts',
+      access: 'write',
+      errorShapes: { '404': 'envelope' },
+    })
+    .input(ContactId.extend({ reason: z.string().max(MAX_HANDOFF_REASON_LENGTH, `must be at most ${MAX_HANDOFF_REASON_LENGTH} characters`).optional() }))
+    .output(z.object({ success: z.literal(true), data: z.object({ contactId: z.string(), is_bot_active: z.literal(false) }) }))
+    .mutation(async ({ ctx, input }) => {
+      await ctx.em.transactional((tx) => handOff(tx, ctx.account.id, input.contactId, { reason: input.reason ?? null, source: 'api' }));
+      return { success: true as const, data: { contactId: input.contactId, is_bot_active: false as const } };
+    }),
 });

@@ -1,8 +1,9 @@
-// Messages: a contact's messages, the conversation exported as text, and the typing indicator.
+// Messages: a contact's messages, the conversation exported as text, replies and the typing indicator.
 import { z } from 'zod';
 import { exportChat } from '../../server/messages/export-chat.ts';
 import { listContactMessages } from '../../server/messages/list-contact-messages.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
+import { replyProcedure } from './reply.ts';
 import { typingProcedure } from './typing.ts';
 import { ContactMessage } from '../../server/messages/message-record.ts';
 
@@ -43,5 +44,6 @@ export const messagesRouter = router({
     )
     .query(async ({ ctx, input }) => ({ success: true as const, data: await exportChat(ctx.em, ctx.account.id, input.contactId) })),
 
+  reply: replyProcedure,
   typing: typingProcedure,
 });

@@ -16,6 +16,15 @@ export const ContactUpdateInput = z.object({
 });
 export type ContactUpdateInput = z.infer<typeof ContactUpdateInput>;
 
+/** What the contact flag events (Contact Paused, Resumed, Do Not Disturb) say about the contact. */
+export type ContactFlagBlock = { id: string; phone_number: string | null; email: string | null };
+
+/** Contact Paused or Contact Resumed when the bot flag flipped, on `em`'s transaction (PUT /contacts, a hand-off). */
+export async function announceBotFlip(em: EntityManager, accountId: string, contact: ContactFlagBlock, wasActive: boolean, isActive: boolean): Promise<void> {
+  if (wasActive && !isActive) await emit(em, accountId, 'Contact Paused', { contact });
+  if (!wasActive && isActive) await emit(em, accountId, 'Contact Resumed', { contact });
+}
+
 export async function updateContact(
   em: EntityManager,
   accountId: string,
@@ -34,10 +43,9 @@ export async function updateContact(
     if (input.is_bot_active !== undefined) contact.isBotActive = input.is_bot_active;
     if (input.do_not_disturb !== undefined) contact.doNotDisturb = input.do_not_disturb;
     contact.updatedAt = new Date();
-    const about = { contact: { id: contact.id, phone_number: contact.phoneNumber, email: contact.email ?? null } };
-    if (wasBotActive && !contact.isBotActive) await emit(tx, accountId, 'Contact Paused', about);
-    if (!wasBotActive && contact.isBotActive) await emit(tx, accountId, 'Contact Resumed', about);
-    if (!wasDoNotDisturb && contact.doNotDisturb) await emit(tx, accountId, 'Contact Do Not Disturb', about);
+    const block: ContactFlagBlock = { id: contact.id, phone_number: contact.phoneNumber ?? null, email: contact.email ?? null };
+    await announceBotFlip(tx, accountId, block, wasBotActive, contact.isBotActive);
+    if (!wasDoNotDisturb && contact.doNotDisturb) await emit(tx, accountId, 'Contact Do Not Disturb', { contact: block });
   });
   return { message: 'Contact updated successfully' };
 }

@@ -1,11 +1,11 @@
 // The messaging provider (WhatsApp Cloud API shape) as the service uses it: send a
-// template, list the business account's templates, check that a token reaches a number. Requests go through the one outbound
+// template or a free-form session message, list the business account's templates, check that a token reaches a number. Requests go through the one outbound
 // client, so the address guard, time-outs and pools apply; the access token only ever
 // travels in the Authorization header and never appears in a result or an error.
 import { createOutboundClient, type OutboundResponse } from '../outbound/http-client.ts';
-import type { ConnectionCheck, ConnectionProblem, MessagingProvider, ProviderCredentials, ProviderTemplate } from '../services.ts';
+import type { ConnectionCheck, ConnectionProblem, MessagingProvider, ProviderCredentials, ProviderSendResult, ProviderTemplate } from '../services.ts';
 
-export type { ConnectionCheck, ConnectionProblem, MessagingProvider, ProviderCredentials, ProviderSendResult, ProviderTemplate, ProviderTemplateSend } from '../services.ts';
+export type { ConnectionCheck, ConnectionProblem, MessagingProvider, ProviderCredentials, ProviderSendResult, ProviderSessionSend, ProviderTemplate, ProviderTemplateSend } from '../services.ts';
 
 /**
  * A provider call other than a send failed; `retryable` says whether trying later may help.
@@ -55,6 +55,30 @@ export function createMessagingProvider(options: { baseUrl: string; timeoutMs: n
     return { ok: false, problem: 'provider_unavailable', message: describeFailure(response, 'could not check the credentials').message };
   }
 
+  /** POST /{phone_number_id}/messages: the provider's message id, or why it refused. */
+  async function postMessage(credentials: ProviderCredentials, message: { to: string; type: string } & Record<string, unknown>): Promise<ProviderSendResult> {
+    const response = await client.request(`${base}/${encodeURIComponent(credentials.phoneNumberId)}/messages`, {
+      method: 'POST',
+      headers: { ...headers(credentials), 'content-type': 'application/json' },
+      body: JSON.stringify({
+        messaging_product: 'whatsapp',
+        ...message,
+        // The Cloud API wants the number as digits, without the E.164 plus.
+        to: message.to.replace(/\D/g, ''),
+      }),
+    });
+    if (!response.delivered) {
+      const failure = describeFailure(response, 'refused the send');
+      return { ok: false, status: response.statusCode, retryable: failure.retryable, message: failure.message };
+    }
+    const id = (parseJson(response.body) as { messages?: Array<{ id?: unknown }> } | null)?.messages?.[0]?.id;
+    // Accepted but unreadable: the message may be on its way, so sending again could duplicate it.
+    if (typeof id !== 'string' || !id) {
+      return { ok: false, status: response.statusCode, retryable: false, message: 'The messaging provider accepted the send but returned no message id' };
+    }
+    return { ok: true, providerMessageId: id };
+  }
+
   return {
     async checkConnection(credentials) {
       const phone = encodeURIComponent(credentials.phoneNumberId);
@@ -91,32 +115,23 @@ export function createMessagingProvider(options: { baseUrl: string; timeoutMs: n
       };
     },
 
-    async sendTemplate(credentials, send) {
-      const response = await client.request(`${base}/${encodeURIComponent(credentials.phoneNumberId)}/messages`, {
-        method: 'POST',
-        headers: { ...headers(credentials), 'content-type': 'application/json' },
-        body: JSON.stringify({
-          messaging_product: 'whatsapp',
-          // The Cloud API wants the number as digits, without the E.164 plus.
-          to: send.to.replace(/\D/g, ''),
-          type: 'template',
-          template: {
-            name: send.templateName,
-            language: { code: send.language },
-            components: send.parameters.length ? [{ type: 'body', parameters: send.parameters.map((text) => ({ type: 'text', text })) }] : [],
-          },
-        }),
-      });
-      if (!response.delivered) {
-        const failure = describeFailure(response, 'refused the send');
-        return { ok: false, status: response.statusCode, retryable: failure.retryable, message: failure.message };
-      }
-      const id = (parseJson(response.body) as { messages?: Array<{ id?: unknown }> } | null)?.messages?.[0]?.id;
-      // Accepted but unreadable: the message may be on its way, so sending again could duplicate it.
-      if (typeof id !== 'string' || !id) {
-        return { ok: false, status: response.statusCode, retryable: false, message: 'The messaging provider accepted the send but returned no message id' };
-      }
-      return { ok: true, providerMessageId: id };
+    sendTemplate: (credentials, send) =>
+      postMessage(credentials, {
+        to: send.to,
+        type: 'template',
+        template: {
+          name: send.templateName,
+          language: { code: send.language },
+          components: send.parameters.length ? [{ type: 'body', parameters: send.parameters.map((text) => ({ type: 'text', text })) }] : [],
+        },
+      }),
+
+    sendSessionMessage(credentials, send) {
+      if (!send.media) return postMessage(credentials, { to: send.to, type: 'text', text: { body: send.text } });
+      const type = mediaTypeOf(send.media.contentType);
+      // Audio carries no caption in the Cloud API.
+      const captioned = type === 'image' || type === 'video' || type === 'document';
+      return postMessage(credentials, { to: send.to, type, [type]: { link: send.media.url, ...(captioned && send.text ? { caption: send.text } : {}) } });
     },
 
     async listTemplates(credentials) {
@@ -150,6 +165,15 @@ export function createMessagingProvider(options: { baseUrl: string; timeoutMs: n
 
     close: () => client.close(),
   };
+}
+
+/** The Cloud API's message type for a media content type. */
+function mediaTypeOf(contentType: string): 'image' | 'video' | 'audio' | 'document' {
+  const type = contentType.toLowerCase();
+  if (type.startsWith('image/')) return 'image';
+  if (type.startsWith('video/')) return 'video';
+  if (type.startsWith('audio/')) return 'audio';
+  return 'document';
 }
 
 /**

@@ -1,14 +1,15 @@
 // POST /whatsapp-templates/send, and one recipient of a broadcast: a template rendered
 // against the contact, charged, handed to the messaging provider and recorded. The credit
 // is reserved before the call and released when the provider refuses or fails, so the
-// caller is charged exactly when a message went out, and nothing is recorded otherwise.
+// caller is charged exactly when a message went out, and nothing is recorded otherwise
+// (charged-send.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requireContact } from '../contacts/find-contact.ts';
-import { releaseCreditReservation, reserveCredits, settleCreditReservation } from '../credits/spend-credits.ts';
 import { MessageTemplate } from '../db/entities/index.ts';
-import { ApiError, InvalidInputError, NotFoundError } from '../errors.ts';
+import { InvalidInputError, NotFoundError } from '../errors.ts';
 import { recordMessage } from '../messages/record-message.ts';
-import type { ProviderSendResult, Services } from '../services.ts';
+import type { Services } from '../services.ts';
+import { chargedProviderSend } from './charged-send.ts';
 import { requireProviderCredentials } from './connection.ts';
 import { contactTemplateFields } from './contact-template-fields.ts';
 import { renderTemplate, validateTemplateBody } from './template-variables.ts';
@@ -17,7 +18,7 @@ export type TemplateSendInput = { contactId: string; templateId: string };
 export type TemplateSent = { messageId: string; providerMessageId: string };
 
 export const TEMPLATE_SEND_CREDITS = 1;
-export const PROVIDER_UNAVAILABLE = 'The messaging provider did not answer; nothing was sent or charged';
+export { PROVIDER_UNAVAILABLE } from './charged-send.ts';
 
 /** A template of the account that may be sent now, or the 404/400 saying why not. */
 export async function requireSendableTemplate(em: EntityManager, accountId: string, templateId: string): Promise<MessageTemplate> {
@@ -31,15 +32,6 @@ export async function requireSendableTemplate(em: EntityManager, accountId: stri
     throw new InvalidInputError(`Template "${template.name}" cannot be rendered: ${checked.problems.join('; ')}`, { reason: 'invalid_template' });
   }
   return template;
-}
-
-/** The provider's refusal as this endpoint's 400 or 500 (the only failures its spec allows). */
-function sendFailure(result: Extract<ProviderSendResult, { ok: false }>): ApiError {
-  const refused = result.status !== null && result.status >= 400 && result.status < 500 && result.status !== 429;
-  if (refused) return new InvalidInputError(result.message, { reason: 'provider_refused' });
-  // Accepted without an id: the message may be on its way, so "nothing was sent" would be untrue.
-  if (result.status !== null && result.status < 400) return new ApiError(500, result.message, { reason: 'provider_unreadable' });
-  return new ApiError(500, PROVIDER_UNAVAILABLE, { reason: 'provider_unavailable', outside: result.message });
 }
 
 /**
@@ -61,42 +53,28 @@ export async function sendTemplate(
   const credentials = await requireProviderCredentials(em, services.secrets, accountId);
   const rendered = renderTemplate(template.body, contactTemplateFields(contact));
 
-  // Reserved rather than spent in one transaction with the call, so the account row is
-  // not locked while the provider answers (sends of one account would go one at a time).
-  const reservation = await reserveCredits(em, accountId, TEMPLATE_SEND_CREDITS);
-  let result: ProviderSendResult;
-  try {
-    result = await services.messaging.sendTemplate(credentials, {
-      to,
-      templateName: template.name,
-      language: template.language,
-      parameters: rendered.parameters,
-    });
-  } catch (error) {
-    await releaseCreditReservation(em, reservation);
-    throw error;
-  }
-  if (!result.ok) {
-    await releaseCreditReservation(em, reservation);
-    services.log.warn({ accountId, contactId: contact.id, templateId: template.id, broadcastId: options.broadcastId, status: result.status }, 'template send failed');
-    throw sendFailure(result);
-  }
-  const providerMessageId = result.providerMessageId;
-  // The message, its charge and their events commit together, once the provider took it.
-  return em.transactional(async (tx) => {
-    const { messageId } = await recordMessage(tx, accountId, {
-      contactId: contact.id,
-      direction: 'outbound-api',
-      body: rendered.text,
-      channel: 'whatsapp',
-      status: 'sent',
-      templateId: template.id,
-      providerMessageId,
-      reopenClosedSession: true,
-    });
-    await settleCreditReservation(tx, reservation, 'template_send');
-    const sent = { messageId, providerMessageId };
-    await options.recordWithMessage?.(tx, sent);
-    return sent;
+  return chargedProviderSend(services, em, {
+    accountId,
+    credits: TEMPLATE_SEND_CREDITS,
+    reason: 'template_send',
+    send: () => services.messaging.sendTemplate(credentials, { to, templateName: template.name, language: template.language, parameters: rendered.parameters }),
+    record: async (tx, providerMessageId) => {
+      const { messageId } = await recordMessage(tx, accountId, {
+        contactId: contact.id,
+        direction: 'outbound-api',
+        body: rendered.text,
+        channel: 'whatsapp',
+        status: 'sent',
+        templateId: template.id,
+        providerMessageId,
+        reopenClosedSession: true,
+      });
+      const sent = { messageId, providerMessageId };
+      // What the caller keeps about the send (a broadcast recipient's outcome) commits with the message.
+      await options.recordWithMessage?.(tx, sent);
+      return sent;
+    },
+    about: { contactId: contact.id, templateId: template.id, broadcastId: options.broadcastId },
+    failed: 'template send failed',
   });
 }

@@ -4,11 +4,18 @@
 //   when the widget has none);
 // - a later message gets the `awayMessage`, when one is set and the bot has not replied
 //   to this visitor within AWAY_MESSAGE_INTERVAL_MINUTES;
-// - nothing while the bot is paused for the contact (a human took over).
+// - nothing while the bot is paused for the contact (a human took over);
+// - a message matching one of the widget's `handoffKeywords` hands the conversation to a
+//   person instead (server/contacts/hand-off.ts: the bot pauses, Human Alerted, and the
+//   visitor gets the `handoffMessage`). Checked here rather than when the message arrives,
+//   so the visitor's push stays as short as it is.
+// A second message within AWAY_MESSAGE_INTERVAL_MINUTES of a bot reply gets no new reply
+// (the greeting already said someone will answer); its typing indicator ends all the same.
 // Then typing ends, unless a later visitor message is waiting for its own turn.
 // Safe to retry: the reply carries the visitor message's id (external id
 // `bot-turn:<messageId>`), and a turn that finds it already recorded does not reply again.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { handOff } from '../contacts/hand-off.ts';
 import { queryRows, runSql, sql } from '../db/sql.ts';
 import { recordMessage } from '../messages/record-message.ts';
 import { publishConversationEvent } from '../realtime/conversation-events.ts';
@@ -20,7 +27,24 @@ import { readSettings, type WidgetSettings } from './widget-settings.ts';
 export const DEFAULT_GREETING = 'Hi! Thanks for your message. We will get back to you here as soon as we can.';
 export const AWAY_MESSAGE_INTERVAL_MINUTES = 10;
 
-export type BotTurnOutcome = 'replied' | 'silent' | 'already-taken' | 'no-contact';
+export type BotTurnOutcome = 'replied' | 'handed-off' | 'silent' | 'already-taken' | 'no-contact';
+
+/**
+ * The first of `keywords` the text holds as whole words, case-insensitively: `person` matches
+ * "A person, please" but not "personal"; a phrase matches with its words in order. Letters and
+ * digits of any script count as word characters.
+ */
+export function matchHandoffKeyword(text: string, keywords: readonly string[] | undefined): string | null {
+  if (!keywords?.length) return null;
+  const haystack = text.toLocaleLowerCase();
+  for (const keyword of keywords) {
+    const words = keyword.trim().toLocaleLowerCase().split(/\s+/).filter(Boolean);
+    if (!words.length) continue;
+    const phrase = words.map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\\s+');
+    if (new RegExp(`(?<![\\p{L}\\p{N}])${phrase}(?![\\p{L}\\p{N}])`, 'u').test(haystack)) return keyword;
+  }
+  return null;
+}
 
 async function chooseReply(em: EntityManager, job: BotTurnJob, settings: WidgetSettings): Promise<string | null> {
   if (job.firstOfSession) return settings.greeting ?? DEFAULT_GREETING;
@@ -51,9 +75,17 @@ export async function takeBotTurn(em: EntityManager, job: BotTurnJob): Promise<B
       outcome = 'already-taken';
     } else if (contact.is_bot_active) {
       // A deleted widget has no settings left to answer from.
-      const [widget] = await queryRows<{ settings: unknown }>(tx, sql`select settings from chat_widgets where id = ${job.widgetId} and account_id = ${job.accountId}`);
-      const text = widget ? await chooseReply(tx, job, readSettings(widget.settings)) : null;
-      if (text) {
+      const [widget] = await queryRows<{ settings: unknown; body: string | null }>(
+        tx,
+        sql`select settings, (select body from messages where id = ${job.messageId}) as body from chat_widgets where id = ${job.widgetId} and account_id = ${job.accountId}`,
+      );
+      const settings = widget ? readSettings(widget.settings) : null;
+      const keyword = settings && widget?.body ? matchHandoffKeyword(widget.body, settings.handoffKeywords) : null;
+      const text = settings && !keyword ? await chooseReply(tx, job, settings) : null;
+      if (keyword) {
+        await handOff(tx, job.accountId, job.contactId, { reason: `The visitor wrote "${keyword}"`, source: 'keyword' });
+        outcome = 'handed-off';
+      } else if (text) {
         const reply = await recordMessage(tx, job.accountId, {
           contactId: job.contactId,
           direction: 'outbound',

@@ -43,6 +43,13 @@ export const WidgetSettings = z.strictObject({
   greeting: Text(1000).optional(),
   /** The bot's answer to later visitor messages, at most once per AWAY_MESSAGE_INTERVAL_MINUTES. */
   awayMessage: Text(1000).optional(),
+  /**
+   * Words or phrases that hand a visitor's conversation to a person (server/contacts/hand-off.ts):
+   * matched case-insensitively as whole words in a visitor message, during the bot's turn.
+   */
+  handoffKeywords: z.array(Text(100)).max(50, 'must list at most 50 keywords').optional(),
+  /** What the bot tells the visitor at a hand-off (DEFAULT_HANDOFF_MESSAGE when absent). */
+  handoffMessage: Text(1000).optional(),
   position: z.enum(['bottom-right', 'bottom-left'], { error: 'must be bottom-right or bottom-left' }).optional(),
   /** Sites that may embed the widget and call its public endpoints; any site when absent. */
   allowedOrigins: z.array(Origin).max(50, 'must list at most 50 origins').optional(),

@@ -408,6 +408,7 @@ const OTHER_INPUT: Record<string, () => Record<string, unknown>> = {
   'tasks.update': () => ({ title: 'taken over' }),
   'appointments.book': () => ({ starts_at: '2030-01-01T09:00:00Z', title: 'spy' }),
   'messages.typing': () => ({ typing: true }),
+  'messages.reply': () => ({ text: 'spy' }),
   'tags.assign': () => ({ tag: 'spied-on' }),
   'subAccounts.update': () => ({ first_name: 'Mallory' }),
   'usage.updateSubAccount': () => ({ credits: 999_999 }),

@@ -13,6 +13,8 @@ export const ChatSessionSchema = defineEntity({
     tag: p.text().nullable(),
     startedAt: p.datetime().defaultRaw('now()'),
     endedAt: p.datetime().nullable(),
+    /** When a hand-off alerted a person (Human Alerted); at most once per session. */
+    humanAlertedAt: p.datetime().nullable(),
   },
   indexes: [
     { properties: ['account', 'startedAt'], name: 'chat_sessions_account_id_started_at_index' },
