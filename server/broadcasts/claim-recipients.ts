@@ -8,8 +8,8 @@ import { queryRows, runSql, sql } from '../db/sql.ts';
 export async function materialiseRecipients(em: EntityManager, broadcastId: string, accountId: string, listId: string): Promise<number> {
   await runSql(
     em,
-    sql`insert into broadcast_recipients (broadcast_id, contact_id, status)
-     select ${broadcastId}::text, cl.contact_id, 'pending'
+    sql`insert into broadcast_recipients (broadcast_id, contact_id, account_id, status)
+     select ${broadcastId}::text, cl.contact_id, ${accountId}::text, 'pending'
        from contact_lists cl
        join contacts c on c.id = cl.contact_id and c.account_id = ${accountId}
       where cl.list_id = ${listId}

@@ -42,7 +42,7 @@ export async function assignTag(em: EntityManager, accountId: string, input: Tag
     const added = await queryRows<{ contact_id: string }>(
       tx,
       sql`insert into contact_tags (contact_id, tag_id, account_id) values (${contact.id}, ${tag.id}, ${accountId})
-       on conflict (contact_id, tag_id) do nothing
+       on conflict (contact_id, tag_id, account_id) do nothing
        returning contact_id`,
     );
     if (added.length > 0) await spendCredits(tx, accountId, TAG_ASSIGNMENT_COST, 'tag_assignment');

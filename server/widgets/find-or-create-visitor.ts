@@ -1,6 +1,6 @@
 // A widget visitor's contact: known by widget and visitor key (the browser's visitor id, or
 // `sub:<sub>` for a user the site verified), with no phone number. The
-// unique (chat_widget_id, widget_visitor_id) constraint makes two first messages at once
+// unique (account_id, chat_widget_id, widget_visitor_id) index makes two first messages at once
 // create one contact: the second insert waits for the first and then finds its row.
 import type pg from 'pg';
 import { newId } from '../db/ids.ts';
@@ -39,7 +39,7 @@ const insertVisitorContact = (
   insert into contacts (id, account_id, phone_number, channel, chat_widget_id, widget_visitor_id, email, first_name, last_name)
   values (${contactId}, ${accountId}, null, ${WIDGET_CHANNEL}, ${widgetId}, ${visitorId}, ${person.email}::text,
     coalesce(${person.firstName}::text, 'Unknown'), coalesce(${person.lastName}::text, 'Unknown'))
-  on conflict (chat_widget_id, widget_visitor_id) do nothing
+  on conflict (account_id, chat_widget_id, widget_visitor_id) do nothing
   returning ${rawSql(CONTACT_COLUMNS)}
 ), event as (
   ${insertEventsSql(eventsOf(accountId, [event]), { onlyIf: sql`exists (select 1 from contact)` })}

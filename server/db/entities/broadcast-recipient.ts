@@ -10,6 +10,8 @@ export const BroadcastRecipientSchema = defineEntity({
   properties: {
     broadcast: () => p.manyToOne(Broadcast).ref().primary().deleteRule('cascade'),
     contact: () => p.manyToOne(Contact).ref().primary().deleteRule('cascade').index(false),
+    // The broadcast's account, so the row lives with it when the database is sharded by account.
+    accountId: p.text(),
     status: p.enum(['pending', 'claimed', 'sent', 'failed', 'skipped'] as const).default('pending'),
     messageId: p.text().nullable(),
     providerMessageId: p.text().nullable(),

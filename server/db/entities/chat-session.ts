@@ -24,7 +24,7 @@ export const ChatSessionSchema = defineEntity({
   ],
   uniques: [
     // A contact has at most one open session; messages go into it.
-    { properties: ['contact'], name: 'chat_sessions_one_open_per_contact', where: "status = 'ChatSessionOpened'" },
+    { properties: ['contact', 'account'], name: 'chat_sessions_one_open_per_contact', where: "status = 'ChatSessionOpened'" },
   ],
 });
 

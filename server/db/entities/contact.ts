@@ -38,7 +38,7 @@ export const ContactSchema = defineEntity({
   uniques: [
     { properties: ['account', 'phoneNumber'], name: 'contacts_account_phone_unique' },
     // One contact per visitor of a widget.
-    { properties: ['chatWidgetId', 'widgetVisitorId'], name: 'contacts_chat_widget_id_widget_visitor_id_unique' },
+    { properties: ['account', 'chatWidgetId', 'widgetVisitorId'], name: 'contacts_account_id_chat_widget_id_widget_visitor_id_unique' },
   ],
   indexes: [
     { properties: ['account', 'email'], name: 'contacts_account_id_email_index' },

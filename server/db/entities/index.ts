@@ -1,3 +1,7 @@
+// The entities keep `id` as the primary key the ORM tracks; in the database the account-owned
+// tables are keyed by (id, account_id) and their foreign keys between one another include
+// account_id (server/db/migrations/Migration20261125150000_shard_by_account.ts), which the
+// entities do not spell out: write such schema changes by hand, not from an entity diff.
 import { AccountSchema } from './account.ts';
 import { AppointmentSchema } from './appointment.ts';
 import { MessagingConnectionSchema } from './messaging-connection.ts';

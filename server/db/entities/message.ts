@@ -10,7 +10,7 @@ export const MessageSchema = defineEntity({
     id: p.text().primary(),
     account: () => p.manyToOne(Account).ref().deleteRule('cascade').index(false),
     contact: () => p.manyToOne(Contact).ref().deleteRule('cascade').index(false),
-    session: () => p.manyToOne(ChatSession).ref().nullable().deleteRule('set null').index(false),
+    session: () => p.manyToOne(ChatSession).ref().nullable().deleteRule('cascade').index(false),
     direction: p.enum(['inbound', 'outbound', 'outbound-api'] as const),
     body: p.text(),
     type: p.text().default('text'),
@@ -37,7 +37,7 @@ export const MessageSchema = defineEntity({
   ],
   uniques: [
     // A provider callback retried for the same message finds the row it stored the first time.
-    { properties: ['providerMessageId'], name: 'messages_provider_message_id_unique' },
+    { properties: ['account', 'providerMessageId'], name: 'messages_account_id_provider_message_id_unique' },
   ],
 });
 

@@ -8,7 +8,7 @@ export const TaskSchema = defineEntity({
   properties: {
     id: p.text().primary(),
     account: () => p.manyToOne(Account).ref().deleteRule('cascade').index(false),
-    contact: () => p.manyToOne(Contact).ref().nullable().deleteRule('set null').index(false),
+    contact: () => p.manyToOne(Contact).ref().nullable().deleteRule('cascade').index(false),
     title: p.text(),
     dueAt: p.datetime().nullable(),
     status: p.text().default('open'),

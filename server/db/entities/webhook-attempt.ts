@@ -8,6 +8,8 @@ export const WebhookAttemptSchema = defineEntity({
   properties: {
     id: p.text().primary(),
     delivery: () => p.manyToOne(WebhookDelivery).ref().deleteRule('cascade').index(false),
+    // The delivery's account, so the row lives with it when the database is sharded by account.
+    accountId: p.text(),
     attempt: p.integer(),
     statusCode: p.integer().nullable(),
     durationMs: p.integer(),

@@ -28,7 +28,7 @@ export const WebhookDeliverySchema = defineEntity({
     createdAt: p.datetime().defaultRaw('now()'),
     updatedAt: p.datetime().defaultRaw('now()').onUpdate(() => new Date()),
   },
-  uniques: [{ properties: ['event', 'subscription'], name: 'webhook_deliveries_event_id_subscription_id_unique' }],
+  uniques: [{ properties: ['event', 'subscription', 'account'], name: 'webhook_deliveries_event_id_subscription_id_account_id_unique' }],
   indexes: [
     { properties: ['nextAttemptAt'], name: 'webhook_deliveries_due_index', where: `status = 'pending'` },
     { properties: ['subscription', 'createdAt'], name: 'webhook_deliveries_subscription_id_created_at_index' },

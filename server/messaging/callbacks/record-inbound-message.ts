@@ -41,8 +41,8 @@ export async function recordInboundMessage(em: EntityManager, accountId: string,
       // Callbacks from one sender (a retry racing the original, say) take turns, so the
       // second sees the first's contact and message instead of colliding with them.
       await runSql(tx, sql`select pg_advisory_xact_lock(${LOCK_CLASS}::int, hashtext(${`${accountId}:${phoneNumber}`}::text))`);
-      // The id is unique over all messages; a retry finds the first delivery's row.
-      if (await tx.count(Message, { providerMessageId: inbound.providerMessageId })) return { recorded: false, reason: 'duplicate' } as const;
+      // The id is unique within the account; a retry finds the first delivery's row.
+      if (await tx.count(Message, { account: accountId, providerMessageId: inbound.providerMessageId })) return { recorded: false, reason: 'duplicate' } as const;
 
       const { contactId, created } = await findOrCreateContact(tx, accountId, phoneNumber, inbound.profileName);
       await unarchiveOnInbound(tx, accountId, contactId);

@@ -11,7 +11,7 @@ with queued as (
   from unnest(${deliveries.map((d) => d.id)}::text[], ${deliveries.map((d) => d.eventId)}::text[],
               ${deliveries.map((d) => d.subscriptionId)}::text[], ${deliveries.map((d) => d.accountId)}::text[])
        as d (id, event_id, subscription_id, account_id)
-  on conflict (event_id, subscription_id) do nothing
+  on conflict (event_id, subscription_id, account_id) do nothing
   returning 1
 ),
 dispatched as (
