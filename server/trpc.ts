@@ -81,7 +81,7 @@ export type Context = {
  * middleware adds to the context by assigning to it, never by passing `ctx` to `next()`:
  * tRPC spreads that into a plain object, which has no `em`.
  */
-class RequestContext implements Context {
+class CallContext implements Context {
   services: Services;
   request: RequestInfo;
   responseHeaders: Record<string, string>;
@@ -103,13 +103,13 @@ class RequestContext implements Context {
 }
 
 export function createContext(services: Services, request: RequestInfo): Context {
-  return new RequestContext(services, request);
+  return new CallContext(services, request);
 }
 
 /**
  * What the calls of one long-lived channel share: a /trpc WebSocket, or one request to
  * tRPC's own HTTP handler (a batch, an SSE subscription). Only the request: the first step
- * of every procedure makes each call its own RequestContext (its own authentication,
+ * of every procedure makes each call its own CallContext (its own authentication,
  * rate-limit count and EntityManager), so calls on one socket neither see each other's
  * caller nor share an identity map that would outlive the call.
  */
@@ -133,9 +133,9 @@ export function createChannelContext(services: Services, request: RequestInfo, s
 }
 
 /** The call's own context: the one given when it already is one (REST, single /trpc calls, createCaller). */
-function callContext(ctx: Context): RequestContext {
-  if (ctx instanceof ChannelContext) return new RequestContext(ctx.services, ctx.request, ctx.responseHeaders);
-  return ctx as RequestContext;
+function callContext(ctx: Context): CallContext {
+  if (ctx instanceof ChannelContext) return new CallContext(ctx.services, ctx.request, ctx.responseHeaders);
+  return ctx as CallContext;
 }
 
 /**
@@ -143,7 +143,7 @@ function callContext(ctx: Context): RequestContext {
  * spreads into a plain object: `em` is copied into it then (forked now, as a getter would not
  * survive the spread).
  */
-function proceed<R>(shared: Context, call: RequestContext, next: (options?: { ctx: Record<string, unknown> }) => R): R {
+function proceed<R>(shared: Context, call: CallContext, next: (options?: { ctx: Record<string, unknown> }) => R): R {
   if (call === shared) return next();
   return next({ ctx: { ...call, em: call.em } });
 }
@@ -341,7 +341,7 @@ export const accountProcedure = t.procedure.use(({ ctx, meta, next, getRawInput,
  */
 async function subscribeWhileAuthorized<R extends { ok: boolean; data?: unknown }>(
   shared: Context,
-  call: RequestContext,
+  call: CallContext,
   auth: Authenticated,
   procedure: { meta: ProcedureMeta | undefined; getRawInput: () => Promise<unknown>; signal: AbortSignal | undefined },
   next: () => Promise<R>,
@@ -404,7 +404,7 @@ async function* releasing<T>(stream: AsyncGenerator<T, void, undefined>, release
   }
 }
 
-/** The request's context with the caller filled in (RequestContext declares the fields). */
+/** The request's context with the caller filled in (CallContext declares the fields). */
 function extendContext(ctx: Context, auth: Authenticated): void {
   Object.assign(ctx, auth);
 }
