@@ -84,17 +84,14 @@ export async function registerTrpcHttp(app: FastifyInstance, options: TrpcHttpOp
   const handler = (request: FastifyRequest, reply: FastifyReply) => {
     const path = (request.params as { path: string }).path;
     const procedure = PROCEDURE_PATH.test(path) && Object.hasOwn(procedures, path) ? procedures[path] : undefined;
-    const url = request.raw.url ?? '/';
-    const q = url.indexOf('?');
-    const input =
-      procedure && ACCEPTED_METHOD[procedure._def.type as 'query' | 'mutation'] === request.method
-        ? singleCallInput(request, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)))
-        : NOT_PARSED;
-    if (!procedure || input === NOT_PARSED) {
+    // The request is read once: its query string serves both the input and the context.
+    const info = procedure && ACCEPTED_METHOD[procedure._def.type as 'query' | 'mutation'] === request.method ? requestInfo(request) : undefined;
+    const input = info ? singleCallInput(request, info.query) : NOT_PARSED;
+    if (!procedure || !info || input === NOT_PARSED) {
       return fastifyRequestHandler({ ...fallbackOptions, req: request, res: reply, path } as never);
     }
     // Idempotency-Key is honoured on single mutations only (batches above go to tRPC's handler): server/idempotency.
-    const ctx = createCallContext(options.services, requestInfo(request), procedure._def.type === 'mutation' ? CALL_PREFIX : undefined, path);
+    const ctx = createCallContext(options.services, info, procedure._def.type === 'mutation' ? CALL_PREFIX : undefined, path);
     return answerProcedureCall(reply, surface, procedure, path, ctx, input);
   };
 
