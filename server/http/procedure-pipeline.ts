@@ -141,8 +141,8 @@ function outputStep(parse: (value: unknown) => unknown): Step {
  * on with any ctx, input or raw input it passes, a thrown error ending the chain as a
  * failed result. tRPC's published build down-levels its object spreads per step to a
  * helper; these are native, and a `next()` without options passes the step's options on
- * as they are. bench/procedure-runner.ts measures the difference: 4.3 µs a call here
- * against 30 µs through tRPC's own runner (its header has the run).
+ * as they are. That pays for the copy: bench/procedure-runner.ts measures 2.8 µs of CPU a
+ * call here against 19 µs through tRPC's own procedure call (its header has the run).
  *
  * The first step of every procedure is its request boundary (server/trpc.ts), which
  * authenticates an account's procedures; when it moves on, the account acted on and the
