@@ -1,12 +1,11 @@
 // `/trpc` over HTTP for internal TypeScript apps. A single query (GET) or mutation (POST)
 // with JSON input, what `httpLink` sends, is answered here: the procedure is called through
 // the pipeline the REST surface uses (procedure-pipeline.ts), and the answer is tRPC's own
-// wire format (result envelope, error
-// shape from the router's errorFormatter, status, `vary`). tRPC's fetch adapter would build
-// a WHATWG Request, Headers and Response per call, which cost a third of the request's CPU
-// (bench/results). Everything else (batches, streams, subscriptions over SSE, unknown
-// paths, methods a procedure does not accept, input that is not JSON) goes to tRPC's own
-// handler, so its behaviour there is unchanged.
+// wire format (result envelope, error shape from the router's errorFormatter, status,
+// `vary`). tRPC's fetch adapter would build a WHATWG Request, Headers and Response per
+// call, which cost a third of the request's CPU (bench/results). Everything else (batches,
+// streams, subscriptions over SSE, unknown paths, methods a procedure does not accept,
+// input that is not JSON) goes to tRPC's own handler, so its behaviour there is unchanged.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
 import { fastifyRequestHandler } from '@trpc/server/adapters/fastify';
