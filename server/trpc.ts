@@ -2,7 +2,6 @@
 // procedure builders that authenticate and authorize from that meta.
 import type { IncomingHttpHeaders } from 'node:http';
 import { initTRPC, TRPCError } from '@trpc/server';
-import { getParseFn, getTRPCErrorFromUnknown } from '@trpc/server/unstable-core-do-not-import';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticate, credentialExpiry, type Authenticated } from './auth/authenticate.ts';
@@ -12,7 +11,7 @@ import type { ApiSection, Access, TargetAccount } from './auth/scopes.ts';
 import { ZodError } from 'zod';
 import { ApiError, describeZodError, INTERNAL_ERROR_MESSAGE, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';
 import { checkRequestInput } from './input-rules.ts';
-import { claimIdempotencyKey, type IdempotentCall } from './idempotency/idempotent-call.ts';
+import type { IdempotentCall } from './idempotency/idempotent-call.ts';
 import type { Services } from './services.ts';
 
 export type ProcedureMeta = OpenApiMeta<{
@@ -69,7 +68,7 @@ export type Context = {
   request: RequestInfo;
   /** Headers a procedure or middleware adds to the response (rate-limit headers). */
   responseHeaders: Record<string, string>;
-  /** Set by the adapter on a POST / single mutation carrying Idempotency-Key (server/idempotency). */
+  /** Set on a POST / single mutation carrying Idempotency-Key (server/http/procedure-pipeline.ts). */
   idempotency?: IdempotentCall;
 };
 
@@ -81,7 +80,7 @@ export type Context = {
  * middleware adds to the context by assigning to it, never by passing `ctx` to `next()`:
  * tRPC spreads that into a plain object, which has no `em`.
  */
-class RequestContext implements Context {
+class CallContext implements Context {
   services: Services;
   request: RequestInfo;
   responseHeaders: Record<string, string>;
@@ -103,13 +102,13 @@ class RequestContext implements Context {
 }
 
 export function createContext(services: Services, request: RequestInfo): Context {
-  return new RequestContext(services, request);
+  return new CallContext(services, request);
 }
 
 /**
  * What the calls of one long-lived channel share: a /trpc WebSocket, or one request to
  * tRPC's own HTTP handler (a batch, an SSE subscription). Only the request: the first step
- * of every procedure makes each call its own RequestContext (its own authentication,
+ * of every procedure makes each call its own CallContext (its own authentication,
  * rate-limit count and EntityManager), so calls on one socket neither see each other's
  * caller nor share an identity map that would outlive the call.
  */
@@ -133,9 +132,9 @@ export function createChannelContext(services: Services, request: RequestInfo, s
 }
 
 /** The call's own context: the one given when it already is one (REST, single /trpc calls, createCaller). */
-function callContext(ctx: Context): RequestContext {
-  if (ctx instanceof ChannelContext) return new RequestContext(ctx.services, ctx.request, ctx.responseHeaders);
-  return ctx as RequestContext;
+function callContext(ctx: Context): CallContext {
+  if (ctx instanceof ChannelContext) return new CallContext(ctx.services, ctx.request, ctx.responseHeaders);
+  return ctx as CallContext;
 }
 
 /**
@@ -143,7 +142,7 @@ function callContext(ctx: Context): RequestContext {
  * spreads into a plain object: `em` is copied into it then (forked now, as a getter would not
  * survive the spread).
  */
-function proceed<R>(shared: Context, call: RequestContext, next: (options?: { ctx: Record<string, unknown> }) => R): R {
+function proceed<R>(shared: Context, call: CallContext, next: (options?: { ctx: Record<string, unknown> }) => R): R {
   if (call === shared) return next();
   return next({ ctx: { ...call, em: call.em } });
 }
@@ -172,91 +171,6 @@ const t = initTRPC
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
-
-/** What one step of a procedure's middleware chain answers (tRPC's MiddlewareResult). */
-type StepResult = { ok: true; data: unknown } | { ok: false; error: TRPCError };
-type StepOptions = { path: string; type: string; ctx: Context; input?: unknown; getRawInput: () => Promise<unknown>; signal: undefined; batchIndex: number };
-type NextOptions = { ctx?: Record<string, unknown>; input?: unknown; getRawInput?: () => Promise<unknown> };
-type Step = ((opts: StepOptions & { meta: unknown; next(nextOptions?: NextOptions): Promise<StepResult> }) => Promise<StepResult>) & { _type?: string };
-type ProcedureDef = { type: 'query' | 'mutation' | 'subscription'; meta?: ProcedureMeta; middlewares: Step[]; output?: unknown };
-
-/** A procedure of the router as the HTTP surfaces call it: its type, meta and middleware chain. */
-export type CallableProcedure = { _def: ProcedureDef };
-
-/** The error when a chain ends without a result (a middleware that did not return `next()`). */
-const NO_RESULT = 'No result from middlewares - did you forget to `return next()`?';
-
-const chains = new WeakMap<ProcedureDef, Step[]>();
-
-/**
- * A procedure's steps as callProcedure runs them: its own, except that the output check
- * is this module's copy of tRPC's (same parse, same error), which copies the result with
- * a native spread instead of the down-levelled one.
- */
-function stepsOf(def: ProcedureDef): Step[] {
-  let steps = chains.get(def);
-  if (!steps) {
-    const outputSteps = def.middlewares.filter((step) => step._type === 'output').length;
-    const parseOutput = outputSteps === 1 && def.output !== undefined ? getParseFn(def.output as Parameters<typeof getParseFn>[0]) : undefined;
-    steps = def.middlewares.map((step) => (parseOutput && step._type === 'output' ? outputStep(parseOutput) : step));
-    chains.set(def, steps);
-  }
-  return steps;
-}
-
-function outputStep(parse: (value: unknown) => unknown): Step {
-  return async ({ next }) => {
-    const result = await next();
-    if (!result.ok) return result;
-    try {
-      return { ...result, data: await parse(result.data) };
-    } catch (cause) {
-      throw new TRPCError({ message: 'Output validation failed', code: 'INTERNAL_SERVER_ERROR', cause });
-    }
-  };
-}
-
-/**
- * Calls a procedure the way tRPC's own procedure caller does: each middleware in turn
- * (`.use()` steps, then input parsing, output parsing and the resolver), `next()` moving
- * on with any ctx, input or raw input it passes, a thrown error ending the chain as a
- * failed result. Both HTTP surfaces call procedures through this. tRPC's published build
- * down-levels its two object spreads per step to a helper that cost more server CPU than
- * the rest of the chain together (bench/results); these are native, and a `next()` without
- * options passes the step's options on as they are.
- */
-export async function callProcedure(procedure: CallableProcedure, call: { path: string; ctx: Context; input: unknown }): Promise<unknown> {
-  const def = procedure._def;
-  const steps = stepsOf(def);
-  const input = call.input;
-  const start: StepOptions = { path: call.path, type: def.type, ctx: call.ctx, input: undefined, getRawInput: async () => input, signal: undefined, batchIndex: 0 };
-  const runStep = async (index: number, opts: StepOptions): Promise<StepResult> => {
-    try {
-      return await steps[index]!({
-        ...opts,
-        meta: def.meta,
-        next: (nextOptions) =>
-          runStep(
-            index + 1,
-            nextOptions
-              ? {
-                  ...opts,
-                  ctx: nextOptions.ctx ? ({ ...opts.ctx, ...nextOptions.ctx } as Context) : opts.ctx,
-                  input: 'input' in nextOptions ? nextOptions.input : opts.input,
-                  getRawInput: nextOptions.getRawInput ?? opts.getRawInput,
-                }
-              : opts,
-          ),
-      });
-    } catch (cause) {
-      return { ok: false, error: getTRPCErrorFromUnknown(cause) };
-    }
-  };
-  const result = await runStep(0, start);
-  if (!result) throw new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: NO_RESULT });
-  if (!result.ok) throw result.error;
-  return result.data;
-}
 
 /** A domain error as the TRPCError tRPC reports, with the matching code and the ApiError as cause. */
 export function toTrpcError(error: ApiError): TRPCError {
@@ -326,11 +240,8 @@ export const accountProcedure = t.procedure.use(({ ctx, meta, next, getRawInput,
     });
     extendContext(call, auth);
     if (type === 'subscription') return subscribeWhileAuthorized(ctx, call, auth, { meta, getRawInput, signal }, next as () => Authed);
-    // Claimed once the account acted on and the credential are known, before the procedure runs; the adapter stores the response.
-    if (call.idempotency) {
-      await claimIdempotencyKey(call.services, call.idempotency, { accountId: auth.account.id, credential: auth.credential }, await getRawInput());
-    }
     // The same context object goes on when it is the call's own: a ctx passed to next() is spread.
+    // Over HTTP, the call's Idempotency-Key is claimed as it goes on (server/http/procedure-pipeline.ts).
     return proceed(ctx, call, next) as Authed;
   });
 });
@@ -341,7 +252,7 @@ export const accountProcedure = t.procedure.use(({ ctx, meta, next, getRawInput,
  */
 async function subscribeWhileAuthorized<R extends { ok: boolean; data?: unknown }>(
   shared: Context,
-  call: RequestContext,
+  call: CallContext,
   auth: Authenticated,
   procedure: { meta: ProcedureMeta | undefined; getRawInput: () => Promise<unknown>; signal: AbortSignal | undefined },
   next: () => Promise<R>,
@@ -404,7 +315,7 @@ async function* releasing<T>(stream: AsyncGenerator<T, void, undefined>, release
   }
 }
 
-/** The request's context with the caller filled in (RequestContext declares the fields). */
+/** The request's context with the caller filled in (CallContext declares the fields). */
 function extendContext(ctx: Context, auth: Authenticated): void {
   Object.assign(ctx, auth);
 }

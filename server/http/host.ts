@@ -13,12 +13,13 @@ import { WebSocketServer } from 'ws';
 import { ApiError, INTERNAL_ERROR_MESSAGE, InvalidInputError } from '../errors.ts';
 import type { Services } from '../services.ts';
 import { pickCarrier } from '../auth/authenticate.ts';
-import { createChannelContext, createContext, toTrpcError } from '../trpc.ts';
+import { createChannelContext, toTrpcError } from '../trpc.ts';
 import { createClientErrorHandler, unservedMethodError, writeRawResponse } from './client-errors.ts';
 import { createOnePortServer, HTTPS_REQUIRED } from './one-port.ts';
 import { buildOpenApiDocument, type PlainRoute } from './openapi.ts';
 import { buildOperationTable } from './operations.ts';
-import { registerRestSurface, renderHostError, requestInfo, REST_PREFIX } from './rest.ts';
+import { requestInfo } from './procedure-pipeline.ts';
+import { registerRestSurface, renderHostError, REST_PREFIX } from './rest.ts';
 import { registerRequestIds, requestIdFor, setRequestIdHeader } from './request-id.ts';
 import { observeRequest } from '../metrics/http-metrics.ts';
 import { routeLabel } from './route-label.ts';
@@ -202,7 +203,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
 
   await registerTrpcHttp(app, {
     router,
-    createContext: (request) => createContext(services, requestInfo(request)),
+    services,
     createChannelContext: (request) => createChannelContext(services, requestInfo(request)),
     onError: (error) => {
       if (error.code === 'INTERNAL_SERVER_ERROR' && !(error.cause instanceof ApiError)) {

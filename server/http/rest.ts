@@ -1,7 +1,8 @@
 // The `/v1` REST surface. Each request is matched to its procedure by the meta's
 // method and path, its input is assembled (JSON body, query string, decoded path
-// parameters), and the procedure is called directly through a tRPC caller; every
-// failure is rendered by the one error renderer in the endpoint's declared shape.
+// parameters), and the procedure is called through the HTTP procedure pipeline
+// (procedure-pipeline.ts); every failure is rendered by the one error renderer in the
+// endpoint's declared shape.
 //
 // trpc-to-openapi generates the OpenAPI document from the same meta, but its
 // request handler is not used: it coerces every boolean and number leaf of the
@@ -10,11 +11,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
 import { ApiError, outsideFailure, renderError, toApiError, type ErrorShapes, type RenderedError } from '../errors.ts';
-import { finishIdempotentCall, idempotentCallFor, replayedHeaders } from '../idempotency/idempotent-call.ts';
 import type { Services } from '../services.ts';
-import { callProcedure, createContext, type CallableProcedure, type RequestInfo } from '../trpc.ts';
 import { unservedMethodError, type AllowedMethods } from './client-errors.ts';
 import { pathParameters, type Operation, type OperationTable } from './operations.ts';
+import { answerProcedureCall, createCallContext, requestInfo, type CallableProcedure, type ProcedureSurface } from './procedure-pipeline.ts';
 
 export const REST_PREFIX = '/v1';
 /** Credentials and account selection travel in the query string of every method; they are not input. */
@@ -83,18 +83,6 @@ function sendError(reply: FastifyReply, rendered: RenderedError, extraHeaders: R
     .send(rendered.body);
 }
 
-export function requestInfo(request: FastifyRequest): RequestInfo {
-  const url = request.raw.url ?? '/';
-  const q = url.indexOf('?');
-  return {
-    method: request.method,
-    query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
-    headers: request.headers,
-    host: request.host || undefined,
-    ip: request.ip,
-  };
-}
-
 export function registerRestSurface(
   app: FastifyInstance,
   services: Services,
@@ -105,8 +93,16 @@ export function registerRestSurface(
   // Each operation's procedure, called as tRPC's server-side caller calls it; the caller
   // itself would build a recursive proxy per request and look the path up again.
   const procedures = router._def.procedures as Record<string, CallableProcedure>;
+  // Results as the spec's bodies; failures in the endpoint's declared shapes.
+  const surface: ProcedureSurface = {
+    resultType: 'application/json; charset=utf-8',
+    resultStatus: (procedure) => procedure._def.meta?.successStatus ?? 200,
+    resultBody: (data) => JSON.stringify(data),
+    renderFailure: (error, procedure) => renderFailure(error, procedure._def.meta?.errorShapes, services.log),
+  };
 
-  const restHandler = async (request: FastifyRequest, reply: FastifyReply) => {
+  // Not async: the pipeline's promise is the answer, with no hop of its own here.
+  const restHandler = (request: FastifyRequest, reply: FastifyReply) => {
     const info = requestInfo(request);
     const pathname = (request.raw.url ?? '/').slice(REST_PREFIX.length).split('?')[0] || '/';
     const { operation } = operations.matchRequest(request, pathname);
@@ -130,24 +126,9 @@ export function registerRestSurface(
     }
     if (isPlainObject(input)) Object.assign(input, pathParameters(operation, pathname));
 
-    const ctx = createContext(services, info);
-    // Idempotency-Key on a POST: the middleware claims the key, the response is stored below (server/idempotency).
-    if (operation.method === 'POST') ctx.idempotency = idempotentCallFor(request.headers, `POST ${REST_PREFIX}${pathname}`);
-    try {
-      const data = await callProcedure(procedures[operation.procedurePath]!, { path: operation.procedurePath, ctx, input });
-      const status = operation.meta.successStatus ?? 200;
-      const body = JSON.stringify(data);
-      if (ctx.idempotency) await finishIdempotentCall(services, ctx.idempotency, { status, contentType: 'application/json; charset=utf-8', body, headers: {} });
-      return reply.code(status).headers(ctx.responseHeaders).type('application/json; charset=utf-8').send(body);
-    } catch (error) {
-      const replay = ctx.idempotency?.replay;
-      if (replay) {
-        return reply.code(replay.status).headers({ ...ctx.responseHeaders, ...replayedHeaders(replay) }).type(replay.contentType).send(replay.body);
-      }
-      const rendered = renderFailure(error, operation.meta.errorShapes, services.log);
-      if (ctx.idempotency) await finishIdempotentCall(services, ctx.idempotency, rendered);
-      return sendError(reply, rendered, ctx.responseHeaders);
-    }
+    // Idempotency-Key is honoured on POSTs (server/idempotency).
+    const ctx = createCallContext(services, info, operation.method === 'POST' ? REST_PREFIX : undefined, pathname);
+    return answerProcedureCall(reply, surface, procedures[operation.procedurePath]!, operation.procedurePath, ctx, input);
   };
 
   app.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: `${REST_PREFIX}/*`, handler: restHandler });

@@ -1,25 +1,33 @@
 // `/trpc` over HTTP for internal TypeScript apps. A single query (GET) or mutation (POST)
-// with JSON input, what `httpLink` sends, is answered here: the procedure is called as the
-// REST surface calls it, and the answer is tRPC's own wire format (result envelope, error
-// shape from the router's errorFormatter, status, `vary`). tRPC's fetch adapter would build
-// a WHATWG Request, Headers and Response per call, which cost a third of the request's CPU
-// (bench/results). Everything else (batches, streams, subscriptions over SSE, unknown
-// paths, methods a procedure does not accept, input that is not JSON) goes to tRPC's own
-// handler, so its behaviour there is unchanged.
+// with JSON input, what `httpLink` sends, is answered here: the procedure is called through
+// the pipeline the REST surface uses (procedure-pipeline.ts), and the answer is tRPC's own
+// wire format (result envelope, error shape from the router's errorFormatter, status,
+// `vary`). tRPC's fetch adapter would build a WHATWG Request, Headers and Response per
+// call, which cost a third of the request's CPU (bench/results). Everything else (batches,
+// streams, subscriptions over SSE, unknown paths, methods a procedure does not accept,
+// input that is not JSON) goes to tRPC's own handler, so its behaviour there is unchanged.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
 import { fastifyRequestHandler } from '@trpc/server/adapters/fastify';
-import { getErrorShape, getTRPCErrorFromUnknown, type TRPCError } from '@trpc/server/unstable-core-do-not-import';
-import { finishIdempotentCall, idempotentCallFor, replayedHeaders } from '../idempotency/idempotent-call.ts';
-import { callProcedure, type CallableProcedure, type Context } from '../trpc.ts';
+import type { TRPCError } from '@trpc/server';
+import type { Services } from '../services.ts';
+import type { Context } from '../trpc.ts';
+import {
+  answerProcedureCall,
+  createCallContext,
+  getErrorShape,
+  getTRPCErrorFromUnknown,
+  requestInfo,
+  type CallableProcedure,
+  type ProcedureSurface,
+} from './procedure-pipeline.ts';
 import { MAX_BATCH_CALLS } from './trpc-limits.ts';
 
 export const TRPC_PREFIX = '/trpc';
 
 export type TrpcHttpOptions = {
   router: AnyRouter;
-  /** A single call's context. */
-  createContext(request: FastifyRequest): Context;
+  services: Services;
   /** What the calls of a batch or an SSE subscription share (each call makes its own context from it). */
   createChannelContext(request: FastifyRequest): Context;
   onError(error: TRPCError): void;
@@ -28,6 +36,8 @@ export type TrpcHttpOptions = {
 const PROCEDURE_PATH = /^[A-Za-z0-9_.]+$/;
 const ACCEPTED_METHOD = { query: 'GET', mutation: 'POST' } as const;
 const NOT_PARSED = Symbol('not parsed');
+/** What a single mutation calls, in its Idempotency-Key's fingerprint: `POST /trpc/<path>`. */
+const CALL_PREFIX = `${TRPC_PREFIX}/`;
 
 /** The call's JSON input, or NOT_PARSED when tRPC's own handler should read it. */
 function singleCallInput(request: FastifyRequest, query: URLSearchParams): unknown {
@@ -54,48 +64,34 @@ export async function registerTrpcHttp(app: FastifyInstance, options: TrpcHttpOp
     onError: ({ error }: { error: TRPCError }) => options.onError(error),
   };
 
-  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const path = (request.params as { path: string }).path;
-    const procedure = PROCEDURE_PATH.test(path) && Object.hasOwn(procedures, path) ? procedures[path] : undefined;
-    const url = request.raw.url ?? '/';
-    const q = url.indexOf('?');
-    const input =
-      procedure && ACCEPTED_METHOD[procedure._def.type as 'query' | 'mutation'] === request.method
-        ? singleCallInput(request, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)))
-        : NOT_PARSED;
-    if (!procedure || input === NOT_PARSED) {
-      return fastifyRequestHandler({ ...fallbackOptions, req: request, res: reply, path } as never);
-    }
-
-    const ctx = options.createContext(request);
-    // Idempotency-Key is honoured on single mutations only (batches above go to tRPC's handler): server/idempotency.
-    if (procedure._def.type === 'mutation') ctx.idempotency = idempotentCallFor(request.headers, `POST ${TRPC_PREFIX}/${path}`);
-    let status = 200;
-    let body: string;
-    try {
-      const data = await callProcedure(procedure, { path, ctx, input });
-      body = JSON.stringify({ result: { data } });
-    } catch (cause) {
-      const replay = ctx.idempotency?.replay;
-      if (replay) {
-        return reply
-          .code(replay.status)
-          .headers({ vary: 'trpc-accept, accept', ...ctx.responseHeaders, ...replayedHeaders(replay) })
-          .type(replay.contentType)
-          .send(replay.body);
-      }
+  // tRPC's wire format: the result envelope, and the error shape from the router's errorFormatter.
+  const surface: ProcedureSurface = {
+    resultType: 'application/json',
+    fixedHeaders: { vary: 'trpc-accept, accept' },
+    resultStatus: () => 200,
+    resultBody: (data) => JSON.stringify({ result: { data } }),
+    renderFailure: (cause, procedure, path, ctx, input) => {
       const error = getTRPCErrorFromUnknown(cause);
       options.onError(error);
       const shape = getErrorShape({ config, error, type: procedure._def.type, path, input, ctx }) as { data?: { httpStatus?: unknown } };
-      status = typeof shape.data?.httpStatus === 'number' ? shape.data.httpStatus : 500;
-      body = JSON.stringify({ error: shape });
+      const status = typeof shape.data?.httpStatus === 'number' ? shape.data.httpStatus : 500;
+      return { status, contentType: 'application/json', body: JSON.stringify({ error: shape }), headers: {} };
+    },
+  };
+
+  // Not async: the pipeline's promise (or tRPC's handler's) is the answer, with no hop of its own here.
+  const handler = (request: FastifyRequest, reply: FastifyReply) => {
+    const path = (request.params as { path: string }).path;
+    const procedure = PROCEDURE_PATH.test(path) && Object.hasOwn(procedures, path) ? procedures[path] : undefined;
+    // The request is read once: its query string serves both the input and the context.
+    const info = procedure && ACCEPTED_METHOD[procedure._def.type as 'query' | 'mutation'] === request.method ? requestInfo(request) : undefined;
+    const input = info ? singleCallInput(request, info.query) : NOT_PARSED;
+    if (!procedure || !info || input === NOT_PARSED) {
+      return fastifyRequestHandler({ ...fallbackOptions, req: request, res: reply, path } as never);
     }
-    if (ctx.idempotency) await finishIdempotentCall(ctx.services, ctx.idempotency, { status, contentType: 'application/json', body, headers: {} });
-    return reply
-      .code(status)
-      .headers({ vary: 'trpc-accept, accept', ...ctx.responseHeaders })
-      .type('application/json')
-      .send(body);
+    // Idempotency-Key is honoured on single mutations only (batches above go to tRPC's handler): server/idempotency.
+    const ctx = createCallContext(options.services, info, procedure._def.type === 'mutation' ? CALL_PREFIX : undefined, path);
+    return answerProcedureCall(reply, surface, procedure, path, ctx, input);
   };
 
   await app.register(

@@ -13,15 +13,14 @@
 // replay of the main key's request).
 //
 // Design: the key belongs to the account acted on, which is only known once
-// `accountProcedure` has authenticated, so the work is split where the facts are.
-// The adapter (rest.ts, trpc-http.ts) attaches an IdempotentCall to the context when
-// the header is present; the middleware calls claimIdempotencyKey right after
-// authentication and BEFORE the procedure runs (claim, or replay / 409 / 422); the
-// adapter, which alone knows the response as its surface renders it, then calls
-// finishIdempotentCall to store it (or give the key back on a 5xx). So refusals decided
-// while authenticating (401, 429, the plan's and the key scopes' 403) are never stored,
-// and a request without the header runs no SQL here. tRPC batches go to tRPC's own
-// handler and ignore the header; public (unauthenticated) operations ignore it too.
+// `accountProcedure` has authenticated. The HTTP pipeline (server/http/procedure-pipeline.ts,
+// for rest.ts and trpc-http.ts) attaches an IdempotentCall to the context when the header
+// is present, calls claimIdempotencyKey right after authentication and BEFORE the
+// procedure runs (claim, or replay / 409 / 422), and once the surface has rendered the
+// response calls finishIdempotentCall to store it (or give the key back on a 5xx). So
+// refusals decided while authenticating (401, 429, the plan's and the key scopes' 403) are
+// never stored, and a request without the header runs no SQL here. tRPC batches go to
+// tRPC's own handler and ignore the header; public (unauthenticated) operations ignore it too.
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Credential } from '../auth/scopes.ts';
@@ -34,13 +33,13 @@ export const REPLAYED_HEADER = 'Idempotent-Replayed';
 /** 1 to 255 printable ASCII characters. */
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
 
-/** A response as the adapter sends it, and as a replay sends it again. */
+/** A response as the surface renders it, and as a replay sends it again. */
 export type StoredResponse = { status: number; contentType: string; body: string; headers: Record<string, string> };
 
 /** The part of a stored response that may carry a secret, sealed as one JSON text. */
 type SealedPart = { body: string; headers: Record<string, string> };
 
-/** An idempotent request in flight: attached to the tRPC context by the adapter. */
+/** An idempotent request in flight: attached to the call's context by the HTTP pipeline. */
 export type IdempotentCall = {
   /** The header as received (validated by claimIdempotencyKey). */
   key: string;
@@ -48,20 +47,20 @@ export type IdempotentCall = {
   target: string;
   /** Set when this request holds the key: its response must be stored. */
   claim?: ClaimedKey;
-  /** Set when the key already holds this request's response: the adapter sends it instead. */
+  /** Set when the key already holds this request's response: the pipeline sends it instead. */
   replay?: StoredResponse;
 };
 
-/** Thrown by the middleware to stop the procedure when the response is replayed; the adapter sends `call.replay`. */
+/** Thrown by the claim to stop the procedure when the response is replayed; the pipeline sends `call.replay`. */
 export class IdempotentReplay extends Error {
   override name = 'IdempotentReplay';
 }
 
-/** The call for a request carrying the header, undefined without it. */
-export function idempotentCallFor(headers: IncomingHttpHeaders, target: string): IdempotentCall | undefined {
+/** The call for a POST carrying the header (`prefix` + `path` is what it calls), undefined without it. */
+export function idempotentCallFor(headers: IncomingHttpHeaders, prefix: string, path: string): IdempotentCall | undefined {
   const value = headers['idempotency-key'];
   if (value === undefined) return undefined;
-  return { key: Array.isArray(value) ? value.join(', ') : value, target };
+  return { key: Array.isArray(value) ? value.join(', ') : value, target: `POST ${prefix}${path}` };
 }
 
 /** JSON with object keys sorted, so the same input always has the same text. */

@@ -1,0 +1,109 @@
+// How long one procedure call takes in-process through the middleware runner the HTTP
+// surfaces use (callProcedure in server/http/procedure-pipeline.ts) against tRPC's own
+// procedure caller (the procedure called as a function, what tRPC's handlers do) and
+// createCaller (a caller built per request, as a test does). The procedure has the chain
+// shape every API procedure has (one `.use()` step from publicProcedure, input and output
+// schemas, a resolver) and touches no database, so the figure is the runner's alone.
+//
+// Run with the pinned Node (the machine's own node is older):
+//   node_modules/.bin/node bench/procedure-runner.ts
+// Knobs: CALLS (per round and way, 20000), ROUNDS (15). The ways alternate within each
+// round, in a rotating order, so background load falls on all of them alike; medians are
+// reported with the load average, CPU time per call (waiting for a core is not counted)
+// beside wall-clock time.
+//
+// The run that keeps the copied runner (2026-11-25, Node 24.21.0, 2-core AMD EPYC shared
+// with other work: load average 17–21 during the run; 15 rounds x 20000 calls):
+//   callProcedure (copied runner)  CPU median  2.80 µs/call (2.43–4.21);   wall  8.79
+//   procedure() (tRPC's runner)    CPU median 19.09 µs/call (17.25–26.34); wall 66.94
+//   createCaller per call          CPU median 20.21 µs/call (18.61–32.16); wall 71.34
+// An earlier run at load 5 gave 4.3 / 30 / 40 µs wall: about 7x either way, some 16 µs of
+// server CPU per request, against the 0.3–0.5 ms a whole /v1 lookup costs.
+import { loadavg } from 'node:os';
+import { z } from 'zod';
+import { callProcedure, type CallableProcedure } from '../server/http/procedure-pipeline.ts';
+import type { Services } from '../server/services.ts';
+import { createCallerFactory, createContext, publicProcedure, router, type Context } from '../server/trpc.ts';
+
+const CALLS = Number(process.env.CALLS ?? 20_000);
+const ROUNDS = Number(process.env.ROUNDS ?? 15);
+
+const ContactLookupInput = z.object({ email: z.string(), includeArchived: z.boolean().optional() });
+const ContactLookupOutput = z.object({ id: z.string(), email: z.string(), tags: z.array(z.string()), archived: z.boolean() });
+
+const benchRouter = router({
+  contacts: router({
+    find: publicProcedure
+      .meta({ section: 'Contacts', access: 'read' })
+      .input(ContactLookupInput)
+      .output(ContactLookupOutput)
+      .query(({ input }) => ({ id: 'ct_1', email: input.email, tags: ['a', 'b'], archived: input.includeArchived ?? false })),
+  }),
+});
+
+const procedure = benchRouter.contacts.find;
+const callable = procedure as unknown as CallableProcedure;
+const createCaller = createCallerFactory(benchRouter);
+// The procedure touches no service; the context is made per call as the surfaces make it.
+const services = {} as Services;
+const input = { email: 'ada@example.com', includeArchived: true };
+const context = (): Context =>
+  createContext(services, { method: 'GET', query: new URLSearchParams('email=ada%40example.com'), headers: {}, host: undefined, ip: '127.0.0.1' });
+
+const ways: Record<string, () => Promise<unknown>> = {
+  'callProcedure (copied runner)': () => callProcedure(callable, { path: 'contacts.find', ctx: context(), input }),
+  "procedure() (tRPC's runner)": () =>
+    procedure({ path: 'contacts.find', type: 'query', ctx: context(), input: undefined, getRawInput: async () => input, signal: undefined, batchIndex: 0 }),
+  'createCaller per call': () => createCaller(context()).contacts.find(input),
+};
+
+type Timing = { wall: number; cpu: number };
+
+/** Wall-clock and CPU microseconds per call over `calls` calls, one after another. */
+async function round(call: () => Promise<unknown>, calls: number): Promise<Timing> {
+  const cpuStart = process.cpuUsage();
+  const start = process.hrtime.bigint();
+  for (let index = 0; index < calls; index += 1) await call();
+  const wall = Number(process.hrtime.bigint() - start) / 1000 / calls;
+  const cpu = process.cpuUsage(cpuStart);
+  return { wall, cpu: (cpu.user + cpu.system) / calls };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+async function main() {
+  const names = Object.keys(ways);
+  // Every way answers the same, and is warmed up before it is timed.
+  for (const name of names) {
+    const answer = JSON.stringify(await ways[name]!());
+    if (answer !== '{"id":"ct_1","email":"ada@example.com","tags":["a","b"],"archived":true}') throw new Error(`${name} answered ${answer}`);
+    await round(ways[name]!, CALLS);
+  }
+  const load = loadavg();
+  const timings = new Map<string, Timing[]>(names.map((name) => [name, []]));
+  for (let index = 0; index < ROUNDS; index += 1) {
+    for (let offset = 0; offset < names.length; offset += 1) {
+      const name = names[(index + offset) % names.length]!;
+      timings.get(name)!.push(await round(ways[name]!, CALLS));
+    }
+  }
+  const loadAfter = loadavg();
+  const loads = (values: number[]) => values.map((value) => value.toFixed(2)).join(' ');
+  console.log(`node ${process.version}, ${ROUNDS} rounds x ${CALLS} calls per way; load average before ${loads(load)}, after ${loads(loadAfter)}`);
+  // CPU time is the steadier figure on a loaded machine: waiting for a core is not counted.
+  const baseline = median(timings.get(names[0]!)!.map((timing) => timing.cpu));
+  for (const name of names) {
+    const cpu = timings.get(name)!.map((timing) => timing.cpu);
+    const wall = timings.get(name)!.map((timing) => timing.wall);
+    console.log(
+      `${name.padEnd(30)} CPU median ${median(cpu).toFixed(2)} µs/call (${Math.min(...cpu).toFixed(2)}–${Math.max(...cpu).toFixed(2)}), ` +
+        `${(median(cpu) / baseline).toFixed(2)}x; wall median ${median(wall).toFixed(2)} µs/call`,
+    );
+  }
+}
+
+await main();
