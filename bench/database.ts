@@ -9,7 +9,7 @@ import { startEmbeddedPostgres } from '../server/db/embedded.ts';
 import { clusterDirectory } from '../server/db/postgres-placement.ts';
 import { newId } from '../server/db/ids.ts';
 import { createLogger } from '../server/log.ts';
-import { createServices } from '../server/service.ts';
+import { createServices } from '../server/start-service.ts';
 import type { LoadTarget } from './load.ts';
 import { atCleanup, tempDir } from './processes.ts';
 

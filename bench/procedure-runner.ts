@@ -22,7 +22,7 @@
 import { loadavg } from 'node:os';
 import { z } from 'zod';
 import { callProcedure, type CallableProcedure } from '../server/http/procedure-pipeline.ts';
-import type { Services } from '../server/services.ts';
+import type { Services } from '../server/process-services.ts';
 import { createCallerFactory, createContext, publicProcedure, router, type Context } from '../server/trpc.ts';
 
 const CALLS = Number(process.env.CALLS ?? 20_000);

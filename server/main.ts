@@ -4,7 +4,7 @@ import { appRouter } from '../routers/index.ts';
 import { workerDefinition } from '../workers/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './log.ts';
-import { startService, StartError, type RunningService } from './service.ts';
+import { startService, StartError, type RunningService } from './start-service.ts';
 
 async function main() {
   let config;

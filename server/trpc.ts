@@ -12,7 +12,7 @@ import { ZodError } from 'zod';
 import { ApiError, describeZodError, INTERNAL_ERROR_MESSAGE, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';
 import { checkRequestInput } from './input-rules.ts';
 import type { IdempotentCall } from './idempotency/idempotent-call.ts';
-import type { Services } from './services.ts';
+import type { Services } from './process-services.ts';
 
 export type ProcedureMeta = OpenApiMeta<{
   /** The API section scoped keys name (`tags`). */

@@ -5,7 +5,7 @@ import { Logger as WorkerLogger, parseCrontab, run, type Runner, type TaskList, 
 import pg from 'pg';
 import { outsideFailure } from './errors.ts';
 import { continuingRequests } from './jobs.ts';
-import type { Services } from './services.ts';
+import type { Services } from './process-services.ts';
 import { createWorkerLiveness } from './worker-liveness.ts';
 
 export type WorkerDefinition = {

@@ -3,7 +3,7 @@
 // Worker retry; the turn is idempotent.
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
-import type { Services } from '../server/services.ts';
+import type { Services } from '../server/process-services.ts';
 import { takeBotTurn } from '../server/widgets/take-bot-turn.ts';
 
 export { CHAT_WIDGET_MESSAGE_TASK } from '../server/widgets/receive-visitor-message.ts';

@@ -2,7 +2,7 @@
 // have passed. Running late or twice is harmless: it closes what is due now.
 import type { Task } from 'graphile-worker';
 import { closeExpiredChatWindows } from '../server/messaging/callbacks/close-expired-chat-windows.ts';
-import type { Services } from '../server/services.ts';
+import type { Services } from '../server/process-services.ts';
 
 export const CLOSE_CHAT_WINDOWS_TASK = 'close-chat-windows';
 

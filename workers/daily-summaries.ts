@@ -3,7 +3,7 @@
 // missed run within a day; a repeated run for a day writes nothing twice.
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
-import type { Services } from '../server/services.ts';
+import type { Services } from '../server/process-services.ts';
 import { previousUtcDay, writeDailySummaries } from '../server/summaries/daily-summaries.ts';
 
 export const DAILY_SUMMARIES_TASK = 'daily-summaries';

@@ -2,7 +2,7 @@
 // Queued at commit by the trigger on `events` (one pending job at a time, by job key),
 // and every minute by cron as a safety net for anything left undispatched.
 import type { Task } from 'graphile-worker';
-import type { Services } from '../server/services.ts';
+import type { Services } from '../server/process-services.ts';
 import { dispatchEvents } from '../server/webhooks/dispatch-events.ts';
 
 export const DISPATCH_WEBHOOK_EVENTS_TASK = 'dispatch-webhook-events';

@@ -3,7 +3,7 @@
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { OutboundClient } from '../server/outbound/http-client.ts';
-import type { Services } from '../server/services.ts';
+import type { Services } from '../server/process-services.ts';
 import { generateConversationSummary } from '../server/summaries/generate-conversation-summary.ts';
 import { summarizerFor } from '../server/summaries/summarizer.ts';
 

@@ -1,7 +1,7 @@
 // Every background task and the crontab, handed to the Graphile Worker runner.
 // Each task lives in its own file and receives the process's services.
 import { createOutboundClient } from '../server/outbound/http-client.ts';
-import type { Services } from '../server/services.ts';
+import type { Services } from '../server/process-services.ts';
 import { SUMMARY_TIMEOUT_MS } from '../server/summaries/chat-completions-summarizer.ts';
 import { SENDER_CLIENT_LIMITS } from '../server/webhooks/send-deliveries.ts';
 import type { WorkerDefinition } from '../server/worker.ts';

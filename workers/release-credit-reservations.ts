@@ -2,7 +2,7 @@
 // between reserving them and settling or releasing them (server/credits/spend-credits.ts).
 import type { Task } from 'graphile-worker';
 import { releaseStaleReservations } from '../server/credits/spend-credits.ts';
-import type { Services } from '../server/services.ts';
+import type { Services } from '../server/process-services.ts';
 
 export const RELEASE_CREDIT_RESERVATIONS_TASK = 'release-credit-reservations';
 

@@ -3,7 +3,7 @@
 // a backfilled or repeated run is harmless.
 import type { Task } from 'graphile-worker';
 import { resetMonthlyCredits } from '../server/credits/reset-monthly-credits.ts';
-import type { Services } from '../server/services.ts';
+import type { Services } from '../server/process-services.ts';
 
 export const RESET_MONTHLY_CREDITS_TASK = 'reset-monthly-credits';
 

@@ -4,7 +4,7 @@ import type { Task } from 'graphile-worker';
 import { z } from 'zod';
 import { RUN_BROADCAST_TASK } from '../server/broadcasts/enqueue-broadcast-run.ts';
 import { runBroadcast } from '../server/broadcasts/run-broadcast.ts';
-import type { Services } from '../server/services.ts';
+import type { Services } from '../server/process-services.ts';
 
 export { RUN_BROADCAST_TASK };
 

@@ -3,7 +3,7 @@
 // The process's one outbound client is shared by every run of the task.
 import type { Task } from 'graphile-worker';
 import type { OutboundClient } from '../server/outbound/http-client.ts';
-import type { Services } from '../server/services.ts';
+import type { Services } from '../server/process-services.ts';
 import { sendDueDeliveries } from '../server/webhooks/send-deliveries.ts';
 import { SEND_WEBHOOK_DELIVERIES_TASK } from '../server/webhooks/sql/wake-sender.ts';
 

@@ -2,7 +2,7 @@
 // responses are no longer replayed), in batches so no statement holds many locks.
 import type { Task } from 'graphile-worker';
 import { deleteExpiredKeys } from '../server/idempotency/sql/idempotency-keys.ts';
-import type { Services } from '../server/services.ts';
+import type { Services } from '../server/process-services.ts';
 
 export const SWEEP_IDEMPOTENCY_KEYS_TASK = 'sweep-idempotency-keys';
 

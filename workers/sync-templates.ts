@@ -5,7 +5,7 @@ import type { Task } from 'graphile-worker';
 import { z } from 'zod';
 import { requestTemplateSyncForEveryConnection, SYNC_TEMPLATES_TASK } from '../server/messaging/request-template-sync.ts';
 import { syncTemplates } from '../server/messaging/sync-templates.ts';
-import type { Services } from '../server/services.ts';
+import type { Services } from '../server/process-services.ts';
 
 export { SYNC_TEMPLATES_TASK };
 

@@ -3,7 +3,7 @@
 // visitor's sockets (server/widgets/set-typing.ts).
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
-import type { Services } from '../server/services.ts';
+import type { Services } from '../server/process-services.ts';
 import { expireTyping, TYPING_EXPIRED_TASK } from '../server/widgets/set-typing.ts';
 
 export { TYPING_EXPIRED_TASK };

@@ -5,7 +5,7 @@
 import { z, ZodError } from 'zod';
 import { ApiError, describeZodError, INTERNAL_ERROR_MESSAGE, InvalidInputError } from '../../server/errors.ts';
 import { sweepOldWindows } from '../../server/rate-limit/count-requests.ts';
-import type { Services } from '../../server/services.ts';
+import type { Services } from '../../server/process-services.ts';
 import type { RequestInfo } from '../../server/trpc.ts';
 import { publicProcedure, router } from '../../server/trpc.ts';
 import { listConversationMessages } from '../../server/widgets/list-conversation-messages.ts';

@@ -12,8 +12,8 @@ import { describeZodError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { addTemplate } from '../messaging/add-template.ts';
 import { connectMessagingProvider, MessagingConnectionInput } from '../messaging/connection.ts';
-import { createServices, openDatabase } from '../service.ts';
-import type { Services } from '../services.ts';
+import { createServices, openDatabase } from '../start-service.ts';
+import type { Services } from '../process-services.ts';
 
 type Flags = Record<string, string | boolean | undefined>;
 type Command = { options: Record<string, { type: 'string' | 'boolean' }>; run(services: Services, flags: Flags): Promise<unknown> };

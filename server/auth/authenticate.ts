@@ -15,7 +15,7 @@ import {
   SESSION_RATE_LIMIT,
   type RateLimitState,
 } from '../rate-limit/limits.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../process-services.ts';
 import { isWellFormedKey, looksLikeJwt } from './key-format.ts';
 import { verifyIdToken } from './id-tokens.ts';
 import {

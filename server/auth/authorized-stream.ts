@@ -4,7 +4,7 @@
 // announces a change to one of its accounts (server/auth/credential-changes.ts), when the key
 // expires, and every RECHECK_EVERY_MS in case an announcement was missed.
 import type { Logger } from 'pino';
-import type { CredentialChangeFeed } from '../services.ts';
+import type { CredentialChangeFeed } from '../process-services.ts';
 
 /** The backstop: a live subscription's credential is checked again at least this often. */
 export const RECHECK_EVERY_MS = 30_000;

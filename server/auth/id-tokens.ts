@@ -5,7 +5,7 @@
 // unset every ID token is refused.
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { ApiError, UnauthorizedError } from '../errors.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../process-services.ts';
 
 // Asymmetric algorithms only: a JWKS never legitimately carries a shared secret.
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];

@@ -11,7 +11,7 @@ import { queryRows, sql } from '../db/sql.ts';
 import { ApiError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { sendTemplate } from '../messaging/send-template.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../process-services.ts';
 import { claimRecipients, materialiseRecipients } from './claim-recipients.ts';
 import { enqueueBroadcastRun } from './enqueue-broadcast-run.ts';
 import { failInterruptedRecipients, failPendingRecipients, recordBroadcastSend, recordRecipientOutcomes } from './record-recipient-outcome.ts';

@@ -11,7 +11,7 @@ import type { AnyRouter } from '@trpc/server';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer } from 'ws';
 import { ApiError, INTERNAL_ERROR_MESSAGE, InvalidInputError } from '../errors.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../process-services.ts';
 import { pickCarrier } from '../auth/authenticate.ts';
 import { createChannelContext, toTrpcError } from '../trpc.ts';
 import { createClientErrorHandler, unservedMethodError, writeRawResponse } from './client-errors.ts';

@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { TRPCError } from '@trpc/server';
 import { getErrorShape, getParseFn, getTRPCErrorFromUnknown } from '@trpc/server/unstable-core-do-not-import';
 import { claimIdempotencyKey, finishIdempotentCall, idempotentCallFor, replayedHeaders, type StoredResponse } from '../idempotency/idempotent-call.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../process-services.ts';
 import { createContext, type AuthedContext, type Context, type ProcedureMeta, type RequestInfo } from '../trpc.ts';
 
 export { getErrorShape, getTRPCErrorFromUnknown };

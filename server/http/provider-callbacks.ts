@@ -8,7 +8,7 @@ import { ApiError, ForbiddenError, InvalidInputError, UnauthorizedError } from '
 import { applyProviderCallback } from '../messaging/callbacks/apply-provider-callback.ts';
 import { readCallbackPayload } from '../messaging/callbacks/read-callback-payload.ts';
 import { sameSecretText } from '../secrets.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../process-services.ts';
 import { errorResponse, type PlainRoute } from './openapi.ts';
 import { REST_PREFIX } from './rest.ts';
 

@@ -11,7 +11,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
 import { ApiError, outsideFailure, renderError, toApiError, type ErrorShapes, type RenderedError } from '../errors.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../process-services.ts';
 import { unservedMethodError, type AllowedMethods } from './client-errors.ts';
 import { pathParameters, type Operation, type OperationTable } from './operations.ts';
 import { answerProcedureCall, createCallContext, requestInfo, type CallableProcedure, type ProcedureSurface } from './procedure-pipeline.ts';

@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
 import { fastifyRequestHandler } from '@trpc/server/adapters/fastify';
 import type { TRPCError } from '@trpc/server';
-import type { Services } from '../services.ts';
+import type { Services } from '../process-services.ts';
 import type { Context } from '../trpc.ts';
 import {
   answerProcedureCall,

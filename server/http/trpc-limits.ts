@@ -3,7 +3,7 @@
 // subscriptions per credential.
 import { pickCarrier } from '../auth/authenticate.ts';
 import { ApiError } from '../errors.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../process-services.ts';
 import type { RequestInfo } from '../trpc.ts';
 
 /** Calls one /trpc batch may carry, over HTTP (`?batch=1`) or in one WebSocket frame. */

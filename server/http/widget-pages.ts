@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { normalisePhoneNumber } from '../contacts/phone.ts';
 import { ApiError } from '../errors.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../process-services.ts';
 import { sweepOldWindows } from '../rate-limit/count-requests.ts';
 import { countAndReadWidget } from '../widgets/read-public-widget-config.ts';
 import { errorResponse, RETRY_AFTER_HEADER, type PlainRoute } from './openapi.ts';

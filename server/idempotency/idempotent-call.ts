@@ -25,7 +25,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Credential } from '../auth/scopes.ts';
 import { ApiError, ConflictError, InvalidInputError } from '../errors.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../process-services.ts';
 import { claimKey, readKey, releaseKey, storeResponse, type ClaimedKey, type KeyRow } from './sql/idempotency-keys.ts';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';

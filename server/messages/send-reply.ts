@@ -14,7 +14,7 @@ import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from 
 import { chargedProviderSend } from '../messaging/charged-send.ts';
 import { loadProviderCredentials } from '../messaging/provider-credentials.ts';
 import { publishConversationEvent } from '../realtime/conversation-events.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../process-services.ts';
 import { conversationMessageOf } from '../widgets/conversation-message.ts';
 import { WIDGET_CHANNEL } from '../widgets/find-or-create-visitor.ts';
 import { recordMessage, type RecordedMessage } from './record-message.ts';

@@ -6,7 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { releaseCreditReservation, reserveCredits, settleCreditReservation, type SpendReason } from '../credits/spend-credits.ts';
 import { ApiError, InvalidInputError } from '../errors.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../process-services.ts';
 import type { ProviderSendResult } from './provider-client.ts';
 
 export const PROVIDER_UNAVAILABLE = 'The messaging provider did not answer; nothing was sent or charged';

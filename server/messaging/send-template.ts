@@ -8,7 +8,7 @@ import { requireContact } from '../contacts/find-contact.ts';
 import { MessageTemplate } from '../db/entities/index.ts';
 import { InvalidInputError, NotFoundError } from '../errors.ts';
 import { recordMessage } from '../messages/record-message.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../process-services.ts';
 import { chargedProviderSend } from './charged-send.ts';
 import { requireProviderCredentials } from './connection.ts';
 import { contactTemplateFields } from './contact-template-fields.ts';

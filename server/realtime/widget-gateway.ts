@@ -16,7 +16,7 @@ import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { requestAddress, requestHost, trustedProxy, type TrustedProxy } from '../http/trusted-proxy.ts';
 import { sweepOldWindows } from '../rate-limit/count-requests.ts';
-import type { Services } from '../services.ts';
+import type { Services } from '../process-services.ts';
 import { countAndReadWidget } from '../widgets/read-public-widget-config.ts';
 import { identityTokenOf, resolveWidgetVisitor, VISITOR_IDENTITY_HEADER, VisitorIdentityError } from '../widgets/visitor-identity.ts';
 import { couldBeWidgetId } from '../widgets/widget-record.ts';

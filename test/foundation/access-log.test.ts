@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { appRouter } from '../../routers/index.ts';
 import { workerDefinition } from '../../workers/index.ts';
 import { loadConfig } from '../../server/config.ts';
-import { startService, type RunningService } from '../../server/service.ts';
+import { startService, type RunningService } from '../../server/start-service.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { insecureAgent, TEST_SECRET_KEY } from '../helpers/service.ts';
 import { createAccount } from '../../server/accounts/create-account.ts';

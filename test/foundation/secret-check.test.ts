@@ -1,7 +1,7 @@
 // Every instance of a deployment must share SECRET_KEY; a start with another
 // secret on the same database is refused with a one-line reason.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { StartError } from '../../server/service.ts';
+import { StartError } from '../../server/start-service.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let service: TestService;

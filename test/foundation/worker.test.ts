@@ -78,7 +78,7 @@ test('ROLE=api starts no worker and ROLE=worker serves no HTTP', async () => {
   } finally {
     await api.stop();
   }
-  const { startService } = await import('../../server/service.ts');
+  const { startService } = await import('../../server/start-service.ts');
   const { loadConfig } = await import('../../server/config.ts');
   const { createLogger } = await import('../../server/log.ts');
   // Its own DATA_DIR, as every process of a scaled-out deployment has.

@@ -12,8 +12,8 @@ import { createAccount } from '../../server/accounts/create-account.ts';
 import { createScopedKey, type ScopedKeyCreateInput } from '../../server/api-keys/create-scoped-key.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createLogger, requestIdMixin } from '../../server/log.ts';
-import { startService, type ServiceDefinition } from '../../server/service.ts';
-import type { Services } from '../../server/services.ts';
+import { startService, type ServiceDefinition } from '../../server/start-service.ts';
+import type { Services } from '../../server/process-services.ts';
 import { createTestDatabase } from './database.ts';
 import { createConformanceChecker, type ConformanceChecker } from './openapi-conformance.ts';
 

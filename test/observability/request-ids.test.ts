@@ -13,7 +13,7 @@ import { appRouter } from '../../routers/index.ts';
 import { createAccount } from '../../server/accounts/create-account.ts';
 import { loadConfig } from '../../server/config.ts';
 import { requestIdMixin } from '../../server/log.ts';
-import { startService, type RunningService } from '../../server/service.ts';
+import { startService, type RunningService } from '../../server/start-service.ts';
 import { workerDefinition } from '../../workers/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { insecureAgent, TEST_SECRET_KEY, type TestService } from '../helpers/service.ts';

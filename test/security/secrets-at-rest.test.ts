@@ -19,7 +19,7 @@ import { appRouter } from '../../routers/index.ts';
 import { call, type Answer } from '../reliability/fixtures.ts';
 import { createAccount } from '../../server/accounts/create-account.ts';
 import { loadConfig } from '../../server/config.ts';
-import { startService, type RunningService } from '../../server/service.ts';
+import { startService, type RunningService } from '../../server/start-service.ts';
 import { workerDefinition } from '../../workers/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startFakeMessagingProvider, type FakeMessagingProvider } from '../helpers/fake-messaging-provider.ts';

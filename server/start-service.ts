@@ -21,7 +21,7 @@ import { createConversationEventFeed } from './realtime/conversation-events.ts';
 import { createWidgetGateway } from './realtime/widget-gateway.ts';
 import { assertSameSecretAsDatabase, SecretMismatchError } from './secret-check.ts';
 import { createSecrets, loadMasterSecret } from './secrets.ts';
-import type { Services } from './services.ts';
+import type { Services } from './process-services.ts';
 import { startWorker, type WorkerDefinition } from './worker.ts';
 
 export type ServiceDefinition = {
