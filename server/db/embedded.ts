@@ -17,6 +17,7 @@ import {
   reachableBinaries,
   type PostgresBinaries,
   type PostgresUser,
+  exists,
 } from './postgres-placement.ts';
 
 export interface EmbeddedPostgresOptions {
@@ -240,14 +241,6 @@ function connectionUrl(password: string, port: number, database: string): string
   return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The password is generated on first start and kept in DATA_DIR (mode 0600), since initdb

@@ -114,7 +114,8 @@ function pathHash(path: string): string {
   return createHash('sha256').update(path).digest('hex').slice(0, 16);
 }
 
-async function exists(path: string): Promise<boolean> {
+/** Whether something is at `path` (a file or a directory). */
+export async function exists(path: string): Promise<boolean> {
   try {
     await stat(path);
     return true;
