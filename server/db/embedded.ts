@@ -2,7 +2,7 @@
 // process group, shared with the admin CLI while the service runs, taken over after a crash.
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmod, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
