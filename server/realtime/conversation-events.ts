@@ -25,6 +25,8 @@ type Target = { accountId: string; widgetId: string; visitorId: string; contactI
 export type ConversationEvent =
   | (Target & { kind: 'message'; message: ConversationMessage })
   | (Target & { kind: 'typing'; isBotTyping: boolean })
+  // The visitor is typing (renewed every few seconds while they do) or stopped: for the account only.
+  | (Target & { kind: 'visitor-typing'; isVisitorTyping: boolean })
   | (Target & { kind: 'read'; messageSids: string[] });
 
 export type ConversationEventListener = (event: ConversationEvent) => void;
