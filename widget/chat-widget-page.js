@@ -716,7 +716,8 @@
   var typingReportedAt = 0;
   var typingPause = null;
   function reportTyping(typing) {
-    if (!socket || !socket.connected) return;
+    // Before their first message a visitor is nobody the account can see: nothing to tell.
+    if (!started || !socket || !socket.connected) return;
     if (typing) {
       clearTimeout(typingPause);
       typingPause = setTimeout(function () { reportTyping(false); }, TYPING_PAUSE_MS);

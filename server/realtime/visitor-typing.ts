@@ -14,6 +14,8 @@ import { notifyConversationSql } from './conversation-events.ts';
  * a listener renews its indicator with each and lets it lapse after a few intervals without one.
  */
 export const VISITOR_TYPING_INTERVAL_MS = 2000;
+/** A start after a stop: at most one per socket in this time. */
+export const VISITOR_TYPING_RESTART_MS = 1000;
 
 export type VisitorTyping = {
   /** What the page said: typing now, or stopped. */
@@ -52,7 +54,10 @@ export function createVisitorTyping(pool: pg.Pool, log: Logger, visitor: Visitor
   return {
     report(typing) {
       if (typing) {
-        if (now() - typingAt >= VISITOR_TYPING_INTERVAL_MS) announce(true);
+        // A renewal waits the interval; a new start after a stop waits less, so a visitor who
+        // sends and writes on is shown at once, yet a page flipping on and off stays paced.
+        const wait = announcedTyping ? VISITOR_TYPING_INTERVAL_MS : VISITOR_TYPING_RESTART_MS;
+        if (now() - typingAt >= wait) announce(true);
       } else if (announcedTyping) {
         announce(false);
       }
