@@ -12,6 +12,7 @@ import { migrate, openOrm, pgPool } from './db/orm.ts';
 import { attachUpgrades, buildHttpHost, type HostOptions, type UpgradeHandler } from './http/host.ts';
 import { PROVIDER_CALLBACK_ROUTES, registerProviderCallbacks } from './http/provider-callbacks.ts';
 import { READY_ROUTE, registerReadiness } from './http/readiness.ts';
+import { registerInboxPage } from './http/inbox-page.ts';
 import { registerWidgetPages, WIDGET_PAGE_ROUTES } from './http/widget-pages.ts';
 import { registerMetrics } from './metrics/metrics-route.ts';
 import { loadTlsMaterial } from './http/tls.ts';
@@ -171,6 +172,7 @@ export async function startService(config: Config, log: Logger, definition: Serv
             }),
           (host) => registerProviderCallbacks(host, services),
           (host) => registerWidgetPages(host, services),
+          (host) => registerInboxPage(host),
           (host) => widgetGateway.register(host),
           (host) => registerMetrics(host, config.METRICS_TOKEN, { pool: services.pool, connectedSockets: () => widgetGateway.connectedSockets() }),
           ...(definition.plugins ?? []),

@@ -709,6 +709,33 @@
   }
   elements.text.addEventListener('input', resizeComposer);
 
+  // The account sees the visitor typing: said at most every TYPING_REPORT_MS while they type,
+  // and once when they pause or send (the server keeps the same pace whatever a page sends).
+  var TYPING_REPORT_MS = 2500;
+  var TYPING_PAUSE_MS = 3000;
+  var typingReportedAt = 0;
+  var typingPause = null;
+  function reportTyping(typing) {
+    // Before their first message a visitor is nobody the account can see: nothing to tell.
+    if (!started || !socket || !socket.connected) return;
+    if (typing) {
+      clearTimeout(typingPause);
+      typingPause = setTimeout(function () { reportTyping(false); }, TYPING_PAUSE_MS);
+      if (Date.now() - typingReportedAt < TYPING_REPORT_MS) return;
+      typingReportedAt = Date.now();
+    } else {
+      clearTimeout(typingPause);
+      typingPause = null;
+      if (!typingReportedAt) return;
+      typingReportedAt = 0;
+    }
+    socket.emit('typing', { typing: typing });
+  }
+  elements.text.addEventListener('input', function () {
+    reportTyping(!!elements.text.value.trim());
+  });
+  elements.composer.addEventListener('submit', function () { reportTyping(false); });
+
   if (inFrame) {
     elements.close.hidden = false;
     elements.close.addEventListener('click', function () {

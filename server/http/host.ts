@@ -259,9 +259,12 @@ export function attachUpgrades(app: FastifyInstance, services: Services, router:
       const q = url.indexOf('?');
       const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
       const headers = { ...req.headers };
-      // A client sending connectionParams (`?connectionParams=1`) may carry the key there.
+      // A client sending connectionParams (`?connectionParams=1`) may carry the key there, or
+      // an ID token (a browser cannot set a WebSocket's Authorization header).
       const fromParams = info.connectionParams?.apiKey;
+      const tokenFromParams = info.connectionParams?.idToken;
       if (typeof fromParams === 'string' && !pickCarrier(query, headers)) headers['x-api-key'] = fromParams;
+      else if (typeof tokenFromParams === 'string' && !pickCarrier(query, headers)) headers.authorization = `Bearer ${tokenFromParams}`;
       const request = { method: 'GET', query, headers, host: requestHost(req, trust), ip: requestAddress(req, trust) };
       let release: () => void;
       try {

@@ -23,7 +23,7 @@ const SCRIPT_PATH = '/scripts/chat-widget.js';
 const TAGS = ['Chat widget'];
 
 /** Files a browser caches and revalidates with If-None-Match (the embed script, the page's assets). */
-type StaticAsset = { body: string; contentType: string; etag: string };
+export type StaticAsset = { body: string; contentType: string; etag: string };
 
 const ASSET_FILES: Record<string, { file: string; contentType: string }> = {
   'page.js': { file: 'chat-widget-page.js', contentType: 'application/javascript; charset=utf-8' },
@@ -126,7 +126,7 @@ export function escapeHtml(text: string): string {
 }
 
 /** The template with every `{{name}}` replaced by its value, HTML-escaped unless listed as raw. */
-function fillTemplate(template: string, values: Record<string, string>, raw: Record<string, string> = {}): string {
+export function fillTemplate(template: string, values: Record<string, string>, raw: Record<string, string> = {}): string {
   return template.replace(/\{\{(\w+)\}\}/g, (_match, name: string) => {
     if (name in raw) return raw[name]!;
     if (name in values) return escapeHtml(values[name]!);
@@ -134,7 +134,7 @@ function fillTemplate(template: string, values: Record<string, string>, raw: Rec
   });
 }
 
-function staticAsset(body: string, contentType: string): StaticAsset {
+export function staticAsset(body: string, contentType: string): StaticAsset {
   return { body, contentType, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` };
 }
 
@@ -147,7 +147,7 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
   });
 }
 
-function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: StaticAsset) {
+export function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: StaticAsset) {
   reply.header('etag', asset.etag).header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff');
   if (matchesEtag(request.headers['if-none-match'], asset.etag)) return reply.code(304).send();
   return reply.type(asset.contentType).send(asset.body);
@@ -172,12 +172,12 @@ export function frameAncestors(settings: Record<string, unknown> | null): string
 }
 
 /** `wss://host` for the Socket.IO connection, when the Host header is a plain host[:port]. */
-function socketSource(request: FastifyRequest): string {
+export function socketSource(request: FastifyRequest): string {
   const host = request.host;
   return /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(host) ? ` wss://${host}` : '';
 }
 
-function pageHeaders(reply: FastifyReply, contentSecurityPolicy: string) {
+export function pageHeaders(reply: FastifyReply, contentSecurityPolicy: string) {
   return reply
     .header('content-security-policy', contentSecurityPolicy)
     .header('x-content-type-options', 'nosniff')

@@ -25,7 +25,11 @@ type Target = { accountId: string; widgetId: string; visitorId: string; contactI
 export type ConversationEvent =
   | (Target & { kind: 'message'; message: ConversationMessage })
   | (Target & { kind: 'typing'; isBotTyping: boolean })
-  | (Target & { kind: 'read'; messageSids: string[] });
+  // The visitor is typing (renewed every few seconds while they do) or stopped: for the account only.
+  | (Target & { kind: 'visitor-typing'; isVisitorTyping: boolean })
+  | (Target & { kind: 'read'; messageSids: string[] })
+  // The conversation needs a person (POST /contacts/{id}/handoff, the widget's "talk to a person"): for the account only.
+  | (Target & { kind: 'handoff'; reason: string | null });
 
 export type ConversationEventListener = (event: ConversationEvent) => void;
 

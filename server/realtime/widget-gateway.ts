@@ -21,6 +21,7 @@ import { countAndReadWidget } from '../widgets/read-public-widget-config.ts';
 import { identityTokenOf, resolveWidgetVisitor, VISITOR_IDENTITY_HEADER, VisitorIdentityError } from '../widgets/visitor-identity.ts';
 import { couldBeWidgetId } from '../widgets/widget-record.ts';
 import type { ConversationEvent } from './conversation-events.ts';
+import { createVisitorTyping } from './visitor-typing.ts';
 
 export const SOCKET_IO_PATH = '/socket.io';
 
@@ -70,15 +71,21 @@ export function createWidgetGateway(services: Services): WidgetGateway {
   const open = createSocketCaps(services.config);
   io.use((socket, next) => {
     authorizeHandshake(services, trust, socket).then(
-      ({ widgetId, visitorId, address, expiresAt }) => {
+      ({ accountId, widgetId, visitorId, address, expiresAt }) => {
         const release = open.take(`${widgetId}:${visitorId}`, address);
         if (!release) return next(new HandshakeRefusedError('too many open chat sockets', { status: 429 }));
         // A verified visitor's socket lasts as long as their token is accepted, so reconnecting with it then fails; the page reconnects with a fresh one.
         const expiry = expiresAt === null ? null : setTimeout(() => socket.disconnect(true), Math.max(0, expiresAt * 1000 - Date.now()));
         expiry?.unref();
+        // The visitor's typing goes to the account (never back to the visitor's own room).
+        const typing = createVisitorTyping(services.pool, log, { accountId, widgetId, visitorId });
+        socket.on('typing', (payload: unknown) => {
+          typing.report(typeof payload === 'object' && payload !== null && (payload as { typing?: unknown }).typing === true);
+        });
         const closed = () => {
           if (expiry) clearTimeout(expiry);
           release();
+          typing.end();
         };
         // A socket whose connection closes during the handshake never hears 'disconnect'; its connection does close.
         socket.once('disconnect', closed);
@@ -133,10 +140,10 @@ export function createWidgetGateway(services: Services): WidgetGateway {
 function emitToRoom(room: ReturnType<Server['to']>, event: ConversationEvent) {
   if (event.kind === 'message') room.emit('message', event.message);
   else if (event.kind === 'typing') room.emit('typing', { isBotTyping: event.isBotTyping });
-  else room.emit('read', { messageSids: event.messageSids });
+  else if (event.kind === 'read') room.emit('read', { messageSids: event.messageSids });
 }
 
-type Handshake = { widgetId: string; visitorId: string; address: string; expiresAt: number | null };
+type Handshake = { accountId: string; widgetId: string; visitorId: string; address: string; expiresAt: number | null };
 
 async function authorizeHandshake(services: Services, trust: TrustedProxy, socket: Socket): Promise<Handshake> {
   const auth = (socket.handshake.auth ?? {}) as Record<string, unknown>;
@@ -169,7 +176,7 @@ async function authorizeHandshake(services: Services, trust: TrustedProxy, socke
     throw error;
   }
   if (!visitor) throw new HandshakeRefusedError('visitorId must be 8 to 128 letters, digits, "-" or "_"');
-  return { widgetId: configId, visitorId: visitor.key, address, expiresAt: visitor.verified?.acceptedUntil ?? null };
+  return { accountId: widget.account_id, widgetId: configId, visitorId: visitor.key, address, expiresAt: visitor.verified?.acceptedUntil ?? null };
 }
 
 /**

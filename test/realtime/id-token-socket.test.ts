@@ -1,0 +1,37 @@
+// A browser cannot set a WebSocket's Authorization header: an ID token rides in the socket's
+// connectionParams (`idToken`), as a key may (`apiKey`), and is checked like a bearer.
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { updateAccount } from '../../server/accounts/accounts.ts';
+import { startIdentityProvider, type TestIdentityProvider } from '../helpers/jwks.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { openRawTrpcSocket } from '../helpers/trpc-socket.ts';
+
+let idp: TestIdentityProvider;
+let service: TestService;
+beforeAll(async () => {
+  idp = await startIdentityProvider();
+  service = await startTestService({ env: idp.env });
+});
+afterAll(async () => {
+  await service?.stop();
+  await idp?.stop();
+});
+
+async function subscribeWith(params: Record<string, string>) {
+  const socket = await openRawTrpcSocket(service.origin, { connectionParams: '1' });
+  socket.send({ method: 'connectionParams', data: params });
+  socket.send({ id: 1, method: 'subscription', params: { path: 'chatWidgets.onConversationEvent', input: {} } });
+  const frame = await socket.waitFor((candidate) => candidate.id === 1 || candidate.id === null, 20_000);
+  await socket.close();
+  return frame;
+}
+
+test("an ID token in connectionParams opens the account's conversation feed; a forged one is refused", async () => {
+  const account = await service.createAccount();
+  const subject = `idp|inbox-${Date.now()}`;
+  await updateAccount(service.services.orm.em.fork(), { userId: account.userId, oidcSubject: subject });
+  const started = await subscribeWith({ idToken: await idp.sign({ sub: subject }) });
+  expect(started.result?.type).toBe('started');
+  const refused = await subscribeWith({ idToken: `${(await idp.sign({ sub: subject })).slice(0, -4)}AAAA` });
+  expect(refused.error?.data.httpStatus).toBe(401);
+});
