@@ -55,6 +55,10 @@ export async function handOff(tx: EntityManager, accountId: string, contactId: s
   );
   if (!contact) throw new NotFoundError('Contact not found');
   await announceBotFlip(tx, accountId, { id: contactId, phone_number: contact.phone_number, email: contact.email }, contact.was_active, false);
+  // The account's live feed (the agent console) learns of every hand-off, alerted or not.
+  if (contact.chat_widget_id && contact.widget_visitor_id) {
+    await publishConversationEvent(tx, { kind: 'handoff', accountId, widgetId: contact.chat_widget_id, visitorId: contact.widget_visitor_id, contactId, reason: handoff.reason });
+  }
   if (contact.alerted) return { paused: contact.was_active, alerted: false };
 
   // The conversation as the person will find it, before the bot's note to the visitor.

@@ -1,7 +1,7 @@
 // A browser cannot set a WebSocket's Authorization header: an ID token rides in the socket's
 // connectionParams (`idToken`), as a key may (`apiKey`), and is checked like a bearer.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { updateAccount } from '../../server/accounts/accounts.ts';
+import { updateAccount } from '../../server/accounts/update-account.ts';
 import { startIdentityProvider, type TestIdentityProvider } from '../helpers/jwks.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { openRawTrpcSocket } from '../helpers/trpc-socket.ts';
