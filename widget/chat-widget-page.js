@@ -29,6 +29,7 @@
     greeting: document.getElementById('greeting'),
     messages: document.getElementById('messages'),
     typing: document.getElementById('typing'),
+    delivered: document.getElementById('delivered'),
     notice: document.getElementById('notice'),
     composer: document.getElementById('composer'),
     text: document.getElementById('text'),
@@ -230,6 +231,25 @@
     // The other tabs of this visitor show it too (they de-duplicate by messageSid as well).
     if (channel && !from && changed) channel.postMessage({ type: 'message', message: known.get(message.messageSid).message });
     reportUnread();
+    showDelivered();
+  }
+
+  /**
+   * Under the visitor's latest message, once the server has it and nothing has answered it yet:
+   * a later message may get no reply from the bot (it already greeted), and the page must not
+   * look as if nobody were there. Any reply, or the typing indicator, takes its place.
+   */
+  function showDelivered() {
+    var last = elements.messages.lastElementChild;
+    var message = null;
+    known.forEach(function (entry) {
+      if (entry.element === last) message = entry.message;
+    });
+    var show = !!message && isMine(message) && !message.pending && message.status !== 'failed' && elements.typing.hidden;
+    if (elements.delivered.hidden === !show) return;
+    elements.delivered.hidden = !show;
+    // Filled when shown, so that the live region announces it once.
+    elements.delivered.textContent = show ? 'Delivered \u2014 we\u2019ll reply here.' : '';
   }
 
   /**
@@ -260,6 +280,7 @@
     entry.message.status = status;
     updateMessage(entry.element, entry.message);
     reportUnread();
+    showDelivered();
   }
 
   /** Tells the embed script how many replies the visitor has not seen (window.chatWidget.onUnreadCountChange). */
@@ -322,6 +343,7 @@
 
   function setTyping(isBotTyping) {
     elements.typing.hidden = !isBotTyping;
+    showDelivered();
     if (isBotTyping && nearBottom()) elements.conversation.scrollTop = elements.conversation.scrollHeight;
   }
 

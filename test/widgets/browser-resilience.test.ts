@@ -15,11 +15,10 @@ import { publishConversationEvent } from '../../server/realtime/conversation-eve
 import { conversationMessageOf } from '../../server/widgets/conversation-message.ts';
 import { DEFAULT_GREETING } from '../../server/widgets/take-bot-turn.ts';
 import { WIDGET_CHANNEL } from '../../server/widgets/find-or-create-visitor.ts';
-import { launchBrowser } from '../helpers/browser.ts';
+import { eventually, launchBrowser, openChat, typeMessage as type, WIDGET_DEADLINE_MS } from '../helpers/browser.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
-// Deadlines for conditions that depend on the worker and the network; never a measured time.
-const DEADLINE_MS = 30_000;
+const DEADLINE_MS = WIDGET_DEADLINE_MS;
 const PRIMARY = '#b91c1c';
 
 let service: TestService;
@@ -82,27 +81,6 @@ function watchForErrors(page: Page): string[] {
   return errors;
 }
 
-async function widgetFrame(page: Page): Promise<Frame> {
-  const handle = await page.locator('iframe').elementHandle({ timeout: DEADLINE_MS });
-  const frame = await handle!.contentFrame();
-  await frame!.waitForLoadState('load');
-  return frame!;
-}
-
-async function openChat(page: Page): Promise<Frame> {
-  await page.getByRole('button', { name: 'Open chat' }).click({ timeout: DEADLINE_MS });
-  const frame = await widgetFrame(page);
-  await frame.getByRole('textbox', { name: 'Your message' }).waitFor({ timeout: DEADLINE_MS });
-  return frame;
-}
-
-async function type(frame: Frame, text: string): Promise<void> {
-  const box = frame.getByRole('textbox', { name: 'Your message' });
-  await box.fill(text);
-  await box.press('Enter');
-  await frame.getByRole('log').getByText(text).waitFor({ timeout: DEADLINE_MS });
-}
-
 async function bubbles(frame: Frame | Page): Promise<string[]> {
   return frame.locator('#messages li .bubble').allInnerTexts();
 }
@@ -147,16 +125,6 @@ async function storeReply(visitorId: string, body: string): Promise<void> {
     const message = conversationMessageOf(recorded.message);
     await publishConversationEvent(em, { kind: 'message', accountId: userId, widgetId, visitorId, contactId, message });
   });
-}
-
-/** Polls until the condition holds; the deadline only bounds a failure. */
-async function eventually(condition: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + DEADLINE_MS;
-  for (;;) {
-    if (await condition()) return;
-    if (Date.now() > deadline) throw new Error(`still not true after ${DEADLINE_MS} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 /** Sends the first message and waits for the greeting, so that every later reply is the test's own. */
