@@ -78,6 +78,12 @@ export class LeasedTokens {
     if (bucket.exhaustedWindow !== null && bucket.exhaustedWindow !== window) bucket.exhaustedWindow = null;
   }
 
+  /** Drops the tokens this process holds for the bucket (they stay leased: the window's budget is not refilled). */
+  dropUnspent(name: string): void {
+    const bucket = this.buckets.get(name);
+    if (bucket) bucket.unspent = 0;
+  }
+
   /** Returns an unused claim: a token goes back to the block, an unused lease lets the next request lease. */
   giveBack(name: string, claim: Claim): void {
     const bucket = this.bucket(name);

@@ -96,12 +96,21 @@ export type KeySpend = {
   accountUsed: number;
 };
 
-const tokensByPool = new WeakMap<pg.Pool, { tokens: LeasedTokens; accountOfKey: Map<string, string>; forgotAt: number }>();
+type ProcessTokens = {
+  tokens: LeasedTokens;
+  /** The account bucket of each key bucket, learnt from the statement. */
+  accountOfKey: Map<string, string>;
+  /** The limit each key bucket's tokens were leased under. */
+  limitOfKey: Map<string, number>;
+  forgotAt: number;
+};
+
+const tokensByPool = new WeakMap<pg.Pool, ProcessTokens>();
 
 function processTokens(pool: pg.Pool) {
   let state = tokensByPool.get(pool);
   if (!state) {
-    state = { tokens: new LeasedTokens(), accountOfKey: new Map(), forgotAt: Date.now() };
+    state = { tokens: new LeasedTokens(), accountOfKey: new Map(), limitOfKey: new Map(), forgotAt: Date.now() };
     tokensByPool.set(pool, state);
   }
   return state;
@@ -114,6 +123,7 @@ export function forgetPastTokens(pool: pg.Pool): void {
   state.forgotAt = Date.now();
   state.tokens.forgetBefore(Math.floor(Date.now() / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS - WINDOW_SECONDS);
   state.accountOfKey.clear();
+  state.limitOfKey.clear();
 }
 
 type Outcome = 'spent' | 'refused' | 'again';
@@ -145,7 +155,7 @@ const MAX_ROUNDS = 6;
  * of its bucket and one of its account's. An unusable key (revoked, expired, plan) spends nothing.
  */
 export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options: CountOptions): Promise<KeySpend | null> {
-  const { tokens, accountOfKey } = processTokens(pool);
+  const { tokens, accountOfKey, limitOfKey } = processTokens(pool);
   const keyBucket = `hash:${keyHash.toString('hex')}`;
   const used = (row: KeyRow, refusedBy: KeySpend['refusedBy']): KeySpend => ({
     row,
@@ -187,7 +197,13 @@ export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options
     accountBucket = `account:${row.account_id}`;
     accountOfKey.set(keyBucket, accountBucket);
 
-    const key = settle(tokens, keyBucket, keyClaim, window, row.key_granted);
+    // A changed rate_limit_per_min applies to the tokens this process holds at once: they are
+    // dropped (still leased), so the window's spending stays within the new limit.
+    const leasedUnder = limitOfKey.get(keyBucket);
+    limitOfKey.set(keyBucket, row.bucket_limit);
+    const limitChanged = leasedUnder !== undefined && leasedUnder !== row.bucket_limit && keyClaim.kind === 'token';
+    if (limitChanged) tokens.dropUnspent(keyBucket);
+    const key: Outcome = limitChanged ? 'again' : settle(tokens, keyBucket, keyClaim, window, row.key_granted);
     let account: Outcome | null = accountClaim ? settle(tokens, accountBucket, accountClaim, window, row.account_granted) : null;
     if (key === 'refused') {
       if (account === 'spent') tokens.giveBack(accountBucket, { kind: 'token', window });
