@@ -1,5 +1,5 @@
 // The tokens this process holds for API-key and account buckets: a cache of blocks leased
-// from `rate_counters` (see count-requests.ts), spent one per request without a write. The
+// from `rate_counters` (see spend-key-tokens.ts), spent one per request without a write. The
 // budget itself lives in the database; a process that dies loses at most its unspent blocks,
 // so a budget is never exceeded, only under-used. At most one lease per bucket is in flight
 // in a process: a request that finds no token while another request leases waits for that
