@@ -71,6 +71,23 @@ export class LeasedTokens {
     this.settle(bucket);
   }
 
+  /**
+   * Adds the tokens of a lease made without claiming the bucket first (a key's first request,
+   * whose account this process did not know yet): all of them join the block.
+   */
+  addLease(name: string, window: number, granted: number): void {
+    const bucket = this.bucket(name);
+    this.moveTo(bucket, window);
+    if (bucket.window !== window) return;
+    if (granted > 0) {
+      bucket.leased += granted;
+      bucket.unspent += granted;
+      bucket.exhaustedWindow = null;
+    } else {
+      bucket.exhaustedWindow = window;
+    }
+  }
+
   /** The statement showed the database is in `window`: tokens and refusals of earlier windows no longer apply. */
   observeWindow(name: string, window: number): void {
     const bucket = this.bucket(name);
@@ -78,10 +95,16 @@ export class LeasedTokens {
     if (bucket.exhaustedWindow !== null && bucket.exhaustedWindow !== window) bucket.exhaustedWindow = null;
   }
 
-  /** Drops the tokens this process holds for the bucket (they stay leased: the window's budget is not refilled). */
-  dropUnspent(name: string): void {
+  /**
+   * Forgets what the process knew of the bucket's window after its limit changed: the tokens
+   * it holds are dropped (they stay leased, so the window's budget is not refilled) and a
+   * refusal no longer stands.
+   */
+  limitChanged(name: string): void {
     const bucket = this.buckets.get(name);
-    if (bucket) bucket.unspent = 0;
+    if (!bucket) return;
+    bucket.unspent = 0;
+    bucket.exhaustedWindow = null;
   }
 
   /** Returns an unused claim: a token goes back to the block, an unused lease lets the next request lease. */
@@ -103,11 +126,15 @@ export class LeasedTokens {
     return Math.max(0, Math.max(databaseCount, bucket.leased) - bucket.unspent);
   }
 
-  /** Forgets buckets whose tokens belong to windows before `window` (nothing in flight). */
-  forgetBefore(window: number): void {
+  /** Forgets buckets whose tokens belong to windows before `window` (nothing in flight); their names. */
+  forgetBefore(window: number): string[] {
+    const forgotten: string[] = [];
     for (const [name, bucket] of this.buckets) {
-      if (!bucket.leasing && (bucket.window === null || bucket.window < window)) this.buckets.delete(name);
+      if (bucket.leasing || (bucket.window !== null && bucket.window >= window)) continue;
+      this.buckets.delete(name);
+      forgotten.push(name);
     }
+    return forgotten;
   }
 
   private moveTo(bucket: BucketTokens, window: number): void {

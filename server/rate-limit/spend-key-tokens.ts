@@ -121,9 +121,11 @@ export function forgetPastTokens(pool: pg.Pool): void {
   const state = tokensByPool.get(pool);
   if (!state || Date.now() - state.forgotAt < WINDOW_SECONDS * 1000) return;
   state.forgotAt = Date.now();
-  state.tokens.forgetBefore(Math.floor(Date.now() / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS - WINDOW_SECONDS);
-  state.accountOfKey.clear();
-  state.limitOfKey.clear();
+  const currentWindow = Math.floor(Date.now() / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
+  for (const name of state.tokens.forgetBefore(currentWindow - WINDOW_SECONDS)) {
+    state.accountOfKey.delete(name);
+    state.limitOfKey.delete(name);
+  }
 }
 
 type Outcome = 'spent' | 'refused' | 'again';
@@ -179,12 +181,19 @@ export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options
 
   for (let round = 1; ; round++) {
     let row: KeyRow | null;
+    // The key's account is unknown to this process: lease for it in the same statement
+    // rather than in a second round trip; the tokens join whatever the process holds.
+    let unclaimedAccountLease = false;
     try {
       keyClaim ??= await tokens.claim(keyBucket);
       accountBucket ??= accountOfKey.get(keyBucket) ?? null;
       // A request the key's budget refuses takes nothing from the account's.
       if (!accountClaim && accountBucket && keyClaim.kind !== 'exhausted') accountClaim = await tokens.claim(accountBucket);
-      row = await runStatement(pool, keyHash, options, { key: keyClaim.kind === 'lease', account: accountClaim?.kind === 'lease' });
+      unclaimedAccountLease = !accountBucket && keyClaim.kind !== 'exhausted';
+      row = await runStatement(pool, keyHash, options, {
+        key: keyClaim.kind === 'lease',
+        account: accountClaim?.kind === 'lease' || unclaimedAccountLease,
+      });
     } catch (error) {
       giveBackAll();
       throw error;
@@ -196,13 +205,15 @@ export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options
     const window = row.window_epoch;
     accountBucket = `account:${row.account_id}`;
     accountOfKey.set(keyBucket, accountBucket);
+    if (unclaimedAccountLease && row.account_granted !== null) tokens.addLease(accountBucket, window, row.account_granted);
 
-    // A changed rate_limit_per_min applies to the tokens this process holds at once: they are
-    // dropped (still leased), so the window's spending stays within the new limit.
+    // A changed rate_limit_per_min applies at once: the tokens this process holds are dropped
+    // (still leased, so the window's spending stays within a lowered limit) and a refusal
+    // under the old limit no longer stands (a raised one leases again).
     const leasedUnder = limitOfKey.get(keyBucket);
     limitOfKey.set(keyBucket, row.bucket_limit);
-    const limitChanged = leasedUnder !== undefined && leasedUnder !== row.bucket_limit && keyClaim.kind === 'token';
-    if (limitChanged) tokens.dropUnspent(keyBucket);
+    const limitChanged = leasedUnder !== undefined && leasedUnder !== row.bucket_limit && keyClaim.kind !== 'lease';
+    if (limitChanged) tokens.limitChanged(keyBucket);
     const key: Outcome = limitChanged ? 'again' : settle(tokens, keyBucket, keyClaim, window, row.key_granted);
     let account: Outcome | null = accountClaim ? settle(tokens, accountBucket, accountClaim, window, row.account_granted) : null;
     if (key === 'refused') {
