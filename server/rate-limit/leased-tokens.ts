@@ -96,15 +96,18 @@ export class LeasedTokens {
   }
 
   /**
-   * Forgets what the process knew of the bucket's window after its limit changed: the tokens
-   * it holds are dropped (they stay leased, so the window's budget is not refilled) and a
-   * refusal no longer stands.
+   * Forgets what the process knew of the bucket's window after its limit changed: a refusal
+   * no longer stands, and the tokens it holds are dropped; returns them with their window
+   * (for the caller to hand back to the database).
    */
-  limitChanged(name: string): void {
+  limitChanged(name: string): { window: number; tokens: number } | null {
     const bucket = this.buckets.get(name);
-    if (!bucket) return;
+    if (!bucket) return null;
+    const dropped = bucket.window !== null && bucket.unspent > 0 ? { window: bucket.window, tokens: bucket.unspent } : null;
+    bucket.leased -= bucket.unspent;
     bucket.unspent = 0;
     bucket.exhaustedWindow = null;
+    return dropped;
   }
 
   /** Returns an unused claim: a token goes back to the block, an unused lease lets the next request lease. */

@@ -128,6 +128,20 @@ export function forgetPastTokens(pool: pg.Pool): void {
   }
 }
 
+/**
+ * Hands unspent leased tokens back to a bucket's window (only after a limit change: rare, one
+ * round trip). Best effort: tokens not handed back stay leased, which can only refuse early.
+ */
+async function returnTokens(pool: pg.Pool, bucket: string, dropped: { window: number; tokens: number }): Promise<void> {
+  await pool
+    .query({
+      name: 'return-leased-tokens',
+      text: 'update rate_counters set count = greatest(0, count - $3::int) where bucket = $1 and window_start = to_timestamp($2::float8)',
+      values: [bucket, dropped.window, dropped.tokens],
+    })
+    .catch(() => {});
+}
+
 type Outcome = 'spent' | 'refused' | 'again';
 
 /**
@@ -207,13 +221,17 @@ export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options
     accountOfKey.set(keyBucket, accountBucket);
     if (unclaimedAccountLease && row.account_granted !== null) tokens.addLease(accountBucket, window, row.account_granted);
 
-    // A changed rate_limit_per_min applies at once: the tokens this process holds are dropped
-    // (still leased, so the window's spending stays within a lowered limit) and a refusal
-    // under the old limit no longer stands (a raised one leases again).
+    // A changed rate_limit_per_min applies at once: the tokens this process holds are handed
+    // back to the database (leases under the new limit decide from then on) and a refusal
+    // under the old limit no longer stands.
     const leasedUnder = limitOfKey.get(keyBucket);
     limitOfKey.set(keyBucket, row.bucket_limit);
     const limitChanged = leasedUnder !== undefined && leasedUnder !== row.bucket_limit && keyClaim.kind !== 'lease';
-    if (limitChanged) tokens.limitChanged(keyBucket);
+    if (limitChanged) {
+      tokens.giveBack(keyBucket, keyClaim);
+      const dropped = tokens.limitChanged(keyBucket);
+      if (dropped) await returnTokens(pool, `key:${row.key_id}`, dropped);
+    }
     const key: Outcome = limitChanged ? 'again' : settle(tokens, keyBucket, keyClaim, window, row.key_granted);
     let account: Outcome | null = accountClaim ? settle(tokens, accountBucket, accountClaim, window, row.account_granted) : null;
     if (key === 'refused') {

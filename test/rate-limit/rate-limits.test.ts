@@ -112,6 +112,22 @@ describe('429 when a budget is exhausted', () => {
     });
   });
 
+  test("a lowered rate_limit_per_min applies at once to the tokens the process holds: 1 spent, limit 60 → 3, then exactly 2 more", async () => {
+    await inOneWindow(service.services.pool, async () => {
+      const { apiKey } = await service.createAccount();
+      const { api_key, key } = await scopedKey(apiKey, { tags: ['Lists'], rate_limit_per_min: 60 });
+      // The first request leases a block of 7 (60 / 8) and spends one.
+      expect((await service.request('GET', '/lists', { apiKey: api_key })).status).toBe(200);
+      expect(await counterValue(`key:${key.id}`)).toBe(7);
+      const patched = await service.request('PATCH', `/api-keys/${key.id}`, { apiKey, body: { scopes: { tags: ['Lists'], rate_limit_per_min: 3 } } });
+      expect(patched.status).toBe(200);
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await service.request('GET', '/lists', { apiKey: api_key })).status);
+      expect(statuses).toEqual([200, 200, 429, 429]);
+      expect(await counterValue(`key:${key.id}`)).toBe(3);
+    });
+  });
+
   test('main-key rate limit: 300 requests per minute', async () => {
     await inOneWindow(service.services.pool, async () => {
       const { userId, apiKey } = await service.createAccount();
