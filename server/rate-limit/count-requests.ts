@@ -1,19 +1,15 @@
-// The hot path of every authenticated request: ONE statement that resolves the caller (an
-// API key by its HMAC, or an account by its ID-token subject), touches a scoped key's
-// last_used_at at most once a minute, reads the agency of the account `userId` selects, and
-// accounts for the request in the caller's bucket and the account's bucket of the current
-// 60-second window. Counters live in `rate_counters` (unlogged: losing them in a crash only
-// resets budgets), so all server processes on one database share one budget.
-//
-// API keys do not write per request: the statement leases a block of a bucket's window
-// budget only when this process holds no token for it (leased-tokens.ts), and otherwise only
-// reads. ID-token sessions still count each request (one upsert per request). See limits.ts
-// for the rules.
+// Rate-limit counters in `rate_counters` (unlogged: losing them in a crash only resets
+// budgets), shared by all server processes on one database: fixed 60-second windows per
+// bucket. Here: the caller CTE that resolves an API key by its HMAC (its statement and
+// leased tokens are in spend-key-tokens.ts: no write per request), the ID-token session's
+// ONE statement that resolves the account by its subject, counts the request in the
+// session's bucket and the account's (one upsert each, per request), and reads the agency
+// of the account `userId` selects; and the sweep of old windows. See limits.ts for the rules.
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { ACCOUNT_RATE_CEILING, WINDOW_SECONDS } from './limits.ts';
 
-/** The caller as the statement's first CTE describes it. */
+/** A session caller as its statement describes it. */
 export type CallerRow = {
   key_id: string | null;
   kind: 'main' | 'scoped' | 'session';
