@@ -1,17 +1,20 @@
-// The baseline the benchmark compares the service with: bare fastify over HTTPS, doing only
-// the SQL a request cannot avoid, with `pg` on the same database. The key is resolved and
-// counted by the service's own one statement (rate-limit/count-requests.ts) on the same
-// HMAC, so the difference measured is the framework (tRPC, trpc-to-openapi, MikroORM), not
-// the database work.
+// The baselines the benchmark compares the service with: bare fastify over HTTPS with `pg`
+// on the same database. BARE_MODE picks how a request authenticates:
+// - `counting` (default): the service's own authentication statement and rate-limit
+//   accounting (rate-limit/spend-key-tokens.ts) on the same HMAC, so the difference
+//   measured is the framework (tRPC, trpc-to-openapi, MikroORM), not the database work;
+// - `two-reads`: only the read a lookup cannot avoid (the key by its HMAC), no counting,
+//   so the difference measured is everything the service adds, rate limits included.
+// Then the contact by phone (or the write's rows).
 //
-// Environment: DATABASE_URL, PORT, SECRET_KEY, TLS_CERT_FILE, TLS_KEY_FILE. Prints
+// Environment: DATABASE_URL, PORT, SECRET_KEY, TLS_CERT_FILE, TLS_KEY_FILE, BARE_MODE. Prints
 // `bare listening on https://127.0.0.1:PORT` once it accepts requests.
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import fastify from 'fastify';
 import pg from 'pg';
 import { PLANS, planHasFeature } from '../server/plans.ts';
-import { resolveKeyAndCount } from '../server/rate-limit/count-requests.ts';
+import { resolveKeyAndSpend } from '../server/rate-limit/spend-key-tokens.ts';
 import { MAIN_KEY_RATE_LIMIT } from '../server/rate-limit/limits.ts';
 import { createSecrets } from '../server/secrets.ts';
 
@@ -25,33 +28,49 @@ const secrets = createSecrets(Buffer.from(env('SECRET_KEY'), 'utf8'));
 // The service's pool size (server/db/orm.ts), so neither side has more connections.
 const pool = new pg.Pool({ connectionString: env('DATABASE_URL'), max: 10 });
 const allowedPlans = PLANS.filter((plan) => planHasFeature(plan, 'api_access'));
+const mode = process.env.BARE_MODE ?? 'counting';
+if (mode !== 'counting' && mode !== 'two-reads') throw new Error('BARE_MODE is counting or two-reads');
 
 const app = fastify({
   https: { key: readFileSync(env('TLS_KEY_FILE')), cert: readFileSync(env('TLS_CERT_FILE')) },
   logger: false,
 });
 
-/** The account of a counted, usable key; null after the reply was sent. */
+/** The account of a usable key (counted in `counting` mode); null after the reply was sent. */
 async function authenticate(apiKey: unknown, reply: { code(status: number): { send(body: unknown): unknown } }) {
   if (typeof apiKey !== 'string') {
     reply.code(401).send('Unauthorized');
     return null;
   }
-  const row = await resolveKeyAndCount(pool, secrets.hashApiKey(apiKey), {
+  const hash = secrets.hashApiKey(apiKey);
+  if (mode === 'two-reads') {
+    const { rows } = await pool.query<{ account_id: string }>({
+      name: 'bare-find-key',
+      text: `select k.account_id from api_keys k join accounts a on a.id = k.account_id
+        where k.key_hash = $1 and k.revoked_at is null and (k.expires_at is null or k.expires_at > now()) and a.plan = any($2::text[])`,
+      values: [hash, allowedPlans],
+    });
+    if (rows.length === 0) {
+      reply.code(401).send('Unauthorized');
+      return null;
+    }
+    return rows[0].account_id;
+  }
+  const spend = await resolveKeyAndSpend(pool, hash, {
     count: true,
     fixedLimit: MAIN_KEY_RATE_LIMIT,
     allowedPlans,
     userId: null,
   });
-  if (!row || !row.usable) {
+  if (!spend || !spend.row.usable) {
     reply.code(401).send('Unauthorized');
     return null;
   }
-  if (row.bucket_counted === null || row.account_counted === null) {
+  if (spend.refusedBy) {
     reply.code(429).send({ success: false, error: 'Too many requests', error_code: 429 });
     return null;
   }
-  return row.account_id;
+  return spend.row.account_id;
 }
 
 app.get('/v1/contacts', async (request, reply) => {

@@ -1,17 +1,19 @@
 // Scenario `read`: what the REST surface and tRPC cost over a bare fastify route doing the
-// same SQL, for the contact lookup and for creating a contact on a list.
+// same SQL, for the contact lookup and for creating a contact on a list; and, for the
+// lookups, what the whole service (rate limits included) costs over a bare route doing only
+// the two reads a lookup needs (the key by its HMAC, the contact by phone).
 import type { LoadResult, LoadSpec } from '../load.ts';
 import { median, progress, ratioRow, type LoadRunner, type Row, type ScenarioResult, type Settings } from '../measure.ts';
 import { startApiProcess, startBareServer } from './servers.ts';
 import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
 
-type Pair = { label: string; kind: LoadSpec['kind']; bareKind: LoadSpec['kind']; targets: boolean };
+type Pair = { label: string; kind: LoadSpec['kind']; bareKind: LoadSpec['kind']; targets: boolean; twoReads: boolean };
 
 const PAIRS: Pair[] = [
-  { label: 'GET /v1/contacts (REST lookup)', kind: 'read-rest', bareKind: 'read-rest', targets: true },
-  { label: 'GET /trpc/contacts.find (tRPC lookup)', kind: 'read-trpc', bareKind: 'read-rest', targets: true },
+  { label: 'GET /v1/contacts (REST lookup)', kind: 'read-rest', bareKind: 'read-rest', targets: true, twoReads: true },
+  { label: 'GET /trpc/contacts.find (tRPC lookup)', kind: 'read-trpc', bareKind: 'read-rest', targets: true, twoReads: true },
   // The write has no target of its own; its ratios are reported for comparison.
-  { label: 'POST /v1/contacts with listId (write)', kind: 'write-rest', bareKind: 'write-rest', targets: false },
+  { label: 'POST /v1/contacts with listId (write)', kind: 'write-rest', bareKind: 'write-rest', targets: false, twoReads: false },
 ];
 
 const WARM_UP_SECONDS = 2;
@@ -25,7 +27,8 @@ function selectedPairs(): Pair[] {
 export async function runReadScenario(settings: Settings, databaseUrl: string, loads: LoadRunner): Promise<ScenarioResult> {
   const pairs = selectedPairs();
   const service = await startApiProcess(databaseUrl);
-  const bare = await startBareServer(databaseUrl, service.dataDir);
+  const bare = await startBareServer(databaseUrl, service.dataDir, 'counting');
+  const twoReads = await startBareServer(databaseUrl, service.dataDir, 'two-reads');
   try {
     const load = (origin: string, kind: LoadSpec['kind'], durationSeconds = settings.durationSeconds) =>
       loads.run({ urls: [origin], kind, connections: settings.connections, durationSeconds });
@@ -33,6 +36,7 @@ export async function runReadScenario(settings: Settings, databaseUrl: string, l
     progress('read: warming up');
     for (const pair of pairs) {
       await load(bare.origin, pair.bareKind, WARM_UP_SECONDS);
+      if (pair.twoReads) await load(twoReads.origin, pair.bareKind, WARM_UP_SECONDS);
       await load(service.origin, pair.kind, WARM_UP_SECONDS);
     }
 
@@ -50,15 +54,18 @@ export async function runReadScenario(settings: Settings, databaseUrl: string, l
         postgresCpuMs: (postgresCpuMs(postmaster) - before.postgres) / requests,
       };
     };
-    const results = pairs.map(() => ({ bare: [] as Measured[], full: [] as Measured[] }));
+    const results = pairs.map(() => ({ bare: [] as Measured[], twoReads: [] as Measured[], full: [] as Measured[] }));
     for (let round = 1; round <= settings.rounds; round++) {
       for (const [index, pair] of pairs.entries()) {
         const bareResult = await measured(bare, pair.bareKind);
+        const twoReadsResult = pair.twoReads ? await measured(twoReads, pair.bareKind) : null;
         const fullResult = await measured(service, pair.kind);
         results[index].bare.push(bareResult);
+        if (twoReadsResult) results[index].twoReads.push(twoReadsResult);
         results[index].full.push(fullResult);
+        const twoReadsNote = twoReadsResult ? `two reads ${Math.round(twoReadsResult.requestsPerSecond)} req/s, ` : '';
         progress(
-          `read: round ${round}/${settings.rounds} ${pair.label}: bare ${Math.round(bareResult.requestsPerSecond)} req/s, ` +
+          `read: round ${round}/${settings.rounds} ${pair.label}: bare ${Math.round(bareResult.requestsPerSecond)} req/s, ${twoReadsNote}` +
             `full ${Math.round(fullResult.requestsPerSecond)} req/s (non-2xx ${bareResult.non2xx}/${fullResult.non2xx})`,
         );
       }
@@ -67,7 +74,7 @@ export async function runReadScenario(settings: Settings, databaseUrl: string, l
     const rows: Row[] = [];
     const notes: string[] = [];
     for (const [index, pair] of pairs.entries()) {
-      const { bare: bareRuns, full: fullRuns } = results[index];
+      const { bare: bareRuns, twoReads: twoReadsRuns, full: fullRuns } = results[index];
       const of = (runs: Measured[], pick: (run: Measured) => number) => median(runs.map(pick));
       const target = pair.targets;
       rows.push(
@@ -77,6 +84,14 @@ export async function runReadScenario(settings: Settings, databaseUrl: string, l
         ratioRow(`${pair.label}: CPU per request, server process`, 'ms', of(fullRuns, (r) => r.serverCpuMs), of(bareRuns, (r) => r.serverCpuMs)),
         ratioRow(`${pair.label}: CPU per request, PostgreSQL`, 'ms', of(fullRuns, (r) => r.postgresCpuMs), of(bareRuns, (r) => r.postgresCpuMs)),
       );
+      if (pair.twoReads) {
+        const against = `${pair.label} over the two-read route`;
+        rows.push(
+          ratioRow(`${against}: req/s`, 'req/s', of(fullRuns, (r) => r.requestsPerSecond), of(twoReadsRuns, (r) => r.requestsPerSecond), target ? { atLeast: 0.85 } : undefined),
+          ratioRow(`${against}: p99`, 'ms', of(fullRuns, (r) => r.p99), of(twoReadsRuns, (r) => r.p99), target ? { atMost: 1.3 } : undefined),
+          ratioRow(`${against}: CPU per request, PostgreSQL`, 'ms', of(fullRuns, (r) => r.postgresCpuMs), of(twoReadsRuns, (r) => r.postgresCpuMs)),
+        );
+      }
       const sum = (runs: LoadResult[]) => runs.reduce((total, run) => total + run.non2xx + run.errors + run.timeouts, 0);
       const failed = sum(fullRuns);
       rows.push({ name: `${pair.label}: non-2xx, errors, time-outs (all rounds)`, value: failed, unit: 'count', baseline: sum(bareRuns), target: '0', met: failed === 0 });
@@ -86,14 +101,18 @@ export async function runReadScenario(settings: Settings, databaseUrl: string, l
       }
     }
     notes.push(
-      'Baseline: bench/bare-server.ts, bare fastify over HTTPS with `pg`, resolving and counting the key with the ' +
-        "service's own statement (server/rate-limit/count-requests.ts) and then reading the contact by phone " +
+      'Baseline: bench/bare-server.ts, bare fastify over HTTPS with `pg`, resolving the key and accounting its rate limits with the ' +
+        "service's own statement (server/rate-limit/spend-key-tokens.ts) and then reading the contact by phone " +
         '(the write: inserting the contact, its contact_lists row and its Contact Created outbox event in one transaction, the rows the service writes). Full stack: `node server/main.ts` ' +
         'with ROLE=api on the same database. Both use HTTPS and a 10-connection pool.',
+      'Two-read baseline (lookups): the same bare server with BARE_MODE=two-reads, reading only the key by its HMAC ' +
+        '(joined to its account for the plan, not revoked, not expired) and then the contact by phone, with no rate-limit ' +
+        'accounting at all: the floor a lookup cannot go below. Targets: ≥ 0.85 of its req/s, p99 ≤ 1.3×.',
     );
     return { name: 'read', title: 'REST and tRPC overhead over a bare route', rows, notes };
   } finally {
     await bare.process.stop();
+    await twoReads.process.stop();
     await service.process.stop();
   }
 }

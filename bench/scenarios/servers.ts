@@ -39,8 +39,12 @@ export async function startApiProcess(databaseUrl: string, env: Record<string, s
   return { process, origin: new URL(process.ready[1]).origin, dataDir };
 }
 
-/** bench/bare-server.ts on the same database, with the certificate the service generated. */
-export async function startBareServer(databaseUrl: string, certificateDir: string): Promise<StartedServer> {
+/**
+ * bench/bare-server.ts on the same database, with the certificate the service generated;
+ * `mode` is its BARE_MODE (`counting`: the service's own authentication statement; `two-reads`:
+ * the key by its HMAC and nothing else before the contact).
+ */
+export async function startBareServer(databaseUrl: string, certificateDir: string, mode: 'counting' | 'two-reads' = 'counting'): Promise<StartedServer> {
   const port = await freePort();
   const process = await startNode(
     'bench/bare-server.ts',
@@ -50,6 +54,7 @@ export async function startBareServer(databaseUrl: string, certificateDir: strin
       SECRET_KEY: BENCH_SECRET_KEY,
       TLS_CERT_FILE: path.join(certificateDir, 'tls-cert.pem'),
       TLS_KEY_FILE: path.join(certificateDir, 'tls-key.pem'),
+      BARE_MODE: mode,
     },
     /bare listening on (https:\/\/\S+)/,
     undefined,

@@ -1,12 +1,14 @@
 // Credential resolution for every authenticated request: pick the carrier,
-// resolve and count the caller with ONE statement (rate-limit/count-requests.ts),
+// resolve and count the caller with ONE statement (rate-limit/spend-key-tokens.ts for
+// API keys, rate-limit/count-requests.ts for ID-token sessions),
 // apply the plan, the rate limits and the key's scopes, then select the account
 // the request acts on (`userId`) and check any other account its input names.
 import type { IncomingHttpHeaders } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import { PLANS, planHasFeature } from '../plans.ts';
 import { featureDisabledError, ForbiddenError, UnauthorizedError } from '../errors.ts';
-import { resolveKeyAndCount, resolveSessionAndCount, sweepOldWindows, type CallerRow } from '../rate-limit/count-requests.ts';
+import { resolveSessionAndCount, sweepOldWindows, type CallerRow } from '../rate-limit/count-requests.ts';
+import { forgetPastTokens, resolveKeyAndSpend } from '../rate-limit/spend-key-tokens.ts';
 import {
   ACCOUNT_RATE_CEILING,
   assertWithinBudget,
@@ -71,41 +73,53 @@ export type AuthenticateOptions = {
 
 type Resolved = { credential: Credential; rateLimit: RateLimitState; targetAgencyId: string | null };
 
-function rateLimitState(row: CallerRow, credential: Credential, counted: boolean): RateLimitState {
-  const bucketUsed = row.bucket_counted ?? row.bucket_before ?? 0;
-  const accountUsed = row.account_counted ?? row.account_before ?? 0;
-  const refusedBy = !counted ? null : row.bucket_counted === null ? 'credential' : row.account_counted === null ? 'account' : null;
+function rateLimitState(
+  row: Pick<CallerRow, 'window_epoch' | 'now_epoch'>,
+  credential: Credential,
+  counted: boolean,
+  outcome: { refusedBy: RateLimitState['refusedBy']; credentialUsed: number; accountUsed: number },
+): RateLimitState {
   return {
     counted,
-    refusedBy,
+    refusedBy: counted ? outcome.refusedBy : null,
     policy: credential.type === 'main' ? 'main-key' : credential.type === 'scoped' ? 'scoped-key' : 'session',
     windowStart: row.window_epoch,
     now: row.now_epoch,
-    credential: { limit: credential.rateLimitPerMin, used: bucketUsed },
-    account: { limit: ACCOUNT_RATE_CEILING, used: accountUsed },
+    credential: { limit: credential.rateLimitPerMin, used: outcome.credentialUsed },
+    account: { limit: ACCOUNT_RATE_CEILING, used: outcome.accountUsed },
+  };
+}
+
+/** A session's per-request count as its statement reports it. */
+function sessionOutcome(row: CallerRow) {
+  return {
+    refusedBy: row.bucket_counted === null ? ('credential' as const) : row.account_counted === null ? ('account' as const) : null,
+    credentialUsed: row.bucket_counted ?? row.bucket_before ?? 0,
+    accountUsed: row.account_counted ?? row.account_before ?? 0,
   };
 }
 
 async function resolveApiKey(services: Services, value: string, userId: string | null, count: boolean): Promise<Resolved> {
   if (!isWellFormedKey(value)) throw new UnauthorizedError();
   const hash = services.secrets.hashApiKey(value);
-  const row = await resolveKeyAndCount(services.pool, hash, {
+  const spend = await resolveKeyAndSpend(services.pool, hash, {
     count,
     fixedLimit: MAIN_KEY_RATE_LIMIT,
     allowedPlans: API_ACCESS_PLANS,
     userId,
   });
-  if (!row || !row.key_hash || !timingSafeEqual(row.key_hash, hash)) throw new UnauthorizedError();
+  const row = spend?.row;
+  if (!spend || !row || !row.key_hash || !timingSafeEqual(row.key_hash, hash)) throw new UnauthorizedError();
   if (row.revoked || row.expired) throw new UnauthorizedError();
   if (!row.usable) throw featureDisabledError('api_access');
   const credential: Credential = {
     type: row.kind,
-    id: row.key_id!,
+    id: row.key_id,
     accountId: row.account_id,
     scopes: row.kind === 'scoped' ? (row.scopes as Scopes) : null,
     rateLimitPerMin: row.bucket_limit,
   };
-  return { credential, rateLimit: rateLimitState(row, credential, count), targetAgencyId: row.target_agency_id };
+  return { credential, rateLimit: rateLimitState(row, credential, count, spend), targetAgencyId: row.target_agency_id };
 }
 
 /**
@@ -129,7 +143,7 @@ async function resolveSession(services: Services, token: string, userId: string 
     scopes: null,
     rateLimitPerMin: row.bucket_limit,
   };
-  return { credential, rateLimit: rateLimitState(row, credential, count), targetAgencyId: row.target_agency_id };
+  return { credential, rateLimit: rateLimitState(row, credential, count, sessionOutcome(row)), targetAgencyId: row.target_agency_id };
 }
 
 /**
@@ -169,7 +183,10 @@ export async function resolveCredential(
     carrier.from === 'bearer' && looksLikeJwt(carrier.value)
       ? await resolveSession(services, carrier.value, userId, count)
       : await resolveApiKey(services, carrier.value, userId, count);
-  if (count) sweepOldWindows(services.pool, services.log);
+  if (count) {
+    sweepOldWindows(services.pool, services.log);
+    forgetPastTokens(services.pool);
+  }
   if (options.responseHeaders) Object.assign(options.responseHeaders, rateLimitHeaders(resolved.rateLimit));
   assertWithinBudget(resolved.rateLimit);
   return resolved;

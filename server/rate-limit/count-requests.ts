@@ -1,15 +1,15 @@
-// The hot path of every authenticated request: ONE statement that resolves the
-// caller (an API key by its HMAC, or an account by its ID-token subject), counts
-// the request in the caller's bucket and the account's bucket of the current
-// 60-second window, touches a scoped key's last_used_at at most once a minute,
-// and reads the agency of the account `userId` selects. Counters live in
-// `rate_counters` (unlogged: losing them in a crash only resets budgets), so all
-// server processes on one database share one budget. See limits.ts for the rules.
+// Rate-limit counters in `rate_counters` (unlogged: losing them in a crash only resets
+// budgets), shared by all server processes on one database: fixed 60-second windows per
+// bucket. Here: the caller CTE that resolves an API key by its HMAC (its statement and
+// leased tokens are in spend-key-tokens.ts: no write per request), the ID-token session's
+// ONE statement that resolves the account by its subject, counts the request in the
+// session's bucket and the account's (one upsert each, per request), and reads the agency
+// of the account `userId` selects; and the sweep of old windows. See limits.ts for the rules.
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { ACCOUNT_RATE_CEILING, WINDOW_SECONDS } from './limits.ts';
 
-/** The caller as the statement's first CTE describes it. */
+/** A session caller as its statement describes it. */
 export type CallerRow = {
   key_id: string | null;
   kind: 'main' | 'scoped' | 'session';
@@ -32,7 +32,7 @@ export type CallerRow = {
   target_agency_id: string | null;
 };
 
-// $1 identifies the caller, $2 whether to count, $3 the fixed limit for main keys
+// Sessions: $1 identifies the caller, $2 whether to count, $3 the fixed limit for main keys
 // and sessions, $4 the plans that may call (null = any), $5 the selected `userId`.
 // The credential bucket is incremented only while below its limit (the WHERE of
 // ON CONFLICT runs on the locked, latest row, so concurrent requests never pass
@@ -71,7 +71,8 @@ select caller.key_id, caller.kind, caller.account_id, caller.key_hash, caller.sc
   (select a.agency_id from accounts a where a.id = $5::text) as target_agency_id
 from caller, clock`;
 
-const KEY_CALLER = `
+/** The API key with the HMAC $1 ($3 = main keys' limit, $4 = plans that may call). */
+export const KEY_CALLER = `
 with caller as (
   select k.id as key_id, k.kind, k.account_id, k.key_hash, k.scopes,
     k.revoked_at is not null as revoked, coalesce(k.expires_at <= now(), false) as expired, a.plan,
@@ -110,13 +111,7 @@ async function run(pool: pg.Pool, name: string, text: string, identity: Buffer |
   return rows[0] ?? null;
 }
 
-const KEY_SQL = KEY_CALLER + COUNT_AND_SELECT;
 const SESSION_SQL = SESSION_CALLER + COUNT_AND_SELECT;
-
-/** The key with this HMAC (null when none), counted when usable. */
-export function resolveKeyAndCount(pool: pg.Pool, keyHash: Buffer, options: CountOptions): Promise<CallerRow | null> {
-  return run(pool, 'resolve-key-and-count', KEY_SQL, keyHash, options);
-}
 
 /** The account whose `oidc_subject` this is (null when none), counted. */
 export function resolveSessionAndCount(pool: pg.Pool, subject: string, options: CountOptions): Promise<CallerRow | null> {

@@ -8,14 +8,29 @@
 // - Each request is counted against two buckets: the calling credential's own
 //   budget (main key 300, a scoped key its `rate_limit_per_min`, an ID-token
 //   session 300) and the account-wide ceiling of 1,200 across all of them.
-// - The credential's bucket is checked and incremented first, atomically: a
-//   request it refuses is NOT counted anywhere, so a client hammering at 429 does
-//   not eat the other keys' share of the account ceiling.
+// - API keys: a process leases a block of a bucket's window budget in the
+//   authentication statement (one upsert, only when it holds no token for that
+//   bucket) and spends it one token per request in memory (spend-key-tokens.ts).
+//   A block is clamp(floor(remaining / LEASE_DIVISOR), 1, LEASE_MAX_BLOCK) and the
+//   leased total never passes the limit, so no more requests than the limit pass in
+//   a window whatever the number of processes. Tokens a process holds unspent when
+//   its traffic stops (at most one block per bucket) are lost for the window: other
+//   processes may refuse that many requests early. A new window starts from nothing.
+//   ID-token sessions still count each request with one upsert.
+// - The credential's bucket is checked first: a request it refuses is NOT counted
+//   anywhere, so a client hammering at 429 does not eat the other keys' share of
+//   the account ceiling.
 // - A request the account ceiling refuses has already used one unit of its own
-//   key's budget (both increments are one statement; undoing costs a round trip).
+//   key's budget (undoing costs a round trip).
+// - "Used" (usage endpoint, RateLimit headers) is what the bucket's counter holds
+//   for the window, i.e. tokens leased by every process (for sessions: requests
+//   counted), minus the tokens the answering process holds unspent. Tokens other
+//   processes hold unspent count as used, so `remaining` never overstates the
+//   budget; one process alone reports its requests exactly.
 // - Counting happens before authorization, so requests later refused with 403,
 //   404 or 400 still count; requests with an unknown, revoked or expired key or a
-//   plan without api_access are never counted.
+//   plan without api_access are never counted. Revocation applies at once on every
+//   process: each request reads the key's row.
 // - GET /api-keys/usage reads the budget without spending it (not counted, never
 //   refused with 429), so a client can always learn when its window resets.
 import { RateLimitedError } from '../errors.ts';
@@ -28,6 +43,9 @@ export const SESSION_RATE_LIMIT = MAIN_KEY_RATE_LIMIT;
 export const ACCOUNT_RATE_CEILING = 1200;
 export const SCOPED_KEY_DEFAULT_RATE_LIMIT = 60;
 export const SCOPED_KEY_MAX_RATE_LIMIT = 300;
+/** A lease takes 1/LEASE_DIVISOR of what the window has left (at least 1, at most LEASE_MAX_BLOCK). */
+export const LEASE_DIVISOR = 8;
+export const LEASE_MAX_BLOCK = 50;
 
 export type Budget = { limit: number; used: number };
 

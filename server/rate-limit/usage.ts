@@ -1,6 +1,9 @@
 // GET /api-keys/usage: the calling credential's budget in the current window,
 // as the authentication statement read it (the usage request itself is not
-// counted; see limits.ts).
+// counted; see limits.ts). `used` is the tokens leased for the key's bucket by
+// every API process in this window minus those the answering process still holds
+// unspent: it includes tokens other processes hold but have not spent yet (at most
+// one block each), so `remaining` never overstates; on one process it is exact.
 import { WINDOW_SECONDS, windowResetsAt, type RateLimitState } from './limits.ts';
 
 export type RateLimitUsage = {

@@ -103,10 +103,28 @@ describe('429 when a budget is exhausted', () => {
       expect((await service.request('GET', '/lists', { apiKey: limited.api_key })).status).toBe(429);
       expect((await service.request('GET', '/lists', { apiKey: limited.api_key })).status).toBe(429);
       expect((await service.request('GET', '/lists', { apiKey })).status).toBe(200);
-      expect((await service.request('GET', '/lists', { apiKey: other.api_key })).status).toBe(200);
-      // Refused requests count nowhere: 2 creations + 2 allowed + main + other = 6.
-      expect(await counterValue(`account:${userId}`)).toBe(6);
+      const last = await service.request('GET', '/lists', { apiKey: other.api_key });
+      expect(last.status).toBe(200);
+      // Refused requests count nowhere: 2 creations + 2 allowed + main + other = 6. (The
+      // account's counter holds the block this process leased; the header reports spent tokens.)
+      expect(last.headers.get('ratelimit')).toMatch(/"account";r=1194;t=\d+$/);
       expect(await counterValue(`key:${limited.key.id}`)).toBe(2);
+    });
+  });
+
+  test("a lowered rate_limit_per_min applies at once to the tokens the process holds: 1 spent, limit 60 → 3, then exactly 2 more", async () => {
+    await inOneWindow(service.services.pool, async () => {
+      const { apiKey } = await service.createAccount();
+      const { api_key, key } = await scopedKey(apiKey, { tags: ['Lists'], rate_limit_per_min: 60 });
+      // The first request leases a block of 7 (60 / 8) and spends one.
+      expect((await service.request('GET', '/lists', { apiKey: api_key })).status).toBe(200);
+      expect(await counterValue(`key:${key.id}`)).toBe(7);
+      const patched = await service.request('PATCH', `/api-keys/${key.id}`, { apiKey, body: { scopes: { tags: ['Lists'], rate_limit_per_min: 3 } } });
+      expect(patched.status).toBe(200);
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await service.request('GET', '/lists', { apiKey: api_key })).status);
+      expect(statuses).toEqual([200, 200, 429, 429]);
+      expect(await counterValue(`key:${key.id}`)).toBe(3);
     });
   });
 
@@ -127,8 +145,10 @@ describe('429 when a budget is exhausted', () => {
   test('account-wide ceiling: 1,200 requests per minute across all its keys', async () => {
     await inOneWindow(service.services.pool, async () => {
       const { userId, apiKey } = await service.createAccount();
+      // Seeded before this process leases for the account, as other processes' leases would be:
+      // the key's creation and the next request take the last two tokens.
+      await seedBucket(service.services.pool, `account:${userId}`, 1198);
       const { api_key } = await scopedKey(apiKey, { tags: ['Lists'] });
-      await seedBucket(service.services.pool, `account:${userId}`, 1199);
       expect((await service.request('GET', '/lists', { apiKey: api_key })).status).toBe(200);
       for (const key of [api_key, apiKey]) {
         const refused = await service.request('GET', '/lists', { apiKey: key });

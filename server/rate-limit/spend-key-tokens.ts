@@ -1,0 +1,263 @@
+// An API-key request's statement and its rate-limit accounting without a write per request.
+// The statement always reads the key by its HMAC (plan, revoked/expired, scopes) and the
+// agency of the account `userId` selects, so revocation applies on every process at once.
+// The request spends a token this process leased earlier for the key's bucket and the
+// account's bucket (leased-tokens.ts); only when the process has none for a bucket does the
+// same statement lease the next block with one upsert per bucket. A block is
+// clamp(floor(remaining_in_window / LEASE_DIVISOR), 1, LEASE_MAX_BLOCK): blocks shrink as a
+// window nears its limit, so tokens stranded in other processes refuse few requests early,
+// and the leased total never passes the limit. See limits.ts for the rules.
+import type pg from 'pg';
+import { KEY_CALLER, type CountOptions } from './count-requests.ts';
+import { LeasedTokens, type Claim } from './leased-tokens.ts';
+import { ACCOUNT_RATE_CEILING, LEASE_DIVISOR, LEASE_MAX_BLOCK, WINDOW_SECONDS } from './limits.ts';
+
+export type KeyRow = {
+  key_id: string;
+  kind: 'main' | 'scoped';
+  account_id: string;
+  key_hash: Buffer;
+  scopes: unknown;
+  revoked: boolean;
+  expired: boolean;
+  plan: string;
+  bucket_limit: number;
+  usable: boolean;
+  now_epoch: number;
+  window_epoch: number;
+  /** Tokens the key lease granted (0 = spent), null when the statement did not lease. */
+  key_granted: number | null;
+  account_granted: number | null;
+  /** Tokens leased in the current window by all processes (after this statement's leases). */
+  key_count: number;
+  account_count: number;
+  target_agency_id: string | null;
+};
+
+/** A block for a bucket with `used` of `limit` leased (SQL expression; the caller ensures used < limit). */
+function block(limit: string, used: string): string {
+  return `least(${LEASE_MAX_BLOCK}, greatest(1, (${limit} - ${used}) / ${LEASE_DIVISOR}))`;
+}
+
+// $2 leases a block of the key's bucket, $6 of the account's (only when the key's budget let
+// the request through: its lease granted tokens, or the process held a key token), $7 whether
+// the request counts (touches last_used_at). The WHERE of ON CONFLICT runs on the locked,
+// latest row, so concurrent leases never pass the limit together.
+const KEY_SQL = `${KEY_CALLER}
+, clock as (
+  select now() as now, to_timestamp(floor(extract(epoch from now()) / ${WINDOW_SECONDS}) * ${WINDOW_SECONDS}) as window_start
+), key_lease as (
+  insert into rate_counters as c (bucket, window_start, count)
+  select caller.bucket, clock.window_start, ${block('caller.bucket_limit', '0')} from caller, clock
+  where caller.usable and $2::boolean
+  on conflict (bucket, window_start) do update set count = c.count + ${block('(select bucket_limit from caller)', 'c.count')}
+    where c.count < (select bucket_limit from caller)
+  returning new.count, new.count - coalesce(old.count, 0) as granted
+), account_lease as (
+  insert into rate_counters as c (bucket, window_start, count)
+  select 'account:' || caller.account_id, clock.window_start, ${block(String(ACCOUNT_RATE_CEILING), '0')} from caller, clock
+  where caller.usable and $6::boolean and (not $2::boolean or exists (select from key_lease))
+  on conflict (bucket, window_start) do update set count = c.count + ${block(String(ACCOUNT_RATE_CEILING), 'c.count')}
+    where c.count < ${ACCOUNT_RATE_CEILING}
+  returning new.count, new.count - coalesce(old.count, 0) as granted
+), touched as (
+  update api_keys k set last_used_at = clock.now from caller, clock
+  where k.id = caller.key_id and caller.kind = 'scoped' and caller.usable and $7::boolean
+    and (k.last_used_at is null or k.last_used_at < clock.now - interval '1 minute')
+)
+select caller.key_id, caller.kind, caller.account_id, caller.key_hash, caller.scopes, caller.revoked,
+  caller.expired, caller.plan, caller.bucket_limit, caller.usable,
+  extract(epoch from clock.now)::float8 as now_epoch,
+  extract(epoch from clock.window_start)::float8 as window_epoch,
+  case when caller.usable and $2::boolean then coalesce((select granted from key_lease), 0) end as key_granted,
+  case when caller.usable and $6::boolean and (not $2::boolean or exists (select from key_lease))
+    then coalesce((select granted from account_lease), 0) end as account_granted,
+  coalesce((select count from key_lease),
+    (select r.count from rate_counters r where r.bucket = caller.bucket and r.window_start = clock.window_start), 0) as key_count,
+  coalesce((select count from account_lease),
+    (select r.count from rate_counters r where r.bucket = 'account:' || caller.account_id and r.window_start = clock.window_start), 0) as account_count,
+  (select a.agency_id from accounts a where a.id = $5::text) as target_agency_id
+from caller, clock`;
+
+async function runStatement(pool: pg.Pool, keyHash: Buffer, options: CountOptions, lease: { key: boolean; account: boolean }) {
+  const { rows } = await pool.query<KeyRow>({
+    name: 'resolve-key-and-lease',
+    text: KEY_SQL,
+    values: [keyHash, lease.key, options.fixedLimit, options.allowedPlans, options.userId, lease.account, options.count],
+  });
+  return rows[0] ?? null;
+}
+
+export type KeySpend = {
+  row: KeyRow;
+  refusedBy: 'credential' | 'account' | null;
+  /** Tokens of the window spent as this process can tell (see LeasedTokens.used). */
+  credentialUsed: number;
+  accountUsed: number;
+};
+
+type ProcessTokens = {
+  tokens: LeasedTokens;
+  /** The account bucket of each key bucket, learnt from the statement. */
+  accountOfKey: Map<string, string>;
+  /** The limit each key bucket's tokens were leased under. */
+  limitOfKey: Map<string, number>;
+  forgotAt: number;
+};
+
+const tokensByPool = new WeakMap<pg.Pool, ProcessTokens>();
+
+function processTokens(pool: pg.Pool) {
+  let state = tokensByPool.get(pool);
+  if (!state) {
+    state = { tokens: new LeasedTokens(), accountOfKey: new Map(), limitOfKey: new Map(), forgotAt: Date.now() };
+    tokensByPool.set(pool, state);
+  }
+  return state;
+}
+
+/** Drops this process's tokens of past windows, at most once a window. */
+export function forgetPastTokens(pool: pg.Pool): void {
+  const state = tokensByPool.get(pool);
+  if (!state || Date.now() - state.forgotAt < WINDOW_SECONDS * 1000) return;
+  state.forgotAt = Date.now();
+  const currentWindow = Math.floor(Date.now() / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
+  for (const name of state.tokens.forgetBefore(currentWindow - WINDOW_SECONDS)) {
+    state.accountOfKey.delete(name);
+    state.limitOfKey.delete(name);
+  }
+}
+
+/**
+ * Hands unspent leased tokens back to a bucket's window (only after a limit change: rare, one
+ * round trip). Best effort: tokens not handed back stay leased, which can only refuse early.
+ */
+async function returnTokens(pool: pg.Pool, bucket: string, dropped: { window: number; tokens: number }): Promise<void> {
+  await pool
+    .query({
+      name: 'return-leased-tokens',
+      text: 'update rate_counters set count = greatest(0, count - $3::int) where bucket = $1 and window_start = to_timestamp($2::float8)',
+      values: [bucket, dropped.window, dropped.tokens],
+    })
+    .catch(() => {});
+}
+
+type Outcome = 'spent' | 'refused' | 'again';
+
+/**
+ * What a claim comes to in the window the statement ran in: `spent` (the request holds a
+ * token of `window`), `refused` (the bucket is spent in `window`), or `again` (the claim
+ * belonged to an earlier window, or its lease did not run: claim again).
+ */
+function settle(tokens: LeasedTokens, bucket: string, claim: Claim, window: number, granted: number | null): Outcome {
+  if (claim.kind === 'lease') {
+    if (granted === null) {
+      tokens.giveBack(bucket, claim);
+      return 'again';
+    }
+    tokens.recordLease(bucket, window, granted);
+    return granted > 0 ? 'spent' : 'refused';
+  }
+  tokens.observeWindow(bucket, window);
+  if (claim.window !== window) return 'again';
+  return claim.kind === 'token' ? 'spent' : 'refused';
+}
+
+/** Bounds the claim-and-read rounds (each round but the last follows a window change or a first sighting). */
+const MAX_ROUNDS = 6;
+
+/**
+ * Resolves the key with this HMAC (null when none) and, when `options.count`, spends one token
+ * of its bucket and one of its account's. An unusable key (revoked, expired, plan) spends nothing.
+ */
+export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options: CountOptions): Promise<KeySpend | null> {
+  const { tokens, accountOfKey, limitOfKey } = processTokens(pool);
+  const keyBucket = `hash:${keyHash.toString('hex')}`;
+  const used = (row: KeyRow, refusedBy: KeySpend['refusedBy']): KeySpend => ({
+    row,
+    refusedBy,
+    credentialUsed: tokens.used(keyBucket, row.window_epoch, row.key_count),
+    accountUsed: tokens.used(`account:${row.account_id}`, row.window_epoch, row.account_count),
+  });
+
+  if (!options.count) {
+    const row = await runStatement(pool, keyHash, options, { key: false, account: false });
+    return row && used(row, null);
+  }
+
+  let keyClaim: Claim | null = null;
+  let accountClaim: Claim | null = null;
+  let accountBucket = accountOfKey.get(keyBucket) ?? null;
+  const giveBackAll = () => {
+    if (keyClaim) tokens.giveBack(keyBucket, keyClaim);
+    if (accountClaim && accountBucket) tokens.giveBack(accountBucket, accountClaim);
+  };
+
+  for (let round = 1; ; round++) {
+    let row: KeyRow | null;
+    // The key's account is unknown to this process: lease for it in the same statement
+    // rather than in a second round trip; the tokens join whatever the process holds.
+    let unclaimedAccountLease = false;
+    try {
+      keyClaim ??= await tokens.claim(keyBucket);
+      accountBucket ??= accountOfKey.get(keyBucket) ?? null;
+      // A request the key's budget refuses takes nothing from the account's.
+      if (!accountClaim && accountBucket && keyClaim.kind !== 'exhausted') accountClaim = await tokens.claim(accountBucket);
+      unclaimedAccountLease = !accountBucket && keyClaim.kind !== 'exhausted';
+      row = await runStatement(pool, keyHash, options, {
+        key: keyClaim.kind === 'lease',
+        account: accountClaim?.kind === 'lease' || unclaimedAccountLease,
+      });
+    } catch (error) {
+      giveBackAll();
+      throw error;
+    }
+    if (!row || !row.usable) {
+      giveBackAll();
+      return row && used(row, null);
+    }
+    const window = row.window_epoch;
+    accountBucket = `account:${row.account_id}`;
+    accountOfKey.set(keyBucket, accountBucket);
+    if (unclaimedAccountLease && row.account_granted !== null) tokens.addLease(accountBucket, window, row.account_granted);
+
+    // A changed rate_limit_per_min applies at once: the tokens this process holds are handed
+    // back to the database (leases under the new limit decide from then on) and a refusal
+    // under the old limit no longer stands.
+    const leasedUnder = limitOfKey.get(keyBucket);
+    limitOfKey.set(keyBucket, row.bucket_limit);
+    const limitChanged = leasedUnder !== undefined && leasedUnder !== row.bucket_limit && keyClaim.kind !== 'lease';
+    if (limitChanged) {
+      tokens.giveBack(keyBucket, keyClaim);
+      const dropped = tokens.limitChanged(keyBucket);
+      if (dropped) await returnTokens(pool, `key:${row.key_id}`, dropped);
+    }
+    const key: Outcome = limitChanged ? 'again' : settle(tokens, keyBucket, keyClaim, window, row.key_granted);
+    let account: Outcome | null = accountClaim ? settle(tokens, accountBucket, accountClaim, window, row.account_granted) : null;
+    if (key === 'refused') {
+      if (account === 'spent') tokens.giveBack(accountBucket, { kind: 'token', window });
+      return used(row, 'credential');
+    }
+    if (key === 'again') {
+      keyClaim = null;
+      accountClaim = account === 'spent' ? { kind: 'token', window } : null;
+    } else {
+      keyClaim = { kind: 'token', window };
+      if (account === null || account === 'again') {
+        // First sighting of the key's account in this process, or its claim was of an earlier window.
+        tokens.observeWindow(accountBucket, window);
+        accountClaim = await tokens.claim(accountBucket);
+        account = accountClaim.kind === 'lease' ? 'again' : accountClaim.window !== window ? 'again' : accountClaim.kind === 'token' ? 'spent' : 'refused';
+        if (account === 'again' && accountClaim.kind !== 'lease') accountClaim = null;
+      }
+      // A request the account's ceiling refuses has spent its key token (limits.ts).
+      if (account === 'spent') return used(row, null);
+      if (account === 'refused') return used(row, 'account');
+    }
+    if (round >= MAX_ROUNDS) {
+      // Only a window change in every round gets here: refuse rather than loop.
+      giveBackAll();
+      return used(row, 'credential');
+    }
+  }
+}
