@@ -1,10 +1,11 @@
 // SIGTERM under a steady stream of requests and with a job running: every request whose
 // answer started gets all of it (its 2xx, or the shutdown 503 in the envelope), the running
 // job is handed back unlocked for another worker, and the process exits with code 0.
-import { createServer, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { fetch } from 'undici';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, inject, test } from 'vitest';
 import { insecureAgent, startTestService, type TestService } from '../helpers/service.ts';
 import { createContact, record } from '../messages/conversation-fixtures.ts';
 import { killHard, startChildService, stopChildService, waitFor, type ChildService } from './fixtures.ts';
@@ -18,14 +19,16 @@ let completions: { url: string; held: ServerResponse[]; close(): Promise<void> }
 /** A chat-completions endpoint that never answers: the summary job runs until it is stopped. */
 function startHeldCompletions(): Promise<typeof completions> {
   const held: ServerResponse[] = [];
-  const server = createServer((request, response) => {
+  // HTTPS with the run's test CA, as summaries go through the outbound client (HTTPS only).
+  const tls = inject('webhookReceiverTls');
+  const server = createServer({ key: tls.key, cert: tls.cert }, (request, response) => {
     request.resume();
     request.on('end', () => held.push(response));
   });
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () =>
       resolve({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        url: `https://localhost:${(server.address() as AddressInfo).port}/v1`,
         held,
         close: () => {
           server.closeAllConnections();
@@ -51,7 +54,7 @@ afterAll(async () => {
 type Outcome = { kind: 'answered'; status: number; body: any } | { kind: 'refused'; error: string } | { kind: 'broken'; status: number; error: string };
 
 test('SIGTERM under load: started answers complete, the running job is unlocked, the exit code is 0', async () => {
-  child = await startChildService(service.databaseUrl, { ROLE: 'all', SUMMARY_API_URL: completions.url, SUMMARY_API_KEY: 'k' });
+  child = await startChildService(service.databaseUrl, { ROLE: 'all', SUMMARY_API_URL: completions.url, SUMMARY_API_KEY: 'k', WEBHOOK_ALLOW_HOSTS: 'localhost' });
   // One account per loop, so no loop meets the per-key rate limit.
   const keys = await Promise.all(Array.from({ length: LOOPS }, async () => (await service.createAccount()).apiKey));
 

@@ -1,9 +1,10 @@
 // A worker process killed (SIGKILL) while it generates a summary: the job is not lost with
 // it, nor held for hours by the dead worker's lock. Another worker takes it up and stores the
 // summary exactly once.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, inject, test } from 'vitest';
 import { completion } from '../helpers/fake-chat-completions.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { workerProcesses } from '../helpers/worker-process.ts';
@@ -14,7 +15,9 @@ import { killHard, waitFor } from './fixtures.ts';
 function startSlowCompletions() {
   const received: IncomingMessage[] = [];
   const held: ServerResponse[] = [];
-  const server = createServer((request, response) => {
+  // HTTPS with the run's test CA, as summaries go through the outbound client (HTTPS only).
+  const tls = inject('webhookReceiverTls');
+  const server = createServer({ key: tls.key, cert: tls.cert }, (request, response) => {
     request.resume();
     request.on('end', () => {
       received.push(request);
@@ -26,7 +29,7 @@ function startSlowCompletions() {
   return new Promise<{ url: string; received: IncomingMessage[]; close(): Promise<void> }>((resolve) =>
     server.listen(0, '127.0.0.1', () =>
       resolve({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        url: `https://localhost:${(server.address() as AddressInfo).port}/v1`,
         received,
         close: () => {
           server.closeAllConnections();
@@ -44,7 +47,7 @@ const workers = workerProcesses(() => service.databaseUrl, {});
 beforeAll(async () => {
   completions = await startSlowCompletions();
   // The API only: the job is run by the worker processes this test starts and kills.
-  service = await startTestService({ env: { ROLE: 'api', SUMMARY_API_URL: completions.url, SUMMARY_API_KEY: 'k' } });
+  service = await startTestService({ env: { ROLE: 'api', SUMMARY_API_URL: completions.url, SUMMARY_API_KEY: 'k', WEBHOOK_ALLOW_HOSTS: 'localhost' } });
 });
 
 afterAll(async () => {
@@ -61,7 +64,7 @@ test('a worker killed mid-summary leaves the job to another worker, which stores
   const requested = await service.request('POST', '/v1/summaries', { apiKey, body: { phoneNumber } });
   expect(requested.body).toEqual({ success: true, message: 'Summary generation initiated' });
 
-  const env = { SUMMARY_API_URL: completions.url, SUMMARY_API_KEY: 'k' };
+  const env = { SUMMARY_API_URL: completions.url, SUMMARY_API_KEY: 'k', WEBHOOK_ALLOW_HOSTS: 'localhost' };
   const first = await workers.start(env);
   await waitFor(async () => (completions.received.length >= 1 ? true : undefined), 'the first worker to ask for the summary');
   const job = async () =>
