@@ -1,10 +1,9 @@
 // Rate-limit counters in `rate_counters` (unlogged: losing them in a crash only resets
 // budgets), shared by all server processes on one database: fixed 60-second windows per
-// bucket. Here: the caller CTE that resolves an API key by its HMAC (its statement and
-// leased tokens are in spend-key-tokens.ts: no write per request), the ID-token session's
-// ONE statement that resolves the account by its subject, counts the request in the
+// bucket. Here: the ID-token session's ONE statement that resolves the account by its subject, counts the request in the
 // session's bucket and the account's (one upsert each, per request), and reads the agency
-// of the account `userId` selects; and the sweep of old windows. See limits.ts for the rules.
+// of the account `userId` selects; and the sweep of old windows. API keys resolve and spend
+// leased tokens in spend-key-tokens.ts (no write per request). See limits.ts for the rules.
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { ACCOUNT_RATE_CEILING, WINDOW_SECONDS } from './limits.ts';
@@ -52,10 +51,6 @@ const COUNT_AND_SELECT = `
   on conflict (bucket, window_start) do update set count = c.count + 1
     where c.count < ${ACCOUNT_RATE_CEILING}
   returning c.count
-), touched as (
-  update api_keys k set last_used_at = clock.now from caller, clock
-  where k.id = caller.key_id and caller.kind = 'scoped' and caller.usable and $2::boolean
-    and (k.last_used_at is null or k.last_used_at < clock.now - interval '1 minute')
 )
 select caller.key_id, caller.kind, caller.account_id, caller.key_hash, caller.scopes, caller.revoked,
   caller.expired, caller.plan, caller.bucket_limit, caller.usable,
@@ -70,19 +65,6 @@ select caller.key_id, caller.kind, caller.account_id, caller.key_hash, caller.sc
     (select r.count from rate_counters r where r.bucket = 'account:' || caller.account_id and r.window_start = clock.window_start) end as account_before,
   (select a.agency_id from accounts a where a.id = $5::text) as target_agency_id
 from caller, clock`;
-
-/** The API key with the HMAC $1 ($3 = main keys' limit, $4 = plans that may call). */
-export const KEY_CALLER = `
-with caller as (
-  select k.id as key_id, k.kind, k.account_id, k.key_hash, k.scopes,
-    k.revoked_at is not null as revoked, coalesce(k.expires_at <= now(), false) as expired, a.plan,
-    'key:' || k.id as bucket,
-    case when k.kind = 'scoped' then (k.scopes->>'rate_limit_per_min')::int else $3::int end as bucket_limit,
-    (k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
-      and ($4::text[] is null or a.plan = any($4::text[]))) as usable
-  from api_keys k join accounts a on a.id = k.account_id
-  where k.key_hash = $1::bytea
-)`;
 
 const SESSION_CALLER = `
 with caller as (

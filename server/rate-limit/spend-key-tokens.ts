@@ -8,7 +8,7 @@
 // window nears its limit, so tokens stranded in other processes refuse few requests early,
 // and the leased total never passes the limit. See limits.ts for the rules.
 import type pg from 'pg';
-import { KEY_CALLER, type CountOptions } from './count-requests.ts';
+import type { CountOptions } from './count-requests.ts';
 import { LeasedTokens, type Claim } from './leased-tokens.ts';
 import { ACCOUNT_RATE_CEILING, LEASE_DIVISOR, LEASE_MAX_BLOCK, WINDOW_SECONDS } from './limits.ts';
 
@@ -43,6 +43,19 @@ function block(limit: string, used: string): string {
 // the request through: its lease granted tokens, or the process held a key token), $7 whether
 // the request counts (touches last_used_at). The WHERE of ON CONFLICT runs on the locked,
 // latest row, so concurrent leases never pass the limit together.
+/** The API key with the HMAC $1 ($3 = main keys' limit, $4 = plans that may call). */
+const KEY_CALLER = `
+with caller as (
+  select k.id as key_id, k.kind, k.account_id, k.key_hash, k.scopes,
+    k.revoked_at is not null as revoked, coalesce(k.expires_at <= now(), false) as expired, a.plan,
+    'key:' || k.id as bucket,
+    case when k.kind = 'scoped' then (k.scopes->>'rate_limit_per_min')::int else $3::int end as bucket_limit,
+    (k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
+      and ($4::text[] is null or a.plan = any($4::text[]))) as usable
+  from api_keys k join accounts a on a.id = k.account_id
+  where k.key_hash = $1::bytea
+)`;
+
 const KEY_SQL = `${KEY_CALLER}
 , clock as (
   select now() as now, to_timestamp(floor(extract(epoch from now()) / ${WINDOW_SECONDS}) * ${WINDOW_SECONDS}) as window_start
