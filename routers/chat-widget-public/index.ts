@@ -4,8 +4,6 @@
 // for these endpoints, not the envelope.
 import { z, ZodError } from 'zod';
 import { ApiError, describeZodError, INTERNAL_ERROR_MESSAGE, InvalidInputError } from '../../server/errors.ts';
-import { sweepOldWindows } from '../../server/rate-limit/count-requests.ts';
-import type { Services } from '../../server/process-services.ts';
 import type { RequestInfo } from '../../server/trpc.ts';
 import { publicProcedure, router } from '../../server/trpc.ts';
 import { listConversationMessages } from '../../server/widgets/list-conversation-messages.ts';
@@ -15,10 +13,8 @@ import { readPublicWidgetConfig } from '../../server/widgets/read-public-widget-
 import { receiveVisitorMessage, VisitorId, VisitorMessageInput, WidgetId } from '../../server/widgets/receive-visitor-message.ts';
 import { identityTokenOf, VISITOR_IDENTITY_HEADER, type VisitorRequest } from '../../server/widgets/visitor-identity.ts';
 
-/** The request as the widget domain sees it; widget traffic counts in rate_counters too, so it also clears out old windows (at most once a minute). */
-function visitorRequestOf(ctx: { request: RequestInfo; services: Services }): VisitorRequest {
-  sweepOldWindows(ctx.services.pool, ctx.services.log);
-  const { request } = ctx;
+/** The request as the widget domain sees it. */
+function visitorRequestOf({ request }: { request: RequestInfo }): VisitorRequest {
   const origin = request.headers.origin;
   return {
     origin: typeof origin === 'string' ? origin : undefined,
