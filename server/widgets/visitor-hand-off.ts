@@ -1,10 +1,10 @@
 // POST /chat-widget-handoff: the widget page's "talk to a person" action. Public like the
 // other widget endpoints (allowed origins, the identity token, per-address and per-visitor
-// limits); the visitor's conversation is handed to a person (server/contacts/hand-off.ts).
+// limits); the visitor's conversation is handed to a person (hand-off-conversation.ts).
 // A visitor who has not written yet has no conversation to hand over: 404.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { handOff } from '../contacts/hand-off.ts';
 import { NotFoundError } from '../errors.ts';
+import { handOffConversation } from './hand-off-conversation.ts';
 import type { ConversationQuery } from './list-conversation-messages.ts';
 import type { VisitorRequest } from './visitor-identity.ts';
 import { countVisitorWrite, findVisitorContact, type VisitorWriteDeps } from './visitor-conversation-write.ts';
@@ -25,6 +25,6 @@ export async function handOffVisitor({ em, pool, secrets, limits }: HandOffDeps,
     const contact = await findVisitorContact(tx, query.widgetId, visitor, request);
     if (!contact) throw new NotFoundError('Chat widget not found');
     if (!contact.id) throw new NotFoundError('Contact not found');
-    await handOff(tx, contact.account_id, contact.id, { reason: VISITOR_HANDOFF_REASON, source: 'visitor' });
+    await handOffConversation(tx, contact.account_id, contact.id, { reason: VISITOR_HANDOFF_REASON, source: 'visitor' });
   });
 }
