@@ -6,7 +6,6 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import type { ConversationEventFeed } from './realtime/conversation-events.ts';
 import type { Secrets } from './secrets.ts';
 
 export type Services = {
@@ -78,4 +77,40 @@ export type CredentialChangeFeed = {
   receive(payload: string | undefined): void;
   /** The LISTEN connection came back: what was announced meanwhile is lost, so everyone checks. */
   reconnected(): void;
+};
+
+// Chat-widget conversation events any process published (implemented by realtime/conversation-events.ts).
+/** A chat-widget conversation message as the spec returns it. */
+export type ConversationMessage = {
+  messageSid: string;
+  body: string;
+  mediaUrl: string | null;
+  mediaContentType: string | null;
+  timestamp: string;
+  type: string;
+  direction: 'inbound' | 'outbound' | 'outbound-api';
+  status: string;
+};
+/** Whose conversation an event is about. */
+export type ConversationTarget = { accountId: string; widgetId: string; visitorId: string; contactId: string };
+export type ConversationEvent =
+  | (ConversationTarget & { kind: 'message'; message: ConversationMessage })
+  | (ConversationTarget & { kind: 'typing'; isBotTyping: boolean })
+  // The visitor is typing (renewed every few seconds while they do) or stopped: for the account only.
+  | (ConversationTarget & { kind: 'visitor-typing'; isVisitorTyping: boolean })
+  | (ConversationTarget & { kind: 'read'; messageSids: string[] })
+  // The conversation needs a person (POST /contacts/{id}/handoff, the widget's "talk to a person"): for the account only.
+  | (ConversationTarget & { kind: 'handoff'; reason: string | null });
+
+export type ConversationEventListener = (event: ConversationEvent) => void;
+
+/** This process's end of the channel: one per API process, on Services as `conversationEvents`. */
+export type ConversationEventFeed = {
+  /** Called for every event any process published (after commit). Returns an unsubscribe function. */
+  subscribe(listener: ConversationEventListener): () => void;
+  /** Opens the LISTEN connection (the HTTP host does, for ROLE=api and all). */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Whether the LISTEN connection is up now. */
+  listening(): boolean;
 };

@@ -19,7 +19,7 @@ import { loadTlsMaterial } from './http/tls.ts';
 import { createMessagingProvider } from './messaging/provider-client.ts';
 import { CREDENTIAL_CHANGES_CHANNEL, createCredentialChangeFeed } from './auth/credential-changes.ts';
 import { createConversationEventFeed } from './realtime/conversation-events.ts';
-import { createWidgetGateway } from './realtime/widget-gateway.ts';
+import { createWidgetGateway } from './http/widget-gateway.ts';
 import { assertSameSecretAsDatabase, SecretMismatchError } from './secret-check.ts';
 import { createSecrets, loadMasterSecret } from './secrets.ts';
 import type { Services } from './process-services.ts';

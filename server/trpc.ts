@@ -6,7 +6,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticate, credentialExpiry, type Authenticated } from './auth/authenticate.ts';
 import { whileAuthorized } from './auth/authorized-stream.ts';
-import { channelCounterFor, channelOwner, takeSubscriptionSlot, type SocketState } from './http/trpc-limits.ts';
+import { channelCounterFor, channelOwner, takeSubscriptionSlot, type SocketState } from './trpc-limits.ts';
 import type { ApiSection, Access, TargetAccount } from './auth/scopes.ts';
 import { ZodError } from 'zod';
 import { ApiError, describeZodError, INTERNAL_ERROR_MESSAGE, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';

@@ -4,21 +4,18 @@
 // for these endpoints, not the envelope.
 import { z, ZodError } from 'zod';
 import { ApiError, describeZodError, INTERNAL_ERROR_MESSAGE, InvalidInputError } from '../../server/errors.ts';
-import { sweepOldWindows } from '../../server/rate-limit/count-requests.ts';
 import type { Services } from '../../server/process-services.ts';
 import type { RequestInfo } from '../../server/trpc.ts';
 import { publicProcedure, router } from '../../server/trpc.ts';
-import { listConversationMessages } from '../../server/widgets/list-conversation-messages.ts';
+import { listConversationMessages, type ConversationQuery } from '../../server/widgets/list-conversation-messages.ts';
 import { handOffVisitor, VISITOR_HANDOFFS_PER_MINUTE } from '../../server/widgets/visitor-hand-off.ts';
-import { markConversationRead } from '../../server/widgets/mark-conversation-read.ts';
+import { markConversationRead, type ReadDeps } from '../../server/widgets/mark-conversation-read.ts';
 import { readPublicWidgetConfig } from '../../server/widgets/read-public-widget-config.ts';
 import { receiveVisitorMessage, VisitorId, VisitorMessageInput, WidgetId } from '../../server/widgets/receive-visitor-message.ts';
 import { identityTokenOf, VISITOR_IDENTITY_HEADER, type VisitorRequest } from '../../server/widgets/visitor-identity.ts';
 
-/** The request as the widget domain sees it; widget traffic counts in rate_counters too, so it also clears out old windows (at most once a minute). */
-function visitorRequestOf(ctx: { request: RequestInfo; services: Services }): VisitorRequest {
-  sweepOldWindows(ctx.services.pool, ctx.services.log);
-  const { request } = ctx;
+/** The request as the widget domain sees it. */
+function visitorRequestOf({ request }: { request: RequestInfo }): VisitorRequest {
   const origin = request.headers.origin;
   return {
     origin: typeof origin === 'string' ? origin : undefined,
@@ -70,6 +67,19 @@ const ConversationInput = z.object({
   fromId: VisitorId.describe('The visitor id.'),
   toId: WidgetId.describe('The widget id (configId).'),
 });
+
+/** Read receipts and the hand-off: the visitor's conversation changed by `change`, on a fresh EntityManager. */
+function changeConversation(change: (deps: ReadDeps, query: Omit<ConversationQuery, 'after'>, request: VisitorRequest) => Promise<unknown>) {
+  return async ({ ctx, input }: { ctx: { request: RequestInfo; services: Services }; input: z.infer<typeof ConversationInput> }) => {
+    const { services } = ctx;
+    await change(
+      { em: services.orm.em.fork(), pool: services.pool, secrets: services.secrets, limits: services.config },
+      { widgetId: input.toId, visitorId: input.fromId },
+      visitorRequestOf(ctx),
+    );
+    return { success: true as const };
+  };
+}
 
 const PublicConfigOutput = z.object({
   success: z.literal(true),
@@ -195,15 +205,7 @@ export const chatWidgetPublicRouter = router({
     })
     .input(ConversationInput)
     .output(z.object({ success: z.literal(true) }))
-    .mutation(async ({ ctx, input }) => {
-      const { services } = ctx;
-      await markConversationRead(
-        { em: services.orm.em.fork(), pool: services.pool, secrets: services.secrets, limits: services.config },
-        { widgetId: input.toId, visitorId: input.fromId },
-        visitorRequestOf(ctx),
-      );
-      return { success: true as const };
-    }),
+    .mutation(changeConversation(markConversationRead)),
 
   handoff: developmentDetails
     .meta({
@@ -224,13 +226,5 @@ export const chatWidgetPublicRouter = router({
     })
     .input(ConversationInput)
     .output(z.object({ success: z.literal(true) }))
-    .mutation(async ({ ctx, input }) => {
-      const { services } = ctx;
-      await handOffVisitor(
-        { em: services.orm.em.fork(), pool: services.pool, secrets: services.secrets, limits: services.config },
-        { widgetId: input.toId, visitorId: input.fromId },
-        visitorRequestOf(ctx),
-      );
-      return { success: true as const };
-    }),
+    .mutation(changeConversation(handOffVisitor)),
 });

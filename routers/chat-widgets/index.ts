@@ -9,18 +9,12 @@ import { getWidget, listWidgets } from '../../server/widgets/find-widget.ts';
 import { updateWidget } from '../../server/widgets/update-widget.ts';
 import { rotateIdentitySecret } from '../../server/widgets/rotate-identity-secret.ts';
 import { currentWidgetOtp } from '../../server/widgets/widget-otp.ts';
-import { ChatWidgetCreateInput, ChatWidgetUpdateInput, WidgetSettings } from '../../server/widgets/widget-settings.ts';
+import { ChatWidgetCreateInput, ChatWidgetUpdateInput } from '../../server/widgets/widget-settings.ts';
+import { ChatWidgetRecord } from '../../server/widgets/widget-record.ts';
 import { SuccessOnly } from '../shared-schemas.ts';
 import { conversationEventsProcedure } from './subscription.ts';
 
-const ChatWidgetOutput = z.object({
-  id: z.string().describe('The configId a site embeds.'),
-  name: z.string(),
-  settings: WidgetSettings,
-  created_at: z.string(),
-  updated_at: z.string(),
-});
-const ChatWidgetData = z.object({ success: z.literal(true), data: ChatWidgetOutput });
+const ChatWidgetData = z.object({ success: z.literal(true), data: ChatWidgetRecord });
 const ConfigId = z.object({ configId: z.string().min(1, 'must not be empty').max(200) });
 
 export const chatWidgetsRouter = router({
@@ -33,7 +27,7 @@ export const chatWidgetsRouter = router({
   list: accountProcedure
     .meta({ openapi: { method: 'GET', path: '/chat-widgets', tags: ['Chat Widget'], summary: 'List the chat widgets, newest first' }, section: 'Chat Widget', access: 'read' })
     .input(z.object({}))
-    .output(z.object({ success: z.literal(true), data: z.array(ChatWidgetOutput) }))
+    .output(z.object({ success: z.literal(true), data: z.array(ChatWidgetRecord) }))
     .query(async ({ ctx }) => ({ success: true as const, data: await listWidgets(ctx.em, ctx.account.id) })),
 
   get: accountProcedure

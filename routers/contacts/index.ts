@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { createContact, ContactCreateInput } from '../../server/contacts/create-contact.ts';
 import { archiveContact, unarchiveContact } from '../../server/contacts/archive-contact.ts';
 import { addContactToList, removeContactFromList } from '../../server/contacts/contact-list-membership.ts';
-import { handOff, MAX_HANDOFF_REASON_LENGTH } from '../../server/contacts/hand-off.ts';
+import { MAX_HANDOFF_REASON_LENGTH } from '../../server/contacts/hand-off.ts';
+import { handOffConversation } from '../../server/widgets/hand-off-conversation.ts';
 import { findContactIdByIdentifier } from '../../server/contacts/find-contact.ts';
 import { listContacts } from '../../server/contacts/list-contacts.ts';
 import { updateContact, ContactUpdateInput } from '../../server/contacts/update-contact.ts';
@@ -147,7 +148,7 @@ export const contactsRouter = router({
     .input(ContactId.extend({ reason: z.string().max(MAX_HANDOFF_REASON_LENGTH, `must be at most ${MAX_HANDOFF_REASON_LENGTH} characters`).optional() }))
     .output(z.object({ success: z.literal(true), data: z.object({ contactId: z.string(), is_bot_active: z.literal(false) }) }))
     .mutation(async ({ ctx, input }) => {
-      await ctx.em.transactional((tx) => handOff(tx, ctx.account.id, input.contactId, { reason: input.reason ?? null, source: 'api' }));
+      await ctx.em.transactional((tx) => handOffConversation(tx, ctx.account.id, input.contactId, { reason: input.reason ?? null, source: 'api' }));
       return { success: true as const, data: { contactId: input.contactId, is_bot_active: false as const } };
     }),
 });

@@ -1,7 +1,7 @@
 // POST /contacts/{contactId}/messages: a reply from the account's people and apps on the
-// contact's own channel (server/messages/send-reply.ts). Section Messages.
+// contact's own channel (server/messaging/send-reply.ts). Section Messages.
 import { z } from 'zod';
-import { ReplyInput, sendReply, SESSION_MESSAGE_CREDITS } from '../../server/messages/send-reply.ts';
+import { ReplyInput, sendReply, SESSION_MESSAGE_CREDITS } from '../../server/messaging/send-reply.ts';
 import { accountProcedure } from '../../server/trpc.ts';
 
 export const replyProcedure = accountProcedure

@@ -7,8 +7,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import { PLANS, planHasFeature } from '../plans.ts';
 import { featureDisabledError, ForbiddenError, UnauthorizedError } from '../errors.ts';
-import { resolveSessionAndCount, sweepOldWindows, type CallerRow } from '../rate-limit/count-requests.ts';
+import { resolveSessionAndCount, type CallerRow } from '../rate-limit/count-requests.ts';
 import { forgetPastTokens, resolveKeyAndSpend } from '../rate-limit/spend-key-tokens.ts';
+import { sweepOldWindows } from '../rate-limit/sweep-old-windows.ts';
 import {
   ACCOUNT_RATE_CEILING,
   assertWithinBudget,
@@ -184,7 +185,7 @@ export async function resolveCredential(
       ? await resolveSession(services, carrier.value, userId, count)
       : await resolveApiKey(services, carrier.value, userId, count);
   if (count) {
-    sweepOldWindows(services.pool, services.log);
+    sweepOldWindows(services.pool);
     forgetPastTokens(services.pool);
   }
   if (options.responseHeaders) Object.assign(options.responseHeaders, rateLimitHeaders(resolved.rateLimit));

@@ -1,23 +1,19 @@
 // A hand-off: the conversation needs a person. The bot stops for the contact (Contact
 // Paused when it was active), and once per chat session a person is alerted (Human
 // Alerted, with the reason and the conversation's newest messages) and a chat-widget
-// visitor is told a person will answer (the widget's `handoffMessage`, posted by the bot),
-// instead of silence. Three ways in: POST /contacts/{id}/handoff (an app), the widget's
-// "talk to a person" action (POST /chat-widget-handoff), and a visitor message matching the
-// widget's `handoffKeywords` (the bot's turn). Runs on the caller's transaction; the contact's
-// row lock, taken first, orders concurrent hand-offs, so a session is alerted once.
+// visitor is told a person will answer (by the notice its caller passes: the widget domain's
+// noteHandOffToVisitor), instead of silence. Three ways in: POST /contacts/{id}/handoff (an
+// app), the widget's "talk to a person" action (POST /chat-widget-handoff), and a visitor
+// message matching the widget's `handoffKeywords` (the bot's turn); all go through
+// widgets/hand-off-conversation.ts. Runs on the caller's transaction; the contact's row
+// lock, taken first, orders concurrent hand-offs, so a session is alerted once.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { queryRows, sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
-import { recordMessage } from '../messages/record-message.ts';
 import { publishConversationEvent } from '../realtime/conversation-events.ts';
-import { conversationMessageOf } from '../widgets/conversation-message.ts';
-import { WIDGET_CHANNEL } from '../widgets/find-or-create-visitor.ts';
-import { readSettings } from '../widgets/widget-settings.ts';
 import { announceBotFlip } from './update-contact.ts';
 
-export const DEFAULT_HANDOFF_MESSAGE = 'Thanks — a person will answer here shortly.';
 /** How many of the conversation's newest messages Human Alerted carries. */
 export const HANDOFF_RECENT_MESSAGES = 10;
 export const MAX_HANDOFF_REASON_LENGTH = 500;
@@ -26,6 +22,14 @@ export const MAX_HANDOFF_REASON_LENGTH = 500;
 export type HandOffSource = 'api' | 'visitor' | 'keyword';
 export type HandOff = { reason: string | null; source: HandOffSource };
 export type HandOffOutcome = { paused: boolean; alerted: boolean };
+
+/** A chat-widget visitor's contact, as the notice of a hand-off needs it. */
+export type VisitorToNotify = { contactId: string; widgetId: string; visitorId: string; widgetSettings: unknown };
+/**
+ * Tells a chat-widget visitor, on `tx`, that a person is coming, and returns the chat session
+ * the notice went into (implemented by the widget domain, which owns the visitor's side).
+ */
+export type HandOffNotice = (tx: EntityManager, accountId: string, visitor: VisitorToNotify) => Promise<string>;
 
 type ContactRow = {
   was_active: boolean;
@@ -42,7 +46,7 @@ type ContactRow = {
 
 type RecentRow = { id: string; body: string; direction: string; timestamp: string };
 
-export async function handOff(tx: EntityManager, accountId: string, contactId: string, handoff: HandOff): Promise<HandOffOutcome> {
+export async function handOff(tx: EntityManager, accountId: string, contactId: string, handoff: HandOff, notice: HandOffNotice): Promise<HandOffOutcome> {
   // The old flag comes from the locked row (the subquery), the rest from the updated one.
   const [contact] = await queryRows<ContactRow>(
     tx,
@@ -70,23 +74,7 @@ export async function handOff(tx: EntityManager, accountId: string, contactId: s
 
   let sessionId = contact.session_id;
   if (contact.chat_widget_id && contact.widget_visitor_id) {
-    // Posted by the bot although it is now paused: the visitor learns a person is coming.
-    const note = await recordMessage(tx, accountId, {
-      contactId,
-      direction: 'outbound',
-      body: readSettings(contact.settings).handoffMessage ?? DEFAULT_HANDOFF_MESSAGE,
-      channel: WIDGET_CHANNEL,
-      sender: 'bot',
-    });
-    sessionId = note.sessionId;
-    await publishConversationEvent(tx, {
-      kind: 'message',
-      accountId,
-      widgetId: contact.chat_widget_id,
-      visitorId: contact.widget_visitor_id,
-      contactId,
-      message: conversationMessageOf(note.message),
-    });
+    sessionId = await notice(tx, accountId, { contactId, widgetId: contact.chat_widget_id, visitorId: contact.widget_visitor_id, widgetSettings: contact.settings });
   }
   // A contact without an open session (nothing said yet on a phone channel) has no session
   // to remember the alert on: each hand-off then alerts.

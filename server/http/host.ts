@@ -24,7 +24,7 @@ import { registerRequestIds, requestIdFor, setRequestIdHeader } from './request-
 import { observeRequest } from '../metrics/http-metrics.ts';
 import { routeLabel } from './route-label.ts';
 import type { TlsMaterial } from './tls.ts';
-import { channelCounterFor, channelOwner, MAX_BATCH_CALLS } from './trpc-limits.ts';
+import { channelCounterFor, channelOwner, MAX_BATCH_CALLS } from '../trpc-limits.ts';
 import { registerTrpcHttp } from './trpc-http.ts';
 import { requestAddress, requestHost, requestProtocol, trustedProxy } from './trusted-proxy.ts';
 import { pathForLog } from './widget-pages.ts';

@@ -21,7 +21,7 @@ import {
   type CallableProcedure,
   type ProcedureSurface,
 } from './procedure-pipeline.ts';
-import { MAX_BATCH_CALLS } from './trpc-limits.ts';
+import { MAX_BATCH_CALLS } from '../trpc-limits.ts';
 
 export const TRPC_PREFIX = '/trpc';
 

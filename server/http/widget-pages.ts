@@ -9,7 +9,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { normalisePhoneNumber } from '../contacts/phone.ts';
 import { ApiError } from '../errors.ts';
 import type { Services } from '../process-services.ts';
-import { sweepOldWindows } from '../rate-limit/count-requests.ts';
 import { countAndReadWidget } from '../widgets/read-public-widget-config.ts';
 import { errorResponse, RETRY_AFTER_HEADER, type PlainRoute } from './openapi.ts';
 import { REST_PREFIX } from './rest.ts';
@@ -218,7 +217,6 @@ export async function registerWidgetPages(app: FastifyInstance, services: Servic
     const { configId } = request.params;
     const fromId = request.params['*'] ?? '';
     // Counted against the client address like every public widget request.
-    sweepOldWindows(services.pool, services.log);
     const widget = await countAndReadWidget(services.pool, services.config, configId, request.ip);
     if (!widget) {
       return reply.code(404).header('x-content-type-options', 'nosniff').type('text/plain; charset=utf-8').send('Chat widget not found');

@@ -2,10 +2,10 @@
 // budgets), shared by all server processes on one database: fixed 60-second windows per
 // bucket. Here: the ID-token session's ONE statement that resolves the account by its subject, counts the request in the
 // session's bucket and the account's (one upsert each, per request), and reads the agency
-// of the account `userId` selects; and the sweep of old windows. API keys resolve and spend
-// leased tokens in spend-key-tokens.ts (no write per request). See limits.ts for the rules.
+// of the account `userId` selects. API keys resolve and spend leased tokens in
+// spend-key-tokens.ts (no write per request); old windows go in sweep-old-windows.ts.
+// See limits.ts for the rules.
 import type pg from 'pg';
-import type { Logger } from 'pino';
 import { ACCOUNT_RATE_CEILING, WINDOW_SECONDS } from './limits.ts';
 
 /** A session caller as its statement describes it. */
@@ -98,23 +98,4 @@ const SESSION_SQL = SESSION_CALLER + COUNT_AND_SELECT;
 /** The account whose `oidc_subject` this is (null when none), counted. */
 export function resolveSessionAndCount(pool: pg.Pool, subject: string, options: CountOptions): Promise<CallerRow | null> {
   return run(pool, 'resolve-session-and-count', SESSION_SQL, subject, options);
-}
-
-const SWEEP_EVERY_MS = 60_000;
-const lastSweep = new WeakMap<pg.Pool, number>();
-
-/**
- * Deletes windows that ended more than a minute ago. Each process does it at most
- * once a minute, in the background; several processes doing it is harmless.
- */
-export function sweepOldWindows(pool: pg.Pool, log: Logger): void {
-  const now = Date.now();
-  if (now - (lastSweep.get(pool) ?? 0) < SWEEP_EVERY_MS) return;
-  lastSweep.set(pool, now);
-  pool
-    .query({
-      name: 'sweep-rate-windows',
-      text: `delete from rate_counters where window_start < now() - interval '${2 * WINDOW_SECONDS} seconds'`,
-    })
-    .catch((error: Error) => log.warn({ err: error }, 'could not delete old rate-limit windows'));
 }

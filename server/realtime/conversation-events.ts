@@ -9,29 +9,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { joinSql, prepared, queryRows, runSql, sql, type Sql } from '../db/sql.ts';
+import type { ConversationEvent, ConversationEventFeed, ConversationEventListener, ConversationMessage, ConversationTarget } from '../process-services.ts';
 
-/** A chat-widget conversation message as the spec returns it. */
-export type ConversationMessage = {
-  messageSid: string;
-  body: string;
-  mediaUrl: string | null;
-  mediaContentType: string | null;
-  timestamp: string;
-  type: string;
-  direction: 'inbound' | 'outbound' | 'outbound-api';
-  status: string;
-};
-type Target = { accountId: string; widgetId: string; visitorId: string; contactId: string };
-export type ConversationEvent =
-  | (Target & { kind: 'message'; message: ConversationMessage })
-  | (Target & { kind: 'typing'; isBotTyping: boolean })
-  // The visitor is typing (renewed every few seconds while they do) or stopped: for the account only.
-  | (Target & { kind: 'visitor-typing'; isVisitorTyping: boolean })
-  | (Target & { kind: 'read'; messageSids: string[] })
-  // The conversation needs a person (POST /contacts/{id}/handoff, the widget's "talk to a person"): for the account only.
-  | (Target & { kind: 'handoff'; reason: string | null });
-
-export type ConversationEventListener = (event: ConversationEvent) => void;
+// The event and feed types are declared where Services holds the feed (process-services.ts).
+export type { ConversationEvent, ConversationEventFeed, ConversationEventListener, ConversationMessage } from '../process-services.ts';
 
 const CHANNEL = 'chat_widget_conversation_events';
 export const LISTENER_APPLICATION_NAME = 'conversation-events-listener';
@@ -39,7 +20,7 @@ export const LISTENER_APPLICATION_NAME = 'conversation-events-listener';
 const MAX_PAYLOAD_BYTES = 7900;
 
 /** A message too large to notify whole: the listener loads it by sid. */
-type MessageReference = Target & { kind: 'message-ref'; messageSid: string };
+type MessageReference = ConversationTarget & { kind: 'message-ref'; messageSid: string };
 type Notification = ConversationEvent | MessageReference;
 
 /**
@@ -117,17 +98,6 @@ function readPayloads(event: ConversationEvent & { kind: 'read' }): string[] {
   payloads.push(JSON.stringify({ ...event, messageSids: sids }));
   return payloads;
 }
-
-/** This process's end of the channel: one per API process, on Services as `conversationEvents`. */
-export type ConversationEventFeed = {
-  /** Called for every event any process published (after commit). Returns an unsubscribe function. */
-  subscribe(listener: ConversationEventListener): () => void;
-  /** Opens the LISTEN connection (the HTTP host does, for ROLE=api and all). */
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  /** Whether the LISTEN connection is up now. */
-  listening(): boolean;
-};
 
 /** Another channel the same LISTEN connection hears, for the module that owns it. */
 export type AlsoHeard = {

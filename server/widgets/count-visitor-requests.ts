@@ -5,11 +5,13 @@
 // counted only when the ones before it counted, so a request one bucket refuses is not
 // counted further, and one noisy client does not eat the widget's budget for everyone else.
 // The chain is SQL an endpoint puts into the statement it runs anyway, so counting costs
-// no round trip of its own.
+// no round trip of its own; every such statement runs through runCountingStatement, which
+// also sweeps old windows now and then, so no endpoint decides when.
 import type pg from 'pg';
 import { ApiError, RateLimitedError } from '../errors.ts';
 import { countRateLimitRefusal } from '../metrics/registry.ts';
 import { WINDOW_SECONDS } from '../rate-limit/limits.ts';
+import { sweepOldWindows } from '../rate-limit/sweep-old-windows.ts';
 
 /** Messages one visitor of a widget may send per minute. */
 export const VISITOR_MESSAGES_PER_MINUTE = 20;
@@ -64,11 +66,24 @@ export function countBucketsSql(buckets: CountedBucket[], first: number): { ctes
 export type CountedRow = { rate_now: number; rate_window: number; rate_counted: boolean };
 
 /** Refuses with 429 and Retry-After (seconds until the window resets) when a bucket did not count the request. */
-export function refuseUncounted(row: CountedRow): void {
+function refuseUncounted(row: CountedRow): void {
   if (row.rate_counted) return;
   const retryAfter = Math.max(1, Math.ceil(row.rate_window + WINDOW_SECONDS - row.rate_now));
   countRateLimitRefusal('widget_visitor');
   throw new RateLimitedError({ 'Retry-After': String(retryAfter) });
+}
+
+/**
+ * Runs a statement that counts a request (countBucketsSql's CTEs and select list in it,
+ * returning one row) and returns its row; refuses with 429 when a bucket did not count it.
+ * Widget traffic fills `rate_counters` too, so it is also what sweeps old windows from it.
+ */
+export async function runCountingStatement<Row extends CountedRow>(pool: pg.Pool, statement: pg.QueryConfig): Promise<Row> {
+  const { rows } = await pool.query<Row>(statement);
+  sweepOldWindows(pool);
+  const row = rows[0]!;
+  refuseUncounted(row);
+  return row;
 }
 
 /** Counts a request in its buckets on its own statement (for requests with no statement to share); refuses with 429. */
@@ -79,12 +94,11 @@ export async function countVisitorRequest(
   conditionValues: unknown[] = [],
 ): Promise<void> {
   const counting = countBucketsSql(buckets, conditionValues.length + 1);
-  const { rows } = await pool.query<CountedRow>({
+  await runCountingStatement(pool, {
     name,
     text: `with ${counting.ctes} select ${counting.select}`,
     values: [...conditionValues, ...counting.values],
   });
-  refuseUncounted(rows[0]!);
 }
 
 /**

@@ -11,7 +11,7 @@ import { NotFoundError } from '../errors.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { CONVERSATION_MESSAGE_COLUMNS, toConversationMessage, type ConversationMessageRow } from './conversation-message.ts';
-import { addressBucket, countBucketsSql, refuseUncounted, type CountedRow, countingRefusals } from './count-visitor-requests.ts';
+import { addressBucket, countBucketsSql, countingRefusals, runCountingStatement, type CountedRow } from './count-visitor-requests.ts';
 import { checkWidgetVisitor, visitorBeforeStatement, type VisitorRequest } from './visitor-identity.ts';
 
 /**
@@ -63,13 +63,11 @@ export async function listConversationMessages({ pool, secrets, limits }: PollDe
     ],
     4,
   );
-  const { rows } = await pool.query<ConversationRow>({
+  const row = await runCountingStatement<ConversationRow>(pool, {
     name: 'list-widget-conversation',
     text: selectConversation(counting.ctes, counting.select),
     values: [query.widgetId, visitor.key, query.after ?? null, ...counting.values],
   });
-  const row = rows[0]!;
-  refuseUncounted(row);
   if (!row.settings) throw new NotFoundError('Contact not found');
   const allowedOrigins = row.settings.allowedOrigins;
   refuseForeignOrigin(request, { allowedOrigins: Array.isArray(allowedOrigins) ? allowedOrigins : undefined });

@@ -3,31 +3,17 @@
 // with one Reads event for the call (when it changed something) and a `read` live event
 // naming the messages, so the owner's inbox and other tabs learn it.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type pg from 'pg';
 import type { Config } from '../config.ts';
 import { queryRows, sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { publishConversationEvent } from '../realtime/conversation-events.ts';
-import type { Secrets } from '../secrets.ts';
-import { refuseForeignOrigin } from './check-widget-origin.ts';
-import { addressBucket, countVisitorRequest, countingRefusals } from './count-visitor-requests.ts';
 import type { ConversationQuery } from './list-conversation-messages.ts';
-import { checkWidgetVisitor, visitorBeforeStatement, type VisitorRequest } from './visitor-identity.ts';
-import { readSettings } from './widget-settings.ts';
+import type { VisitorRequest } from './visitor-identity.ts';
+import { countVisitorWrite, findVisitorContact, type VisitorWriteDeps } from './visitor-conversation-write.ts';
 
 export type ReadLimits = Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE' | 'WIDGET_READS_PER_VISITOR_PER_MINUTE'>;
-export type ReadDeps = { em: EntityManager; pool: pg.Pool; secrets: Secrets; limits: ReadLimits };
-
-type ContactRow = {
-  id: string | null;
-  account_id: string;
-  phone_number: string | null;
-  email: string | null;
-  first_name: string;
-  last_name: string;
-  settings: unknown;
-};
+export type ReadDeps = VisitorWriteDeps & { em: EntityManager; limits: ReadLimits };
 
 /** Returns the ids of the messages this call marked read (none when all were read already). */
 export async function markConversationRead(
@@ -35,25 +21,14 @@ export async function markConversationRead(
   query: Omit<ConversationQuery, 'after'>,
   request: VisitorRequest,
 ): Promise<string[]> {
-  const visitor = await countingRefusals(pool, request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE, () =>
-    visitorBeforeStatement(pool, secrets, query.widgetId, query.visitorId, request.identityToken),
-  );
-  // Counted before the transaction, which a refusal would otherwise roll the count back with.
-  await countVisitorRequest(pool, 'count-widget-read-receipt', [
-    addressBucket(request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE),
-    { key: `widget-reads:${query.widgetId}:${visitor.key}`, limit: limits.WIDGET_READS_PER_VISITOR_PER_MINUTE },
-  ]);
+  const visitor = await countVisitorWrite({ pool, secrets, limits }, query, request, {
+    statement: 'count-widget-read-receipt',
+    bucket: 'widget-reads',
+    limit: limits.WIDGET_READS_PER_VISITOR_PER_MINUTE,
+  });
   return em.transactional(async (tx) => {
-    const [contact] = await queryRows<ContactRow>(
-      tx,
-      sql`select c.id, w.account_id, c.phone_number, c.email, c.first_name, c.last_name, w.settings
-         from chat_widgets w left join contacts c on c.chat_widget_id = w.id and c.widget_visitor_id = ${visitor.key}
-        where w.id = ${query.widgetId}`,
-    );
-    if (!contact) throw new NotFoundError('Contact not found');
-    refuseForeignOrigin(request, readSettings(contact.settings));
-    checkWidgetVisitor(contact.settings, visitor);
-    if (!contact.id) throw new NotFoundError('Contact not found');
+    const contact = await findVisitorContact(tx, query.widgetId, visitor, request);
+    if (!contact?.id) throw new NotFoundError('Contact not found');
 
     // Row locks make a concurrent call skip what this one marks, so each message is announced once.
     const marked = await queryRows<{ id: string }>(

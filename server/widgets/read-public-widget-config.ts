@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
-import { addressBucket, countBucketsSql, refuseUncounted, type CountedRow } from './count-visitor-requests.ts';
+import { addressBucket, countBucketsSql, runCountingStatement, type CountedRow } from './count-visitor-requests.ts';
 import { resolveWidgetVisitor, type VisitorRequest } from './visitor-identity.ts';
 import { readSettings, type WidgetSettings } from './widget-settings.ts';
 import { couldBeWidgetId } from './widget-record.ts';
@@ -33,7 +33,7 @@ type WidgetRow = { id: string | null; account_id: string; name: string; settings
  */
 export async function countAndReadWidget(pool: pg.Pool, limits: PageLimits, widgetId: string, address: string): Promise<WidgetRow | null> {
   const counting = countBucketsSql([addressBucket(address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE)], 2);
-  const { rows } = await pool.query<CountedRow & WidgetRow>({
+  const row = await runCountingStatement<CountedRow & WidgetRow>(pool, {
     name: 'count-and-read-widget',
     text: `with ${counting.ctes}
 select ${counting.select}, w.id, w.account_id, w.name, w.settings, w.identity_secret_sealed
@@ -41,8 +41,6 @@ from rate_clock left join chat_widgets w on w.id = $1::text`,
     // Text no widget id could be is looked up as no id at all.
     values: [couldBeWidgetId(widgetId) ? widgetId : null, ...counting.values],
   });
-  const row = rows[0]!;
-  refuseUncounted(row);
   return row.id === null ? null : row;
 }
 

@@ -6,7 +6,7 @@
 //   to this visitor within AWAY_MESSAGE_INTERVAL_MINUTES;
 // - nothing while the bot is paused for the contact (a human took over);
 // - a message matching one of the widget's `handoffKeywords` hands the conversation to a
-//   person instead (server/contacts/hand-off.ts: the bot pauses, Human Alerted, and the
+//   person instead (hand-off-conversation.ts: the bot pauses, Human Alerted, and the
 //   visitor gets the `handoffMessage`). Checked here rather than when the message arrives,
 //   so the visitor's push stays as short as it is.
 // A second message within AWAY_MESSAGE_INTERVAL_MINUTES of a bot reply gets no new reply
@@ -15,11 +15,11 @@
 // Safe to retry: the reply carries the visitor message's id (external id
 // `bot-turn:<messageId>`), and a turn that finds it already recorded does not reply again.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { handOff } from '../contacts/hand-off.ts';
 import { queryRows, runSql, sql } from '../db/sql.ts';
 import { recordMessage } from '../messages/record-message.ts';
 import { publishConversationEvent } from '../realtime/conversation-events.ts';
 import { conversationMessageOf } from './conversation-message.ts';
+import { handOffConversation } from './hand-off-conversation.ts';
 import { WIDGET_CHANNEL } from './find-or-create-visitor.ts';
 import type { BotTurnJob } from './receive-visitor-message.ts';
 import { readSettings, type WidgetSettings } from './widget-settings.ts';
@@ -83,7 +83,7 @@ export async function takeBotTurn(em: EntityManager, job: BotTurnJob): Promise<B
       const keyword = settings && widget?.body ? matchHandoffKeyword(widget.body, settings.handoffKeywords) : null;
       const text = settings && !keyword ? await chooseReply(tx, job, settings) : null;
       if (keyword) {
-        await handOff(tx, job.accountId, job.contactId, { reason: `The visitor wrote "${keyword}"`, source: 'keyword' });
+        await handOffConversation(tx, job.accountId, job.contactId, { reason: `The visitor wrote "${keyword}"`, source: 'keyword' });
         outcome = 'handed-off';
       } else if (text) {
         const reply = await recordMessage(tx, job.accountId, {

@@ -1,9 +1,10 @@
 // How a chat widget is shown to its owner, and the one lookup that keeps another
 // account's widget "not found".
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import { ChatWidget } from '../db/entities/index.ts';
 import { NotFoundError } from '../errors.ts';
-import { readSettings, type WidgetSettings } from './widget-settings.ts';
+import { readSettings, WidgetSettings } from './widget-settings.ts';
 
 /** Chat widget ids (the `configId` a site embeds) carry this prefix. */
 export const WIDGET_ID_PREFIX = 'cw';
@@ -21,13 +22,14 @@ export function couldBeWidgetId(text: unknown): text is string {
   return typeof text === 'string' && POSSIBLE_WIDGET_ID.test(text);
 }
 
-export type ChatWidgetRecord = {
-  id: string;
-  name: string;
-  settings: WidgetSettings;
-  created_at: string;
-  updated_at: string;
-};
+export const ChatWidgetRecord = z.object({
+  id: z.string().describe('The configId a site embeds.'),
+  name: z.string(),
+  settings: WidgetSettings,
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type ChatWidgetRecord = z.infer<typeof ChatWidgetRecord>;
 
 export function toWidgetRecord(widget: ChatWidget): ChatWidgetRecord {
   return {

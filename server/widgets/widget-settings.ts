@@ -44,7 +44,7 @@ export const WidgetSettings = z.strictObject({
   /** The bot's answer to later visitor messages, at most once per AWAY_MESSAGE_INTERVAL_MINUTES. */
   awayMessage: Text(1000).optional(),
   /**
-   * Words or phrases that hand a visitor's conversation to a person (server/contacts/hand-off.ts):
+   * Words or phrases that hand a visitor's conversation to a person (hand-off-conversation.ts):
    * matched case-insensitively as whole words in a visitor message, during the bot's turn.
    */
   handoffKeywords: z.array(Text(100)).max(50, 'must list at most 50 keywords').optional(),

@@ -1,5 +1,7 @@
 // A headless Chromium for tests that need a real browser (the chat widget in a customer's
 // page), through playwright-core and the system's Chromium: no browser download.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
 
 /** Deadline for conditions that depend on the worker and the network; never a measured time. */
@@ -24,9 +26,44 @@ export async function eventually(condition: () => Promise<boolean>, what: string
   }
 }
 
-/** The chat widget page in the embed script's iframe, loaded. */
-export async function widgetFrame(page: Page): Promise<Frame> {
-  const handle = await page.locator('iframe').elementHandle({ timeout: WIDGET_DEADLINE_MS });
+/** A customer's site on its own loopback origin (`http://127.0.0.1:<port>`). */
+export type SitePage = { origin: string; close(): Promise<void> };
+
+/**
+ * Serves a customer's site: `/` answers the HTML `page` writes for the request's query
+ * (called per request, so it may name a widget created after the site started); the
+ * favicon is 204, so the browser's console holds no 404 that is not the widget's; anything
+ * else is 404.
+ */
+export async function serveSitePage(page: (query: URLSearchParams) => string): Promise<SitePage> {
+  const site = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://site');
+    if (url.pathname !== '/') {
+      response.writeHead(url.pathname === '/favicon.ico' ? 204 : 404).end();
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page(url.searchParams));
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${(site.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => site.close(() => resolve())),
+  };
+}
+
+/** Collects every Content-Security-Policy refusal and script error of a page (the site's or a console's). */
+export function watchForPolicyAndScriptErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error' && /Content Security Policy|Refused/.test(message.text())) errors.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(error.message));
+  return errors;
+}
+
+/** The chat widget page in the embed script's iframe, loaded; `timeout` bounds a failure only. */
+export async function widgetFrame(page: Page, timeout = WIDGET_DEADLINE_MS): Promise<Frame> {
+  const handle = await page.locator('iframe').elementHandle({ timeout });
   const frame = await handle!.contentFrame();
   await frame!.waitForLoadState('load');
   return frame!;

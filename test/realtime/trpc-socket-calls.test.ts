@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { AppRouter } from '../../routers/index.ts';
 import { updateAccount } from '../../server/accounts/update-account.ts';
 import { createScopedKey } from '../../server/api-keys/create-scoped-key.ts';
-import { MAX_BATCH_CALLS, MAX_CHANNELS_PER_CREDENTIAL, MAX_SUBSCRIPTIONS_PER_SOCKET } from '../../server/http/trpc-limits.ts';
+import { MAX_BATCH_CALLS, MAX_CHANNELS_PER_CREDENTIAL, MAX_SUBSCRIPTIONS_PER_SOCKET } from '../../server/trpc-limits.ts';
 import { WINDOW_SECONDS } from '../../server/rate-limit/limits.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { openRawTrpcSocket, socketClient, type RawTrpcSocket } from '../helpers/trpc-socket.ts';

@@ -5,14 +5,12 @@
 // agent typing and the reply over the widget's socket; the console sees the reply read and the
 // hand-off when the visitor asks for a person. Screenshots go to a temporary directory;
 // UPDATE_SCREENSHOTS=1 writes the console's over README's, in widget/screenshots/.
-import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from '../helpers/browser.ts';
+import { launchBrowser, serveSitePage, watchForPolicyAndScriptErrors as watchForErrors, widgetFrame, type SitePage } from '../helpers/browser.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
@@ -24,7 +22,7 @@ const DEADLINE_MS = 45_000;
 
 let service: TestService;
 let browser: Browser;
-let site: Server;
+let site: SitePage;
 let siteOrigin: string;
 let apiKey: string;
 let widgetId: string;
@@ -42,29 +40,8 @@ function sitePage(): string {
 }
 
 async function startSite(): Promise<void> {
-  site = createServer((request, response) => {
-    if (request.url !== '/') return void response.writeHead(404).end();
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(sitePage());
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  siteOrigin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-}
-
-/** Any Content-Security-Policy refusal or script error in a page. */
-function watchForErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error' && /Content Security Policy|Refused/.test(message.text())) errors.push(message.text());
-  });
-  page.on('pageerror', (error) => errors.push(error.message));
-  return errors;
-}
-
-async function widgetFrame(page: Page): Promise<Frame> {
-  const handle = await page.locator('iframe').elementHandle({ timeout: DEADLINE_MS });
-  const frame = await handle!.contentFrame();
-  await frame!.waitForLoadState('load');
-  return frame!;
+  site = await serveSitePage(sitePage);
+  siteOrigin = site.origin;
 }
 
 beforeAll(async () => {
@@ -84,7 +61,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise((resolve) => site?.close(resolve));
+  await site?.close();
   await service?.stop();
   if (screenshots && !UPDATE_SCREENSHOTS) await rm(screenshots, { recursive: true, force: true });
 });
@@ -130,7 +107,7 @@ describe('the agent console beside a visitor on a customer site', () => {
   it("lists a visitor's new conversation live, and shows the visitor typing and then their message", async () => {
     await visitor.goto(siteOrigin);
     await visitor.getByRole('button', { name: 'Open chat' }).click();
-    frame = await widgetFrame(visitor);
+    frame = await widgetFrame(visitor, DEADLINE_MS);
     const box = frame.getByRole('textbox', { name: 'Your message' });
     await box.fill('Hello, is anyone there?');
     await box.press('Enter');

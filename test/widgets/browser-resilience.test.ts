@@ -3,9 +3,7 @@
 // lost when the network drops, tabs that stay in step with one sound, the unread count the
 // site can read, and a launcher that looks right before it is first opened.
 // Screenshots go to a temporary directory (printed), never into the repository.
-import { createServer, type Server } from 'node:http';
 import { mkdtemp } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
@@ -15,7 +13,7 @@ import { publishConversationEvent } from '../../server/realtime/conversation-eve
 import { conversationMessageOf } from '../../server/widgets/conversation-message.ts';
 import { DEFAULT_GREETING } from '../../server/widgets/take-bot-turn.ts';
 import { WIDGET_CHANNEL } from '../../server/widgets/find-or-create-visitor.ts';
-import { eventually, launchBrowser, openChat, typeMessage as type, WIDGET_DEADLINE_MS } from '../helpers/browser.ts';
+import { eventually, launchBrowser, openChat, serveSitePage, typeMessage as type, WIDGET_DEADLINE_MS, type SitePage } from '../helpers/browser.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 const DEADLINE_MS = WIDGET_DEADLINE_MS;
@@ -23,7 +21,7 @@ const PRIMARY = '#b91c1c';
 
 let service: TestService;
 let browser: Browser;
-let site: Server;
+let site: SitePage;
 let siteOrigin: string;
 let userId: string;
 let widgetId: string;
@@ -42,18 +40,11 @@ function sitePage(token: string | null): string {
 }
 
 async function startSite(): Promise<void> {
-  site = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://site');
-    if (url.pathname !== '/') {
-      // No favicon either: 204 keeps the console free of a 404 that is not the widget's.
-      response.writeHead(url.pathname === '/favicon.ico' ? 204 : 404).end();
-      return;
-    }
-    const token = url.searchParams.get('token');
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(sitePage(token && /^[\w.-]+$/.test(token) ? token : null));
+  site = await serveSitePage((query) => {
+    const token = query.get('token');
+    return sitePage(token && /^[\w.-]+$/.test(token) ? token : null);
   });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  siteOrigin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  siteOrigin = site.origin;
 }
 
 /** A visitor's browser: counts the notification sound's Audio.play calls in every frame (window.__plays). */
@@ -158,7 +149,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise((resolve) => site?.close(resolve));
+  await site?.close();
   await service?.stop();
 });
 

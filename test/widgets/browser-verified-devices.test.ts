@@ -1,21 +1,19 @@
 // A user the site signed in, on a laptop and a phone (two browsers with their own storage, so
 // two anonymous visitor ids): one contact and one conversation, each device seeing what the
 // other writes; and a second message the bot does not answer still says it was delivered.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { Browser, BrowserContext, Frame } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_GREETING } from '../../server/widgets/take-bot-turn.ts';
-import { eventually, launchBrowser, openChat, typeMessage, WIDGET_DEADLINE_MS } from '../helpers/browser.ts';
+import { eventually, launchBrowser, openChat, serveSitePage, typeMessage, WIDGET_DEADLINE_MS, type SitePage } from '../helpers/browser.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 const DELIVERED = 'Delivered — we’ll reply here.';
 
 let service: TestService;
 let browser: Browser;
-let site: Server;
+let site: SitePage;
 let siteOrigin: string;
 let userId: string;
 let widgetId: string;
@@ -23,22 +21,16 @@ let identitySecret: string;
 
 /** The customer's site: the embed script with the token its back end signed for the signed-in user. */
 async function startSite(): Promise<void> {
-  site = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://site');
-    if (url.pathname !== '/') {
-      response.writeHead(url.pathname === '/favicon.ico' ? 204 : 404).end();
-      return;
-    }
-    const token = url.searchParams.get('token') ?? '';
+  site = await serveSitePage((query) => {
+    const token = query.get('token') ?? '';
     const tag = /^[\w.-]+$/.test(token) ? ` data-identity-token="${token}"` : '';
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html>
+    return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Acme account</title></head>
 <body><h1>Acme account</h1>
 <script src="${service.origin}/v1/scripts/chat-widget.js" data-widget-id="${widgetId}"${tag} async></script>
-</body></html>`);
+</body></html>`;
   });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  siteOrigin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  siteOrigin = site.origin;
 }
 
 /** What the site's back end does for its signed-in user: an HS256 JWT keyed by the widget's secret. */
@@ -82,7 +74,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise((resolve) => site?.close(resolve));
+  await site?.close();
   await service?.stop();
 });
 

@@ -3,18 +3,16 @@
 // message, gets the automatic reply without reloading, misses nothing while offline, and
 // finds the whole conversation after a reload. Its screenshots go to a temporary directory;
 // UPDATE_SCREENSHOTS=1 writes them over README's, in widget/screenshots/.
-import { createServer, type Server } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
-import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordMessage } from '../../server/messages/record-message.ts';
 import { publishConversationEvent } from '../../server/realtime/conversation-events.ts';
 import { conversationMessageOf } from '../../server/widgets/conversation-message.ts';
 import { WIDGET_CHANNEL } from '../../server/widgets/find-or-create-visitor.ts';
-import { launchBrowser } from '../helpers/browser.ts';
+import { launchBrowser, serveSitePage, watchForPolicyAndScriptErrors as watchForErrors, widgetFrame, type SitePage } from '../helpers/browser.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
@@ -27,7 +25,7 @@ const DEADLINE_MS = 30_000;
 
 let service: TestService;
 let browser: Browser;
-let site: Server;
+let site: SitePage;
 let siteOrigin: string;
 let userId: string;
 let widgetId: string;
@@ -48,33 +46,8 @@ function sitePage(): string {
 }
 
 async function startSite(): Promise<void> {
-  site = createServer((request, response) => {
-    if (request.url !== '/') {
-      response.writeHead(404).end();
-      return;
-    }
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(sitePage());
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  siteOrigin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-}
-
-/** The widget page's frame once the launcher has opened it. */
-async function widgetFrame(page: Page): Promise<Frame> {
-  const handle = await page.locator('iframe').elementHandle({ timeout: DEADLINE_MS });
-  const frame = await handle!.contentFrame();
-  await frame!.waitForLoadState('load');
-  return frame!;
-}
-
-/** Fails the test on any Content-Security-Policy refusal or script error in the page or the widget. */
-function watchForErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error' && /Content Security Policy|Refused/.test(message.text())) errors.push(message.text());
-  });
-  page.on('pageerror', (error) => errors.push(error.message));
-  return errors;
+  site = await serveSitePage(sitePage);
+  siteOrigin = site.origin;
 }
 
 async function visitorContact(): Promise<{ contactId: string; visitorId: string }> {
@@ -124,7 +97,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise((resolve) => site?.close(resolve));
+  await site?.close();
   await service?.stop();
   if (screenshots && !UPDATE_SCREENSHOTS) await rm(screenshots, { recursive: true, force: true });
 });

@@ -4,7 +4,7 @@
 // (Contact Paused), Human Alerted is delivered once per chat session with the reason and the
 // newest messages, and the visitor is told a person will answer.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { DEFAULT_HANDOFF_MESSAGE } from '../../server/contacts/hand-off.ts';
+import { DEFAULT_HANDOFF_MESSAGE } from '../../server/widgets/hand-off-conversation.ts';
 import { matchHandoffKeyword } from '../../server/widgets/take-bot-turn.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';

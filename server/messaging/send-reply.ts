@@ -11,13 +11,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { queryRows, sql } from '../db/sql.ts';
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../errors.ts';
-import { chargedProviderSend } from '../messaging/charged-send.ts';
-import { loadProviderCredentials } from '../messaging/provider-credentials.ts';
+import { chargedProviderSend } from './charged-send.ts';
+import { loadProviderCredentials } from './provider-credentials.ts';
 import { publishConversationEvent } from '../realtime/conversation-events.ts';
 import type { Services } from '../process-services.ts';
 import { conversationMessageOf } from '../widgets/conversation-message.ts';
 import { WIDGET_CHANNEL } from '../widgets/find-or-create-visitor.ts';
-import { recordMessage, type RecordedMessage } from './record-message.ts';
+import { recordMessage, type RecordedMessage } from '../messages/record-message.ts';
 
 export const MAX_REPLY_LENGTH = 4096;
 export const SESSION_MESSAGE_CREDITS = 1;

@@ -14,14 +14,12 @@ import type { FastifyInstance } from 'fastify';
 import { Server, type Socket } from 'socket.io';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
-import { requestAddress, requestHost, trustedProxy, type TrustedProxy } from '../http/trusted-proxy.ts';
-import { sweepOldWindows } from '../rate-limit/count-requests.ts';
-import type { Services } from '../process-services.ts';
+import { requestAddress, requestHost, trustedProxy, type TrustedProxy } from './trusted-proxy.ts';
+import type { ConversationEvent, Services } from '../process-services.ts';
 import { countAndReadWidget } from '../widgets/read-public-widget-config.ts';
 import { identityTokenOf, resolveWidgetVisitor, VISITOR_IDENTITY_HEADER, VisitorIdentityError } from '../widgets/visitor-identity.ts';
 import { couldBeWidgetId } from '../widgets/widget-record.ts';
-import type { ConversationEvent } from './conversation-events.ts';
-import { createVisitorTyping } from './visitor-typing.ts';
+import { createVisitorTyping } from '../realtime/visitor-typing.ts';
 
 export const SOCKET_IO_PATH = '/socket.io';
 
@@ -155,7 +153,6 @@ async function authorizeHandshake(services: Services, trust: TrustedProxy, socke
   let widget;
   try {
     // Handshakes count against the client address like every public widget request.
-    sweepOldWindows(services.pool, services.log);
     widget = await countAndReadWidget(services.pool, services.config, configId, address);
   } catch (error) {
     if (error instanceof ApiError) throw new HandshakeRefusedError(error.message, { status: error.status, retryAfter: Number(error.headers?.['Retry-After']) });

@@ -1,10 +1,10 @@
 // The documented limits of /trpc's long-lived and batched channels (README "Resource limits"):
 // calls per batch (HTTP and WebSocket), subscriptions per WebSocket, WebSockets and SSE
 // subscriptions per credential.
-import { pickCarrier } from '../auth/authenticate.ts';
-import { ApiError } from '../errors.ts';
-import type { Services } from '../process-services.ts';
-import type { RequestInfo } from '../trpc.ts';
+import type { IncomingHttpHeaders } from 'node:http';
+import { pickCarrier } from './auth/authenticate.ts';
+import { ApiError } from './errors.ts';
+import type { Services } from './process-services.ts';
 
 /** Calls one /trpc batch may carry, over HTTP (`?batch=1`) or in one WebSocket frame. */
 export const MAX_BATCH_CALLS = 50;
@@ -85,7 +85,7 @@ export function channelCounterFor(services: Services): ChannelCounter {
  * Whose channel it is: the credential as presented (its HMAC, never the value), counted
  * before it is checked, so a socket counts from the moment it opens; without one, the address.
  */
-export function channelOwner(services: Services, request: RequestInfo): string {
+export function channelOwner(services: Services, request: { query: URLSearchParams; headers: IncomingHttpHeaders; ip: string }): string {
   const carrier = pickCarrier(request.query, request.headers);
   return carrier ? `key:${services.secrets.hashApiKey(carrier.value).toString('base64')}` : `ip:${request.ip}`;
 }
