@@ -39,7 +39,7 @@ export function insertEventsSql(events: readonly AccountEvent[], options: { only
   // The accounts are named apart so they are read by primary key: joined only on the
   // recordset's column (estimated at 100 rows), the planner hashes a scan of every account.
   const accountIds = [...new Set(events.map((event) => event.accountId))];
-  const condition = options.onlyIf ? sql`\n     and ${options.onlyIf}` : sql``;
+  const condition = options.onlyIf ? sql`\n     and (${options.onlyIf})` : sql``;
   return sql`insert into events (id, account_id, name, payload, request_id)
   select e.id, a.id, e.name,
          e.payload || jsonb_build_object('user', jsonb_build_object('id', a.id, 'email', a.email, 'name', a.name)),
