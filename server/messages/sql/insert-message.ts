@@ -47,8 +47,11 @@ export type AlsoWritten = (written: WrittenMessage) => { writes?: Sql[]; calls?:
 
 type SessionRow = { id: string | null; status: string | null; last_message_id: string | null; last_direction: string | null; repeated_id: string | null };
 
-/** The contact's open session (or, for a reopen, its latest), its last message, and the message this one repeats. */
-function sessionQuery(contactId: string, reopen: boolean, repeatOf: string | null): Sql {
+/**
+ * The contact's open session (or, for a reopen, its latest), its last message, and the message
+ * this one repeats. Exported for the plan's test.
+ */
+export function sessionQuery(contactId: string, reopen: boolean, repeatOf: string | null): Sql {
   const session = reopen
     ? sql`select id, status from chat_sessions where contact_id = ${contactId}
           order by status = 'ChatSessionOpened' desc, started_at desc, id desc limit 1`
@@ -59,11 +62,13 @@ function sessionQuery(contactId: string, reopen: boolean, repeatOf: string | nul
       ? sql`null::text`
       : sql`(select m.id from messages m where m.contact_id = ${contactId} and m.external_id = ${repeatOf} and m.direction = 'inbound'
               order by m.created_at, m.id limit 1)`;
+  // `s.id is not null` gates the last message's read: with no session it is never run (run
+  // with a null session id it reads messages, all of them when the planner scans the table).
   return sql`select s.id, s.status, last.id as last_message_id, last.direction as last_direction, ${repeated} as repeated_id
   from (select 1) one
   left join lateral (${session}) s on true
   left join lateral (
-    select m.id, m.direction from messages m where m.session_id = s.id order by m.created_at desc, m.id desc limit 1
+    select m.id, m.direction from messages m where s.id is not null and m.session_id = s.id order by m.created_at desc, m.id desc limit 1
   ) last on true`;
 }
 
