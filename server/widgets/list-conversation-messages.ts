@@ -41,7 +41,7 @@ from rate_clock left join lateral (
         limit ${CONVERSATION_PAGE_SIZE}
       ) page
     ), '[]'::json) as messages
-  from chat_widgets w left join contacts c on c.chat_widget_id = w.id and c.widget_visitor_id = $2::text
+  from chat_widgets w left join contacts c on c.account_id = w.account_id and c.chat_widget_id = w.id and c.widget_visitor_id = $2::text
   where w.id = $1::text
 ) conversation on true`;
 }

@@ -58,7 +58,7 @@ export async function findVisitorContact(tx: EntityManager, widgetId: string, vi
   const [row] = await queryRows<VisitorContact & { settings: unknown }>(
     tx,
     sql`select c.id, w.account_id, c.phone_number, c.email, c.first_name, c.last_name, w.settings
-       from chat_widgets w left join contacts c on c.chat_widget_id = w.id and c.widget_visitor_id = ${visitor.key}
+       from chat_widgets w left join contacts c on c.account_id = w.account_id and c.chat_widget_id = w.id and c.widget_visitor_id = ${visitor.key}
       where w.id = ${widgetId}`,
   );
   if (!row) return null;
