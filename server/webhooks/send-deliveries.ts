@@ -1,5 +1,9 @@
 // Sending: claims due deliveries in rounds, makes one HTTP attempt for each through the
-// outbound client (concurrently), and records the round's outcomes in one transaction.
+// outbound client (concurrently), and records the outcomes. Several rounds run side by side,
+// so the connections stay busy while a round is claimed or recorded; the process bounds how
+// many (the leases are sized for it). The outcomes of rounds that finish together are
+// recorded in one transaction, one at a time per process, so concurrent rounds do not queue
+// on each other's health rows and commits.
 // At send time the subscription is checked again: switched off, or its URL auto-disabled
 // for the account, drops the delivery (Delivery rules 1 and 4).
 import type pg from 'pg';
@@ -9,17 +13,29 @@ import type { Secrets } from '../secrets.ts';
 import { deliveryHeaders } from './signature.ts';
 import { recordDeliveryOutcomes, type DeliveryOutcome } from './record-delivery-outcomes.ts';
 import { claimDueDeliveries, type ClaimedDelivery } from './sql/claim-due-deliveries.ts';
-import { wakeSenderAt } from './sql/wake-sender.ts';
+import { wakeSenderAt, wakeUpBucket } from './sql/wake-sender.ts';
 import { withPoolTransaction } from '../db/pool-transaction.ts';
+import { Semaphore } from '../semaphore.ts';
 
 /** Deliveries claimed per round; equal to the per-origin concurrency, so none of a round waits for another of it. */
 export const SEND_BATCH_SIZE = 64;
-/** Rounds that may run at once in one process (Graphile Worker's concurrency). */
+/** Rounds that may run at once in one process, whichever jobs run them. */
 const CONCURRENT_ROUNDS = 4;
 const LEASE_MARGIN_MS = 5_000;
 
+/** What the process's sender shares across runs of the task (senderState()). */
+export type SenderState = {
+  /** Bounds the rounds in flight. */
+  rounds: Semaphore;
+  /** Records outcomes, a transaction at a time. */
+  recorder: OutcomeRecorder;
+  /** Second buckets whose lease-expiry wake-up a committed claim of this process has added. */
+  wakeUpsAdded: Set<number>;
+};
+
 export type SenderDeps = {
   pool: pg.Pool;
+  state: SenderState;
   client: OutboundClient;
   secrets: Secrets;
   log: Logger;
@@ -39,14 +55,69 @@ export function leaseMs(timeoutMs: number): number {
   return timeoutMs * CONCURRENT_ROUNDS + LEASE_MARGIN_MS;
 }
 
-/** Sends every due delivery, a round at a time, until none is left; returns how many were handled. */
+export function senderState(deps: { pool: pg.Pool; retrySchedule: readonly number[]; disableAfter: number }): SenderState {
+  return { rounds: new Semaphore(CONCURRENT_ROUNDS), recorder: outcomeRecorder(deps), wakeUpsAdded: new Set() };
+}
+
+/**
+ * Sends every due delivery, in rounds run side by side on the process's free round slots,
+ * until a round finds less than a full batch due; returns how many were handled.
+ */
 export async function sendDueDeliveries(deps: SenderDeps): Promise<number> {
+  const { rounds } = deps.state;
   let handled = 0;
-  for (;;) {
-    const round = await sendRound(deps);
-    handled += round;
-    if (round < SEND_BATCH_SIZE) return handled;
-  }
+  let drained = false;
+  const lane = async () => {
+    while (!drained) {
+      await rounds.acquire();
+      try {
+        if (drained) return;
+        const round = await sendRound(deps);
+        handled += round;
+        if (round < SEND_BATCH_SIZE) drained = true;
+      } catch (error) {
+        drained = true;
+        throw error;
+      } finally {
+        rounds.release();
+      }
+    }
+  };
+  const lanes = await Promise.allSettled(Array.from({ length: CONCURRENT_ROUNDS }, lane));
+  const failed = lanes.find((lane) => lane.status === 'rejected');
+  if (failed) throw failed.reason;
+  return handled;
+}
+
+type OutcomeRecorder = { record(outcomes: DeliveryOutcome[]): Promise<void> };
+
+/**
+ * One recording transaction at a time: outcomes handed in while one runs go together into
+ * the next. Each caller's promise settles when the transaction holding its outcomes does.
+ */
+function outcomeRecorder(deps: { pool: pg.Pool; retrySchedule: readonly number[]; disableAfter: number }): OutcomeRecorder {
+  let waiting: { outcomes: DeliveryOutcome[]; done: Promise<void>; start: () => void } | null = null;
+  let running: Promise<void> = Promise.resolve();
+  return {
+    record(outcomes) {
+      if (!waiting) {
+        let start!: () => void;
+        const started = new Promise<void>((resolve) => (start = resolve));
+        const batch: DeliveryOutcome[] = [];
+        const done = started.then(() => recordDeliveryOutcomes(deps, batch));
+        waiting = { outcomes: batch, done, start };
+        const next = waiting;
+        // The next batch starts once the running one has settled, and takes what came meanwhile.
+        void running.finally(() => {
+          if (waiting === next) waiting = null;
+          next.start();
+        });
+        running = done.catch(() => undefined);
+      }
+      waiting.outcomes.push(...outcomes);
+      return waiting.done;
+    },
+  };
 }
 
 async function sendRound(deps: SenderDeps): Promise<number> {
@@ -67,18 +138,35 @@ async function sendRound(deps: SenderDeps): Promise<number> {
       outcomes.push({ delivery, attemptedAtMs, result });
     }),
   );
-  await recordDeliveryOutcomes(deps, outcomes);
+  await deps.state.recorder.record(outcomes);
   deps.log.debug({ deliveries: deliveries.length }, 'webhook round sent');
   return deliveries.length;
 }
 
-/** Claims a round and, in the same transaction, a wake-up at lease expiry in case this process dies mid-round. */
+/**
+ * Claims a round and, in the same transaction, a wake-up at lease expiry in case this process
+ * dies mid-round. The claim's commit does not wait for the disk: if the database loses it in a
+ * crash, it loses the lease with it, and the deliveries are simply due again.
+ */
 async function claim(deps: SenderDeps): Promise<ClaimedDelivery[]> {
-  return withPoolTransaction(deps.pool, async (connection) => {
-    const { deliveries, leaseUntilMs } = await claimDueDeliveries(connection, SEND_BATCH_SIZE, leaseMs(deps.timeoutMs));
-    if (leaseUntilMs !== null) await wakeSenderAt(connection, [leaseUntilMs]);
-    return deliveries;
+  const { wakeUpsAdded } = deps.state;
+  const { deliveries, added } = await withPoolTransaction(deps.pool, async (connection) => {
+    await connection.query('set local synchronous_commit = off');
+    const claimed = await claimDueDeliveries(connection, SEND_BATCH_SIZE, leaseMs(deps.timeoutMs));
+    if (claimed.leaseUntilMs === null) return { deliveries: claimed.deliveries, added: null };
+    // A committed claim of this process already added the wake-up of this second (a later
+    // commit never outlives an earlier one in a crash), so rounds do not queue on its row.
+    const bucket = wakeUpBucket(claimed.leaseUntilMs);
+    if (wakeUpsAdded.has(bucket)) return { deliveries: claimed.deliveries, added: null };
+    await wakeSenderAt(connection, [claimed.leaseUntilMs]);
+    return { deliveries: claimed.deliveries, added: bucket };
   });
+  if (added !== null) {
+    wakeUpsAdded.add(added);
+    const past = Math.floor(Date.now() / 1000);
+    for (const bucket of wakeUpsAdded) if (bucket < past) wakeUpsAdded.delete(bucket);
+  }
+  return deliveries;
 }
 
 async function attempt(
