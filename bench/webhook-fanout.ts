@@ -266,8 +266,35 @@ async function runPhase(services: Services, receiver: BenchReceiver, accountIds:
   }
   if (process.env.BENCH_VERBOSE) {
     process.stderr.write(`phase ${deliveriesPerSecond}/s: ${commits.size} events in ${emitSeconds.toFixed(2)} s, ${latencies.length} deliveries, span ${((lastArrivalMs - firstCommitMs) / 1000).toFixed(2)} s, p50 ${percentile(latencies, 0.5).toFixed(1)} ms, p99 ${percentile(latencies, 0.99).toFixed(1)} ms\n`);
+    process.stderr.write(`${await latencyLegs(services, receiver, commits)}\n`);
   }
   return { events: commits.size, deliveries: latencies.length, firstCommitMs, lastArrivalMs, latencies, emitSeconds };
+}
+
+/**
+ * Where the latency goes, per delivery: event commit -> its delivery row queued (the dispatch
+ * transaction's start), -> its first attempt started (the sender's clock), -> arrival.
+ */
+async function latencyLegs(services: Services, receiver: BenchReceiver, commits: Map<string, number>): Promise<string> {
+  const ids = [...receiver.arrivals.keys()];
+  const { rows } = await services.pool.query<{ id: string; queuedMs: number; attemptedMs: number }>(
+    `select id, extract(epoch from created_at) * 1000 as "queuedMs", extract(epoch from first_attempt_at) * 1000 as "attemptedMs"
+     from webhook_deliveries where id = any ($1::text[])`,
+    [ids],
+  );
+  const toQueued: number[] = [];
+  const toAttempt: number[] = [];
+  const toArrival: number[] = [];
+  for (const row of rows) {
+    const arrival = receiver.arrivals.get(row.id)!;
+    const committedMs = commits.get(arrival.eventId);
+    if (committedMs === undefined || row.attemptedMs === null) continue;
+    toQueued.push(Number(row.queuedMs) - committedMs);
+    toAttempt.push(Number(row.attemptedMs) - Number(row.queuedMs));
+    toArrival.push(arrival.atMs - Number(row.attemptedMs));
+  }
+  const legs = (values: number[]) => `p50 ${percentile(values, 0.5).toFixed(1)} / p99 ${percentile(values, 0.99).toFixed(1)} ms`;
+  return `  commit -> queued ${legs(toQueued)}; queued -> attempt ${legs(toAttempt)}; attempt -> arrival ${legs(toArrival)}`;
 }
 
 function percentile(values: number[], p: number): number {

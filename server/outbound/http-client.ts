@@ -5,7 +5,6 @@
 import { performance } from 'node:perf_hooks';
 import { Agent, request, errors as undiciErrors } from 'undici';
 import { BlockedAddressError, createGuardedLookup, refuseUrlWithoutLookup } from './address-guard.ts';
-import { Semaphore } from '../semaphore.ts';
 
 export type OutboundFailureType = 'permanent' | 'temporary' | 'timeout' | 'network' | 'unknown';
 
@@ -212,4 +211,34 @@ function errorMessage(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = error.cause instanceof Error && error.cause.message !== error.message ? `: ${error.cause.message}` : '';
   return `${error.message}${cause}`;
+}
+
+/** Counts slots; waiters are served in arrival order. */
+class Semaphore {
+  #free: number;
+  #waiting: Array<() => void> = [];
+  #capacity: number;
+
+  constructor(capacity: number) {
+    this.#capacity = capacity;
+    this.#free = capacity;
+  }
+
+  get idle(): boolean {
+    return this.#free === this.#capacity && this.#waiting.length === 0;
+  }
+
+  acquire(): Promise<void> {
+    if (this.#free > 0) {
+      this.#free--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.#waiting.shift();
+    if (next) next();
+    else this.#free++;
+  }
 }
