@@ -201,12 +201,15 @@ async function sendRound(deps: SenderDeps): Promise<{ count: number; recorded: P
 /**
  * Claims a round and, in the same transaction, a wake-up at lease expiry in case this process
  * dies mid-round. The claim's commit does not wait for the disk: if the database loses it in a
- * crash, it loses the lease with it, and the deliveries are simply due again.
+ * crash, it loses the lease with it, and the deliveries are simply due again. The claim walks
+ * the due index in order and reaches each row by key: when the statistics lag a growing
+ * backlog, the planner would otherwise read and sort every due delivery, and scan the table
+ * to lease 64 of them.
  */
 async function claim(deps: SenderDeps): Promise<ClaimedDelivery[]> {
   const { wakeUpsAdded } = deps.state;
   const { deliveries, added } = await withPoolTransaction(deps.pool, async (connection) => {
-    await connection.query('set local synchronous_commit = off');
+    await connection.query('set local synchronous_commit = off; set local enable_seqscan = off; set local enable_bitmapscan = off');
     const claimed = await claimDueDeliveries(connection, SEND_BATCH_SIZE, leaseMs(deps.timeoutMs));
     if (claimed.leaseUntilMs === null) return { deliveries: claimed.deliveries, added: null };
     // A committed claim of this process already added the wake-up of this second (a later
