@@ -1,10 +1,9 @@
 // Sending: claims due deliveries in rounds, makes one HTTP attempt for each through the
 // outbound client (concurrently), and records the outcomes. One pass at a time per process
-// runs the rounds, several side by side (lanes) while full rounds say more is due, so the
-// connections stay busy while a round is claimed or recorded; the lanes are bounded (the
-// leases are sized for it). A wake-up arriving while a pass runs joins it: the pass goes on
-// until a claim begun after the wake-up finds less than a full round, and the wake-up's job
-// ends at once, leaving its Graphile Worker slot to dispatch. The outcomes of rounds that
+// runs the rounds, several side by side (lanes, sending-pass.ts) while full rounds say more
+// is due, so the connections stay busy while a round is claimed or recorded; the lanes are
+// bounded (the leases are sized for it). A wake-up arriving while a pass runs joins it and
+// its job ends at once, leaving its Graphile Worker slot to dispatch. The outcomes of rounds that
 // finish together are recorded in one transaction, one at a time per process, so concurrent
 // rounds do not queue on each other's health rows and commits.
 // At send time the subscription is checked again: switched off, or its URL auto-disabled
@@ -18,6 +17,7 @@ import { recordDeliveryOutcomes, type DeliveryOutcome } from './record-delivery-
 import { claimDueDeliveries, type ClaimedDelivery } from './sql/claim-due-deliveries.ts';
 import { wakeSenderAt, wakeUpBucket } from './sql/wake-sender.ts';
 import { withPoolTransaction } from '../db/pool-transaction.ts';
+import { passState, runOrJoinPass, type PassState } from './sending-pass.ts';
 
 /** Deliveries claimed per round; equal to the per-origin concurrency, so none of a round waits for another of it. */
 export const SEND_BATCH_SIZE = 64;
@@ -27,10 +27,8 @@ const LEASE_MARGIN_MS = 5_000;
 
 /** What the process's sender shares across runs of the task (senderState()). */
 export type SenderState = {
-  /** The pass running in this process, if any. */
-  pass: SenderPass | null;
-  /** Wake-ups so far; a lane stops only if none arrived since its claim began. */
-  wakeUps: number;
+  /** The pass running in this process, if any (sending-pass.ts). */
+  passes: PassState;
   /** Records outcomes, a transaction at a time. */
   recorder: OutcomeRecorder;
   /** Second buckets whose lease-expiry wake-up a committed claim of this process has added. */
@@ -60,85 +58,12 @@ export function leaseMs(timeoutMs: number): number {
 }
 
 export function senderState(deps: { pool: pg.Pool; retrySchedule: readonly number[]; disableAfter: number }): SenderState {
-  return { pass: null, wakeUps: 0, recorder: outcomeRecorder(deps), wakeUpsAdded: new Set() };
+  return { passes: passState(), recorder: outcomeRecorder(deps), wakeUpsAdded: new Set() };
 }
 
-type SenderPass = { done: Promise<number>; join(): boolean };
-
-/**
- * Sends every due delivery: starts a pass, or joins the one running in this process (and
- * returns 0 at once). A pass ends when none of its lanes found a full round due nor saw a
- * wake-up arrive since its claim began; it returns how many deliveries it handled.
- *
- * Crash safety: a joined wake-up's job ends before its deliveries are claimed, but the job
- * that started the pass stays running until a claim begun after that wake-up; if the process
- * dies first, Graphile Worker hands that job on and its new run claims them.
- */
+/** Sends every due delivery in a pass of rounds, or joins the pass running in this process (sending-pass.ts). */
 export function sendDueDeliveries(deps: SenderDeps): Promise<number> {
-  const { state } = deps;
-  state.wakeUps += 1;
-  if (state.pass?.join()) return Promise.resolve(0);
-  const pass = startPass(deps, () => {
-    if (state.pass === pass) state.pass = null;
-  });
-  state.pass = pass;
-  return pass.done;
-}
-
-function startPass(deps: SenderDeps, onEnd: () => void): SenderPass {
-  let lanes = 0;
-  let handled = 0;
-  let finished = false;
-  let failure: { error: unknown } | null = null;
-  let settle!: (handled: number) => void;
-  let fail!: (error: unknown) => void;
-  const done = new Promise<number>((resolve, reject) => {
-    settle = resolve;
-    fail = reject;
-  });
-  const lane = async () => {
-    // A lane's previous round may still be recording while its next one is claimed and sent; never two.
-    let recording: Promise<void> = Promise.resolve();
-    for (;;) {
-      const wakeUpsAtClaim = deps.state.wakeUps;
-      let count: number;
-      try {
-        const round = await sendRound(deps);
-        await recording;
-        recording = round.recorded;
-        count = round.count;
-      } catch (error) {
-        failure ??= { error };
-        break;
-      }
-      handled += count;
-      if (count === SEND_BATCH_SIZE) addLane();
-      else if (deps.state.wakeUps === wakeUpsAtClaim) break;
-    }
-    try {
-      await recording;
-    } catch (error) {
-      failure ??= { error };
-    }
-    lanes -= 1;
-    if (lanes > 0) return;
-    // Ended in the same turn as the last lane's decision, so no wake-up joins a finished pass.
-    finished = true;
-    onEnd();
-    if (failure) fail(failure.error);
-    else settle(handled);
-  };
-  /** Another lane, unless the pass has ended (false) or has every lane already. */
-  const addLane = (): boolean => {
-    if (finished) return false;
-    if (lanes < CONCURRENT_ROUNDS) {
-      lanes += 1;
-      void lane();
-    }
-    return true;
-  };
-  addLane();
-  return { done, join: addLane };
+  return runOrJoinPass(deps.state.passes, () => sendRound(deps), { batchSize: SEND_BATCH_SIZE, maxLanes: CONCURRENT_ROUNDS });
 }
 
 type OutcomeRecorder = { record(outcomes: DeliveryOutcome[]): Promise<void> };
