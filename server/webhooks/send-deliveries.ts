@@ -63,7 +63,7 @@ export function senderState(deps: { pool: pg.Pool; retrySchedule: readonly numbe
 
 /** Sends every due delivery in a pass of rounds, or joins the pass running in this process (sending-pass.ts). */
 export function sendDueDeliveries(deps: SenderDeps): Promise<number> {
-  return runOrJoinPass(deps.state.passes, () => sendRound(deps), { batchSize: SEND_BATCH_SIZE, maxLanes: CONCURRENT_ROUNDS });
+  return runOrJoinPass(deps.state.passes, (claimed) => sendRound(deps, claimed), { batchSize: SEND_BATCH_SIZE, maxLanes: CONCURRENT_ROUNDS });
 }
 
 type OutcomeRecorder = { record(outcomes: DeliveryOutcome[]): Promise<void> };
@@ -98,8 +98,9 @@ function outcomeRecorder(deps: { pool: pg.Pool; retrySchedule: readonly number[]
 }
 
 /** Claims and sends one round; returns how many it claimed and the recording of their outcomes. */
-async function sendRound(deps: SenderDeps): Promise<{ count: number; recorded: Promise<void> }> {
+async function sendRound(deps: SenderDeps, claimed: (count: number) => void): Promise<{ count: number; recorded: Promise<void> }> {
   const deliveries = await claim(deps);
+  claimed(deliveries.length);
   if (deliveries.length === 0) return { count: 0, recorded: Promise.resolve() };
 
   const secretsBySubscription = new Map<string, string | null>();

@@ -1,6 +1,6 @@
 // The sender's passes: one per process at a time, running rounds in lanes. A pass starts
-// with one lane and adds one (up to `maxLanes`) each time a round comes back full, since
-// more is due. A wake-up arriving while a pass runs joins it instead of running a pass of
+// with one lane and adds one (up to `maxLanes`) each time a round claims a full batch, since
+// more is due: at once, so the rest of a burst is claimed while that round is being sent. A wake-up arriving while a pass runs joins it instead of running a pass of
 // its own: it adds a lane if one is free, and the pass goes on until a claim begun after
 // that wake-up comes back short. A lane claims its next round while its last one is being
 // recorded, never two.
@@ -9,8 +9,11 @@
 // that started the pass runs until a claim begun after that wake-up; if the process dies
 // first, Graphile Worker hands that job on and its new run claims them.
 
-/** One round: how many deliveries it claimed, and the recording of their outcomes. */
-export type SendRound = () => Promise<{ count: number; recorded: Promise<void> }>;
+/**
+ * One round: calls `claimed` with how many deliveries it claimed as soon as it knows, and
+ * returns that count and the recording of their outcomes.
+ */
+export type SendRound = (claimed: (count: number) => void) => Promise<{ count: number; recorded: Promise<void> }>;
 
 type Pass = { done: Promise<number>; join(): boolean };
 
@@ -57,7 +60,9 @@ function startPass(state: PassState, round: SendRound, options: { batchSize: num
       const wakeUpsAtClaim = state.wakeUps;
       let count: number;
       try {
-        const sent = await round();
+        const sent = await round((claimed) => {
+          if (claimed >= options.batchSize) addLane();
+        });
         await recording;
         recording = sent.recorded;
         count = sent.count;
@@ -66,8 +71,7 @@ function startPass(state: PassState, round: SendRound, options: { batchSize: num
         break;
       }
       handled += count;
-      if (count >= options.batchSize) addLane();
-      else if (state.wakeUps === wakeUpsAtClaim) break;
+      if (count < options.batchSize && state.wakeUps === wakeUpsAtClaim) break;
     }
     try {
       await recording;

@@ -19,10 +19,11 @@ function queue(due: number, batchSize: number) {
     get mostInFlight() {
       return mostInFlight;
     },
-    round: (async () => {
+    round: (async (claimed) => {
       const count = Math.min(q.due, batchSize);
       q.due -= count;
       q.claims.push(count);
+      claimed(count);
       inFlight += 1;
       mostInFlight = Math.max(mostInFlight, inFlight);
       await new Promise<void>((resolve) => held.push(resolve));
@@ -64,13 +65,23 @@ describe('sending passes', () => {
     expect(state.pass).toBeNull();
   });
 
-  test('lanes are added while rounds come back full, never more than maxLanes, until nothing is due', async () => {
+  test('a lane is added as soon as a round claims a full batch, never more than maxLanes, until nothing is due', async () => {
     const state = passState();
     const q = queue(40, 4);
     const handled = await settle(runOrJoinPass(state, q.round, { batchSize: 4, maxLanes: 3 }), q);
     expect(handled).toBe(40);
     expect(q.due).toBe(0);
     expect(q.mostInFlight).toBe(3);
+  });
+
+  test('the rest of a burst is claimed while its first full round is still in flight', async () => {
+    const state = passState();
+    const q = queue(6, 4);
+    const pass = runOrJoinPass(state, q.round, { batchSize: 4, maxLanes: 2 });
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(q.claims).toEqual([4, 2]);
+    expect(q.held).toBe(2);
+    expect(await settle(pass, q)).toBe(6);
   });
 
   test('with nothing more due and no wake-up, a short round ends the pass; the next wake-up starts a new one', async () => {
