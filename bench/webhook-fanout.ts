@@ -1,18 +1,22 @@
 // Webhook fan-out benchmark: events written through the real outbox path (emit()
 // inside transactions, many events per transaction, many transactions at once), a
 // real worker process dispatching and sending signed HTTPS deliveries, and a loopback
-// receiver timing their arrival.
+// receiver timing their arrival; beside it, a bare sender (webhooks/bare-sender.ts, its
+// own process) signing and POSTing the same deliveries to the same receiver with the
+// same per-origin concurrency and nothing else.
 //
-// Per round, two phases on the same database and worker:
-// - throughput: events offered faster than the target (OFFERED_DELIVERIES_PER_S) for
-//   `durationSeconds`; deliveries/s = deliveries / (first event commit → last delivery received);
-// - latency: events paced at LATENCY_DELIVERIES_PER_S (half the throughput target, so
-//   the engine is loaded but not backlogged) for `durationSeconds`; per delivery, its
+// Per round, on the same database, worker, bare sender and receiver:
+// - bare: the bare sender as fast as it can for `durationSeconds`; deliveries/s = 2xx
+//   answers / its sending time;
+// - throughput: events offered at the round's bare rate for `durationSeconds`;
+//   deliveries/s = deliveries / (first event commit → last delivery received);
+// - latency: events paced at half the round's bare rate (the engine loaded but, when it
+//   meets the ratio target, not backlogged) for `durationSeconds`; per delivery, its
 //   event's commit → its first attempt's arrival.
 // Figures are medians over `rounds`.
 //
 // Run alone: `npm exec -- node bench/webhook-fanout.ts [rounds] [durationSeconds]`.
-// BENCH_WORKER_CPU_PROF=<dir> runs the worker under --cpu-prof.
+// BENCH_WORKER_CPU_PROF=<dir> runs the worker under --cpu-prof; BENCH_VERBOSE=1 prints each phase.
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -28,10 +32,15 @@ import { createServices } from '../server/start-service.ts';
 import type { Services } from '../server/process-services.ts';
 import { mintSigningSecret } from '../server/webhooks/signature.ts';
 import { nowMs, startBenchReceiver, type BenchReceiver } from './webhooks/receiver.ts';
+import { SENDER_CLIENT_LIMITS } from '../server/webhooks/send-deliveries.ts';
 import { createLocalCa } from '../test/helpers/local-ca.ts';
+import { postgresCpuMs, postmasterPid, processCpuMs } from './cpu-usage.ts';
+import { startBareSender, type BareRun, type BareSender, type BareSenderSettings } from './webhooks/bare-sender-process.ts';
+import { sampleActivity } from './webhooks/pg-activity.ts';
 import { startWorkerProcess } from './webhooks/worker-process.ts';
 
-export type BenchRow = { name: string; value: number; unit: string; target?: string };
+/** A figure; with `baseline`, the bare sender's figure, and the target is on value / baseline. */
+export type BenchRow = { name: string; value: number; unit: string; baseline?: number; target?: string };
 
 const ACCOUNTS = 20;
 const SUBSCRIPTIONS_PER_ACCOUNT = 10;
@@ -39,15 +48,15 @@ const EVENT_NAME = 'Contact Created';
 /** Events per emitting transaction, and transactions in flight at once. */
 const EVENTS_PER_TRANSACTION = Number(process.env.BENCH_WEBHOOK_EVENTS_PER_TX ?? 10);
 const CONCURRENT_TRANSACTIONS = Number(process.env.BENCH_WEBHOOK_CONCURRENT_TX ?? 8);
-const OFFERED_DELIVERIES_PER_S = Number(process.env.BENCH_WEBHOOK_OFFERED ?? 4_000);
-const LATENCY_DELIVERIES_PER_S = 1_000;
-const TARGET_DELIVERIES_PER_S = 2_000;
+const WARM_UP_DELIVERIES_PER_S = 1_000;
+/** Service deliveries/s over bare deliveries/s. */
+const TARGET_RATIO = 0.5;
 const TARGET_P50_MS = 50;
 const DRAIN_TIMEOUT_MS = 120_000;
 
 type Phase = { events: number; deliveries: number; firstCommitMs: number; lastArrivalMs: number; latencies: number[]; emitSeconds: number };
 
-export async function runWebhookFanout(options: { rounds: number; durationSeconds: number }): Promise<{ rows: BenchRow[] }> {
+export async function runWebhookFanout(options: { rounds: number; durationSeconds: number }): Promise<{ rows: BenchRow[]; notes: string[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-webhooks-'));
   const cleanups: (() => Promise<unknown>)[] = [async () => rm(dir, { recursive: true, force: true })];
   const cleanup = async () => {
@@ -67,7 +76,7 @@ export async function runWebhookFanout(options: { rounds: number; durationSecond
     const signingSecret = mintSigningSecret();
     const receiver = await startBenchReceiver(tls, signingSecret);
     cleanups.push(() => receiver.close());
-    const accountIds = await createSubscribedAccounts(services, receiver.origin, signingSecret);
+    const accounts = await createSubscribedAccounts(services, receiver.origin, signingSecret);
 
     const worker = await startWorkerProcess(
       {
@@ -80,19 +89,43 @@ export async function runWebhookFanout(options: { rounds: number; durationSecond
       { cpuProfDir: process.env.BENCH_WORKER_CPU_PROF },
     );
     cleanups.push(() => worker.stop());
+    const bare = await startBareSender(
+      { accounts, secret: signingSecret, concurrency: SENDER_CLIENT_LIMITS.maxConcurrentPerOrigin },
+      { NODE_EXTRA_CA_CERTS: tls.caFile },
+    );
+    cleanups.push(() => bare.stop());
+    const accountIds = accounts.map((account) => account.id);
+    const cpu = cpuMeter({ worker: worker.child.pid!, bare: bare.pid, postmaster: await postmasterPid(database.url) });
 
     // Warm-up: connections, TLS sessions, JIT.
-    await runPhase(services, receiver, accountIds, LATENCY_DELIVERIES_PER_S, 1);
+    await runBare(bare, receiver, 1);
+    await runPhase(services, receiver, accountIds, WARM_UP_DELIVERIES_PER_S, 1);
 
+    const bareRates: number[] = [];
     const throughputs: number[] = [];
+    const pacedRates: number[] = [];
     const p50s: number[] = [];
     const p99s: number[] = [];
     const burstP50s: number[] = [];
+    const bareCpu: CpuPerDelivery[] = [];
+    const serviceCpu: CpuPerDelivery[] = [];
     for (let round = 0; round < options.rounds; round++) {
-      const burst = await runPhase(services, receiver, accountIds, OFFERED_DELIVERIES_PER_S, options.durationSeconds);
+      let started = cpu.now();
+      const bareRun = await runBare(bare, receiver, options.durationSeconds);
+      const bareRate = bareRun.deliveries / bareRun.seconds;
+      bareRates.push(bareRate);
+      bareCpu.push(cpu.perDelivery(started, bareRun.deliveries));
+      started = cpu.now();
+      const sampler = process.env.BENCH_PG_SAMPLE ? await sampleActivity(database.url) : null;
+      const burst = await runPhase(services, receiver, accountIds, bareRate, options.durationSeconds);
+      serviceCpu.push(cpu.perDelivery(started, burst.deliveries));
+      if (sampler) process.stderr.write(`${await sampler.stop()}\n`);
+      if (process.env.BENCH_VERBOSE) process.stderr.write(`CPU µs/delivery: bare ${JSON.stringify(roundAll(bareCpu.at(-1)!))}, service ${JSON.stringify(roundAll(serviceCpu.at(-1)!))}\n`);
       throughputs.push(burst.deliveries / ((burst.lastArrivalMs - burst.firstCommitMs) / 1000));
       burstP50s.push(percentile(burst.latencies, 0.5));
-      const paced = await runPhase(services, receiver, accountIds, LATENCY_DELIVERIES_PER_S, options.durationSeconds);
+      // The latency phase's rate comes from this round's bare measurement.
+      pacedRates.push(bareRate / 2);
+      const paced = await runPhase(services, receiver, accountIds, bareRate / 2, options.durationSeconds);
       p50s.push(percentile(paced.latencies, 0.5));
       p99s.push(percentile(paced.latencies, 0.99));
     }
@@ -100,12 +133,25 @@ export async function runWebhookFanout(options: { rounds: number; durationSecond
       throw new Error(`receiver saw ${receiver.unsigned} unsigned deliveries and ${receiver.badSignatures} bad signatures`);
     }
     await worker.stop();
+    const concurrency = SENDER_CLIENT_LIMITS.maxConcurrentPerOrigin;
     return {
       rows: [
-        { name: `webhook fan-out: signed deliveries/s end to end (offered ${OFFERED_DELIVERIES_PER_S}/s, ${SUBSCRIPTIONS_PER_ACCOUNT} subscriptions per account)`, value: round1(median(throughputs)), unit: 'deliveries/s', target: `>= ${TARGET_DELIVERIES_PER_S}` },
-        { name: `webhook fan-out: event commit -> first attempt p50 (at ${LATENCY_DELIVERIES_PER_S} deliveries/s)`, value: round1(median(p50s)), unit: 'ms', target: `< ${TARGET_P50_MS}` },
-        { name: `webhook fan-out: event commit -> first attempt p99 (at ${LATENCY_DELIVERIES_PER_S} deliveries/s)`, value: round1(median(p99s)), unit: 'ms' },
-        { name: `webhook fan-out: event commit -> first attempt p50 (offered ${OFFERED_DELIVERIES_PER_S}/s)`, value: round1(median(burstP50s)), unit: 'ms' },
+        {
+          name: `webhook fan-out: signed deliveries/s end to end, service vs bare sender (offered the bare rate, ${SUBSCRIPTIONS_PER_ACCOUNT} subscriptions per account, ${concurrency} in flight)`,
+          value: round1(median(throughputs)),
+          unit: 'deliveries/s',
+          baseline: round1(median(bareRates)),
+          target: `ratio >= ${TARGET_RATIO}`,
+        },
+        { name: 'webhook fan-out: event commit -> first attempt p50 (at half the bare rate)', value: round1(median(p50s)), unit: 'ms', target: `< ${TARGET_P50_MS}` },
+        { name: 'webhook fan-out: event commit -> first attempt p99 (at half the bare rate)', value: round1(median(p99s)), unit: 'ms' },
+        { name: 'webhook fan-out: event commit -> first attempt p50 (offered the bare rate)', value: round1(median(burstP50s)), unit: 'ms' },
+      ],
+      notes: [
+        `Bare sender: bench/webhooks/bare-sender.ts, its own process, signing (server/webhooks/signature.ts) and POSTing the same payloads to the same receiver with undici, ${concurrency} requests in flight; rounds alternate bare, service at the bare rate, service at half of it.`,
+        `Bare rates per round: ${bareRates.map((rate) => Math.round(rate)).join(', ')} deliveries/s; the latency phase was offered ${pacedRates.map((rate) => Math.round(rate)).join(', ')} deliveries/s.`,
+        `CPU per delivery (medians, µs): bare: sender ${medianOf(bareCpu, 'bare')}, bench process (receiver) ${medianOf(bareCpu, 'bench')}; ` +
+          `service at the bare rate: worker ${medianOf(serviceCpu, 'worker')}, PostgreSQL ${medianOf(serviceCpu, 'postgres')}, bench process (receiver and event writer) ${medianOf(serviceCpu, 'bench')}.`,
       ],
     };
   } finally {
@@ -113,23 +159,63 @@ export async function runWebhookFanout(options: { rounds: number; durationSecond
   }
 }
 
+type CpuPerDelivery = { bench: number; worker: number; bare: number; postgres: number };
+
+/** CPU time of each process taking part, so a figure says where a delivery's time goes. */
+function cpuMeter(pids: { worker: number; bare: number; postmaster: number }) {
+  const now = (): CpuPerDelivery => {
+    const own = process.cpuUsage();
+    return { bench: (own.user + own.system) / 1000, worker: processCpuMs(pids.worker), bare: processCpuMs(pids.bare), postgres: postgresCpuMs(pids.postmaster) };
+  };
+  return {
+    now,
+    /** Microseconds of CPU per delivery since `since`. */
+    perDelivery(since: CpuPerDelivery, deliveries: number): CpuPerDelivery {
+      const end = now();
+      const per = (key: keyof CpuPerDelivery) => ((end[key] - since[key]) * 1000) / Math.max(1, deliveries);
+      return { bench: per('bench'), worker: per('worker'), bare: per('bare'), postgres: per('postgres') };
+    },
+  };
+}
+
+function roundAll(sample: CpuPerDelivery): CpuPerDelivery {
+  return { bench: Math.round(sample.bench), worker: Math.round(sample.worker), bare: Math.round(sample.bare), postgres: Math.round(sample.postgres) };
+}
+
+function medianOf(samples: CpuPerDelivery[], key: keyof CpuPerDelivery): number {
+  return Math.round(median(samples.map((sample) => sample[key])));
+}
+
+/** Runs the bare sender for `seconds`, and returns once the receiver has every delivery it made. */
+async function runBare(bare: BareSender, receiver: BenchReceiver, seconds: number): Promise<BareRun> {
+  receiver.reset();
+  const run = await bare.run(seconds);
+  if (run.failures > 0) throw new Error(`bare sender: ${run.failures} deliveries failed`);
+  await receiver.waitForDeliveries(run.deliveries, DRAIN_TIMEOUT_MS);
+  if (process.env.BENCH_VERBOSE) process.stderr.write(`bare: ${run.deliveries} deliveries in ${run.seconds.toFixed(2)} s, ${Math.round(run.deliveries / run.seconds)}/s\n`);
+  return run;
+}
+
 /** Accounts with SUBSCRIPTIONS_PER_ACCOUNT signed subscriptions each, under distinct paths (distinct URLs). */
-async function createSubscribedAccounts(services: Services, origin: string, signingSecret: string): Promise<string[]> {
+async function createSubscribedAccounts(services: Services, origin: string, signingSecret: string): Promise<BareSenderSettings['accounts']> {
   const sealed = services.secrets.seal(signingSecret);
-  const accountIds: string[] = [];
+  const accounts: BareSenderSettings['accounts'] = [];
   for (let a = 0; a < ACCOUNTS; a++) {
-    const account = await createAccount(services.orm.em.fork(), services.secrets, { email: `bench-${a}-${Date.now()}@example.com` });
-    accountIds.push(account.userId);
+    const email = `bench-${a}-${Date.now()}@example.com`;
+    const account = await createAccount(services.orm.em.fork(), services.secrets, { email });
+    const urls: string[] = [];
+    accounts.push({ id: account.userId, email, urls });
     for (let s = 0; s < SUBSCRIPTIONS_PER_ACCOUNT; s++) {
       const id = newId('wh');
+      urls.push(`${origin}/hooks/${a}/${s}`);
       await services.pool.query(
         `insert into webhook_subscriptions (id, account_id, name, url, subscribed_to, subscribed_to_tags, retries_enabled, enabled, apply_to_sub_accounts, signing_secret_sealed, signing_secret_created_at)
          values ($1, $2, $3, $4, $5, '{}', true, true, false, $6, now())`,
-        [id, account.userId, `bench ${id}`, `${origin}/hooks/${a}/${s}`, [EVENT_NAME], sealed],
+        [id, account.userId, `bench ${id}`, urls[s], [EVENT_NAME], sealed],
       );
     }
   }
-  return accountIds;
+  return accounts;
 }
 
 /**
@@ -180,8 +266,35 @@ async function runPhase(services: Services, receiver: BenchReceiver, accountIds:
   }
   if (process.env.BENCH_VERBOSE) {
     process.stderr.write(`phase ${deliveriesPerSecond}/s: ${commits.size} events in ${emitSeconds.toFixed(2)} s, ${latencies.length} deliveries, span ${((lastArrivalMs - firstCommitMs) / 1000).toFixed(2)} s, p50 ${percentile(latencies, 0.5).toFixed(1)} ms, p99 ${percentile(latencies, 0.99).toFixed(1)} ms\n`);
+    process.stderr.write(`${await latencyLegs(services, receiver, commits)}\n`);
   }
   return { events: commits.size, deliveries: latencies.length, firstCommitMs, lastArrivalMs, latencies, emitSeconds };
+}
+
+/**
+ * Where the latency goes, per delivery: event commit -> its delivery row queued (the dispatch
+ * transaction's start), -> its first attempt started (the sender's clock), -> arrival.
+ */
+async function latencyLegs(services: Services, receiver: BenchReceiver, commits: Map<string, number>): Promise<string> {
+  const ids = [...receiver.arrivals.keys()];
+  const { rows } = await services.pool.query<{ id: string; queuedMs: number; attemptedMs: number }>(
+    `select id, extract(epoch from created_at) * 1000 as "queuedMs", extract(epoch from first_attempt_at) * 1000 as "attemptedMs"
+     from webhook_deliveries where id = any ($1::text[])`,
+    [ids],
+  );
+  const toQueued: number[] = [];
+  const toAttempt: number[] = [];
+  const toArrival: number[] = [];
+  for (const row of rows) {
+    const arrival = receiver.arrivals.get(row.id)!;
+    const committedMs = commits.get(arrival.eventId);
+    if (committedMs === undefined || row.attemptedMs === null) continue;
+    toQueued.push(Number(row.queuedMs) - committedMs);
+    toAttempt.push(Number(row.attemptedMs) - Number(row.queuedMs));
+    toArrival.push(arrival.atMs - Number(row.attemptedMs));
+  }
+  const legs = (values: number[]) => `p50 ${percentile(values, 0.5).toFixed(1)} / p99 ${percentile(values, 0.99).toFixed(1)} ms`;
+  return `  commit -> queued ${legs(toQueued)}; queued -> attempt ${legs(toAttempt)}; attempt -> arrival ${legs(toArrival)}`;
 }
 
 function percentile(values: number[], p: number): number {
@@ -201,6 +314,10 @@ function round1(value: number): number {
 if (import.meta.main) {
   const rounds = Number(process.argv[2] ?? 3);
   const durationSeconds = Number(process.argv[3] ?? 5);
-  const { rows } = await runWebhookFanout({ rounds, durationSeconds });
-  for (const row of rows) console.log(`${row.name}: ${row.value} ${row.unit}${row.target ? ` (target ${row.target})` : ''}`);
+  const { rows, notes } = await runWebhookFanout({ rounds, durationSeconds });
+  for (const row of rows) {
+    const baseline = row.baseline === undefined ? '' : ` vs bare ${row.baseline} (ratio ${round1((row.value / row.baseline) * 100) / 100})`;
+    console.log(`${row.name}: ${row.value} ${row.unit}${baseline}${row.target ? ` (target ${row.target})` : ''}`);
+  }
+  for (const note of notes) console.log(note);
 }

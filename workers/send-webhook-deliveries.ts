@@ -1,10 +1,11 @@
 // Task `send-webhook-deliveries`: makes the due delivery attempts. Woken by dispatch,
 // by a job at each retry's time and at each lease's expiry, and every minute by cron.
-// The process's one outbound client is shared by every run of the task.
+// The process's one outbound client and sender state (round slots, recorder) are shared by
+// every run of the task.
 import type { Task } from 'graphile-worker';
 import type { OutboundClient } from '../server/outbound/http-client.ts';
 import type { Services } from '../server/process-services.ts';
-import { sendDueDeliveries } from '../server/webhooks/send-deliveries.ts';
+import { sendDueDeliveries, senderState } from '../server/webhooks/send-deliveries.ts';
 import { SEND_WEBHOOK_DELIVERIES_TASK } from '../server/webhooks/sql/wake-sender.ts';
 
 export { SEND_WEBHOOK_DELIVERIES_TASK };
@@ -14,6 +15,7 @@ export const sendWebhookDeliveriesCrontab = `* * * * * ${SEND_WEBHOOK_DELIVERIES
 export function sendWebhookDeliveriesTask(services: Services, client: OutboundClient): Task {
   const deps = {
     pool: services.pool,
+    state: senderState({ pool: services.pool, retrySchedule: services.config.WEBHOOK_RETRY_SCHEDULE, disableAfter: services.config.WEBHOOK_DISABLE_AFTER }),
     client,
     secrets: services.secrets,
     log: services.log.child({ task: SEND_WEBHOOK_DELIVERIES_TASK }),

@@ -5,7 +5,8 @@ import type { Row, ScenarioResult, Settings } from '../measure.ts';
 import { root } from '../processes.ts';
 
 type WebhookFanout = (options: { rounds: number; durationSeconds: number }) => Promise<{
-  rows: { name: string; value: number; unit: string; target?: string }[];
+  rows: { name: string; value: number; unit: string; baseline?: number; target?: string }[];
+  notes?: string[];
 }>;
 
 /** A target written as a comparison with a number (`>= 2000`, `< 50`); anything else is not judged. */
@@ -40,6 +41,12 @@ export async function runWebhooksScenario(settings: Settings): Promise<ScenarioR
     return { ...result, skipped: 'bench/webhook-fanout.ts does not export runWebhookFanout' };
   }
   const fanout = await module.runWebhookFanout({ rounds: settings.rounds, durationSeconds: settings.durationSeconds });
-  const rows: Row[] = fanout.rows.map((row) => ({ name: row.name, value: row.value, unit: row.unit, target: row.target, met: meets(row.value, row.target) }));
-  return { ...result, rows, notes: ['Figures and targets as bench/webhook-fanout.ts reports them.'] };
+  const rows: Row[] = fanout.rows.map((row) => {
+    if (row.baseline === undefined) return { name: row.name, value: row.value, unit: row.unit, target: row.target, met: meets(row.value, row.target) };
+    // A target on the ratio to the baseline (`ratio >= 0.5`).
+    const ratio = row.baseline === 0 ? Infinity : row.value / row.baseline;
+    const bound = row.target?.replace(/^\s*ratio\s*/, '');
+    return { name: row.name, value: row.value, unit: row.unit, baseline: row.baseline, ratio, target: row.target, met: meets(ratio, bound) };
+  });
+  return { ...result, rows, notes: ['Figures and targets as bench/webhook-fanout.ts reports them.', ...(fanout.notes ?? [])] };
 }

@@ -41,6 +41,9 @@ export type DeliveryUpdate = {
 };
 
 // Only a delivery still pending is updated: one replayed or finished meanwhile keeps its state.
+// The rows are found by primary key (`id = any`), and the pending check is written so the
+// due index (partial, `status = 'pending'`) cannot answer it: its row estimate lags a
+// growing backlog, and the planner would then read every pending delivery to update a round's.
 const updateSql = (updates: DeliveryUpdate[]) => sql`
 update webhook_deliveries d
 set
@@ -59,7 +62,7 @@ from unnest(${updates.map((u) => u.id)}::text[], ${updates.map((u) => u.status)}
             ${updates.map((u) => u.attemptedAtMs)}::float8[], ${updates.map((u) => u.statusCode)}::int[], ${updates.map((u) => u.error)}::text[],
             ${updates.map((u) => u.retryOffsetMs)}::float8[])
   as o (id, status, attempts, attempted_at_ms, status_code, error, retry_offset_ms)
-where d.id = o.id and d.status = 'pending'
+where d.id = any (${updates.map((u) => u.id)}::text[]) and d.id = o.id and (d.status = 'pending') is true
 returning d.id, (extract(epoch from d.next_attempt_at) * 1000)::float8 as "nextAttemptMs"
 `;
 

@@ -20,10 +20,15 @@ export async function wakeSenderNow(client: pg.PoolClient): Promise<void> {
   await runSql(client, prepared('wake-sender-now', sql`select ${addJobSql({ task: SEND_WEBHOOK_DELIVERIES_TASK, maxAttempts: MAX_ATTEMPTS })}`));
 }
 
+/** The second bucket (Unix seconds) whose job wakes the sender for a moment (epoch milliseconds). */
+export function wakeUpBucket(momentMs: number): number {
+  return Math.ceil(momentMs / 1000);
+}
+
 /** Deliveries become due at these moments (epoch milliseconds); one job per second bucket. */
 export async function wakeSenderAt(client: pg.PoolClient, momentsMs: number[]): Promise<void> {
   // Sorted: concurrent callers lock the job rows in one order and cannot deadlock.
-  const seconds = [...new Set(momentsMs.map((ms) => Math.ceil(ms / 1000)))].sort((a, b) => a - b);
+  const seconds = [...new Set(momentsMs.map(wakeUpBucket))].sort((a, b) => a - b);
   if (seconds.length === 0) return;
   const job = addJobSql({
     task: SEND_WEBHOOK_DELIVERIES_TASK,
