@@ -63,6 +63,10 @@ export async function startWorker(services: Services, definition: WorkerDefiniti
   // Jobs of worker processes that died (SIGKILL, a lost machine) are handed on in seconds.
   const liveness = createWorkerLiveness({ databaseUrl: services.databaseUrl, pool, log });
   const events: WorkerEvents = new EventEmitter();
+  // Graphile Worker locks the jobs it fetches in the name of the pool (its `locked_by`), not
+  // of the worker that runs them: the pool's id is the one that must stay visibly alive.
+  events.on('pool:create', ({ workerPool }) => liveness.add(workerPool.id));
+  events.on('pool:release', ({ workerPool }) => liveness.remove(workerPool.id));
   events.on('worker:create', ({ worker }) => liveness.add(worker.workerId));
   events.on('worker:stop', ({ worker }) => liveness.remove(worker.workerId));
   let runner: Runner;
