@@ -10,8 +10,8 @@
 //
 // BENCH_EVENTS_BEFORE=<directory>: another checkout of the repository (with node_modules)
 // whose service is ramped too, in the same rounds, so a change is measured before and after
-// in one run. Each service ramp starts its own API and worker processes (one worker at a
-// time on the database).
+// in one run. Each side's API process runs throughout; a service side's worker runs during
+// its ramps only (one worker at a time on the database).
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
@@ -29,7 +29,7 @@ import type { DriverResult, DriverSpec } from '../events/driver.ts';
 import { median, progress, ratioRow, type ScenarioResult, type Settings } from '../measure.ts';
 import { atCleanup, runNode, tempDir, type NodeProcess } from '../processes.ts';
 import { startBenchReceiver } from '../webhooks/receiver.ts';
-import { startApiProcess, startBareServer, startWorkerRole } from './servers.ts';
+import { startApiProcess, startBareServer, startWorkerRole, type StartedServer } from './servers.ts';
 
 const P99_LIMIT_MS = 100;
 const TARGET_RATIO = 0.6;
@@ -160,28 +160,24 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
     WIDGET_SOCKETS_PER_IP: many,
   };
   const workerEnv = { NODE_EXTRA_CA_CERTS: tls.caFile, WEBHOOK_ALLOW_HOSTS: 'localhost,127.0.0.1' };
-  /** A service side's API and worker processes, from its checkout. */
-  const startStack = async (side: Side): Promise<{ origin: string; dataDir: string; processes: { name: string; pid: number }[]; stop(): Promise<void> }> => {
-    const tree = side === 'before' ? beforeTree! : undefined;
-    const worker: NodeProcess = await startWorkerRole(databaseUrl, workerEnv, tree);
-    const api = await startApiProcess(databaseUrl, apiEnv, tree);
+  // Each service side's API process runs for the whole scenario (so every ramp meets a warm
+  // one); its worker runs only during that side's ramps, so one worker at a time takes jobs.
+  const apis: Partial<Record<Side, StartedServer>> = { service: await startApiProcess(databaseUrl, apiEnv) };
+  if (beforeTree) apis.before = await startApiProcess(databaseUrl, apiEnv, beforeTree);
+  const startStack = async (side: Side): Promise<{ origin: string; processes: { name: string; pid: number }[]; stop(): Promise<void> }> => {
+    const worker: NodeProcess = await startWorkerRole(databaseUrl, workerEnv, side === 'before' ? beforeTree! : undefined);
+    const api = apis[side]!;
     return {
       origin: api.origin,
-      dataDir: api.dataDir,
       processes: [
         { name: 'api', pid: api.process.child.pid! },
         { name: 'worker', pid: worker.child.pid! },
       ],
-      async stop() {
-        await api.process.stop();
-        await worker.stop();
-      },
+      stop: () => worker.stop(),
     };
   };
-  // The widgets are created through this checkout's API, whose certificate the bare server shares.
-  const setupStack = await startStack('service');
-  const setupOrigin = setupStack.origin;
-  const bare = await startBareServer(databaseUrl, setupStack.dataDir, 'silent-writes');
+  const setupOrigin = apis.service!.origin;
+  const bare = await startBareServer(databaseUrl, apis.service!.dataDir, 'silent-writes');
 
   progress(`events: ${ACCOUNTS} accounts with a webhook subscription, ${ACCOUNTS} without`);
   const runId = randomBytes(4).toString('hex');
@@ -216,7 +212,6 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
     }
   }
   widgets.before = widgets.service;
-  await setupStack.stop();
 
   const postmaster = await postmasterPid(databaseUrl);
   // The side being ramped: its origin and the processes whose CPU each step reads.
@@ -352,6 +347,7 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
   const delivered = new Set([...receiver.arrivals.values()].map((arrival) => arrival.eventId)).size;
   await drainer.stop();
   await bare.process.stop();
+  for (const api of Object.values(apis)) await api.process.stop();
 
   const serviceCeiling = median(ramps.service.map((r) => r.ceiling));
   const bareCeiling = median(ramps.bare.map((r) => r.ceiling));
@@ -360,7 +356,7 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
   const serviceAt = atCeiling('service');
   const label = `visitor messages and contact creates 1:1, p99 request latency < ${P99_LIMIT_MS} ms`;
   const notes = [
-    `Service: \`node server/main.ts\` ROLE=api and ROLE=worker (started for each ramp) on the seeded database; ${ACCOUNTS} accounts each with one webhook subscription (${EVENT_NAMES.join(', ')}) to a loopback HTTPS receiver, ${WIDGETS} chat widgets. Load (bench/events/driver.ts): an open loop at a fixed rate alternating POST /v1/incoming-chat-widget-message (new visitors each step, ${3} messages each at most, from ${SOURCE_ADDRESSES} loopback addresses) and POST /v1/contacts (a new number each); latency from when each request was due, so it is the commit latency of those writes plus the HTTP around them. Rates from ${FIRST_RATE}/s, ×${RATE_FACTOR} per step (${warmupSeconds} s unmeasured, then ${measureSeconds} s measured) until a step's p99 reaches ${P99_LIMIT_MS} ms or a request fails, then one step between the last rate that passed and that one; the ceiling is the highest rate that passed, median over ${rounds} round(s). Each ramp starts with ${WARMUP_RAMP_SECONDS} s at ${FIRST_RATE}/s, not measured. Between steps the worker catches up.`,
+    `Service: \`node server/main.ts\` ROLE=api (one process throughout) and ROLE=worker (started for each of its ramps) on the seeded database; ${ACCOUNTS} accounts each with one webhook subscription (${EVENT_NAMES.join(', ')}) to a loopback HTTPS receiver, ${WIDGETS} chat widgets. Load (bench/events/driver.ts): an open loop at a fixed rate alternating POST /v1/incoming-chat-widget-message (new visitors each step, ${3} messages each at most, from ${SOURCE_ADDRESSES} loopback addresses) and POST /v1/contacts (a new number each); latency from when each request was due, so it is the commit latency of those writes plus the HTTP around them. Rates from ${FIRST_RATE}/s, ×${RATE_FACTOR} per step (${warmupSeconds} s unmeasured, then ${measureSeconds} s measured) until a step's p99 reaches ${P99_LIMIT_MS} ms or a request fails, then one step between the last rate that passed and that one; the ceiling is the highest rate that passed, median over ${rounds} round(s). Each ramp starts with ${WARMUP_RAMP_SECONDS} s at ${FIRST_RATE}/s, not measured. Between steps the worker catches up.`,
     `Baseline: bench/bare-server.ts BARE_MODE=silent-writes, fastify + pg on the same database: the service's own rate counting and writers for a visitor message (contact, Contact Created, message, New Message/Replies, bot-typing flag) and the bot's job row inserted directly, in one transaction without any NOTIFY; contact creates as the bare contact write (key counted, contact, list membership, Contact Created). Its accounts have no webhook subscription, so the outbox trigger queues nothing (and notifies nothing); no worker runs during its ramps (its job rows name no task), and its job rows and events are cleared between steps, untimed.`,
     `Events written by the service for subscribed accounts: ${expected}; distinct events that reached the receiver: ${delivered}.`,
     ...ramps.service.map((r, index) => `Service round ${index + 1} (ceiling ${r.ceiling}/s): ${r.steps.slice(-3).map(describeStep).join(' | ')}`),
