@@ -1,6 +1,7 @@
 // Live chat-widget conversation events across processes. A change announces itself with
 // pg_notify on its own transaction, so PostgreSQL delivers it to every listening API process
-// when, and only if, the change commits; each API process keeps one LISTEN connection and
+// when, and only if, the change commits (or, for a transaction that would notify for nothing
+// else, right after its commit: ConversationEventFeed.announce); each API process keeps one LISTEN connection and
 // hands what it hears to its in-process subscribers (the Socket.IO gateway, tRPC
 // subscriptions). Nothing a visitor needs lives in one process's memory. This is the one
 // module that knows the channel; its connection also hears the channels other modules
