@@ -4,7 +4,14 @@
 //   accounting (rate-limit/spend-key-tokens.ts) on the same HMAC, so the difference
 //   measured is the framework (tRPC, trpc-to-openapi, MikroORM), not the database work;
 // - `two-reads`: only the read a lookup cannot avoid (the key by its HMAC), no counting,
-//   so the difference measured is everything the service adds, rate limits included.
+//   so the difference measured is everything the service adds, rate limits included;
+// - `silent-writes`: authenticates as `counting`, and also takes visitor messages: the
+//   service's own counting and writers (the contact, the message and its events, the
+//   bot-typing flag) and the bot's job row, in one transaction that notifies nothing: no
+//   conversation pg_notify, and the job row inserted directly instead of by `add_job`
+//   (whose insert notification is the other notify). Its job rows name a task no worker
+//   runs, so they cost the worker nothing. The scenario `events` gives it accounts without
+//   webhook subscriptions, so the outbox trigger queues (and notifies) nothing either.
 // Then the contact by phone (or the write's rows).
 //
 // Environment: DATABASE_URL, PORT, SECRET_KEY, TLS_CERT_FILE, TLS_KEY_FILE, BARE_MODE. Prints
@@ -13,10 +20,15 @@ import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import fastify from 'fastify';
 import pg from 'pg';
+import { unarchiveOnInbound } from '../server/contacts/archive-contact.ts';
+import { sql } from '../server/db/sql.ts';
+import { insertMessage } from '../server/messages/sql/insert-message.ts';
 import { PLANS, planHasFeature } from '../server/plans.ts';
 import { resolveKeyAndSpend } from '../server/rate-limit/spend-key-tokens.ts';
 import { MAIN_KEY_RATE_LIMIT } from '../server/rate-limit/limits.ts';
 import { createSecrets } from '../server/secrets.ts';
+import { countVisitorMessage } from '../server/widgets/count-visitor-messages.ts';
+import { findOrCreateVisitorContact, WIDGET_CHANNEL } from '../server/widgets/find-or-create-visitor.ts';
 
 const env = (name: string) => {
   const value = process.env[name];
@@ -29,7 +41,7 @@ const secrets = createSecrets(Buffer.from(env('SECRET_KEY'), 'utf8'));
 const pool = new pg.Pool({ connectionString: env('DATABASE_URL'), max: 10 });
 const allowedPlans = PLANS.filter((plan) => planHasFeature(plan, 'api_access'));
 const mode = process.env.BARE_MODE ?? 'counting';
-if (mode !== 'counting' && mode !== 'two-reads') throw new Error('BARE_MODE is counting or two-reads');
+if (mode !== 'counting' && mode !== 'two-reads' && mode !== 'silent-writes') throw new Error('BARE_MODE is counting, two-reads or silent-writes');
 
 const app = fastify({
   https: { key: readFileSync(env('TLS_KEY_FILE')), cert: readFileSync(env('TLS_CERT_FILE')) },
@@ -121,6 +133,73 @@ app.post('/v1/contacts', async (request, reply) => {
   }
   return reply.code(201).send({ success: true, data: { message: 'Contact created successfully', contactId, listsAdded: [body.listId] } });
 });
+
+/** The task the silent job rows name: known to no worker, so none runs them. */
+const SILENT_TASK = 'bench_silent_turn';
+// Visitor messages come from many loopback addresses; the per-address limits are the scenario's to set.
+const SILENT_LIMITS = {
+  WIDGET_REQUESTS_PER_IP_PER_MINUTE: 1_000_000,
+  WIDGET_MESSAGES_PER_IP_PER_MINUTE: 1_000_000,
+  WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: 1_000_000,
+};
+
+if (mode === 'silent-writes') {
+  await pool.query(`insert into graphile_worker._private_tasks (identifier) values ($1) on conflict do nothing`, [SILENT_TASK]);
+  app.post('/v1/incoming-chat-widget-message', async (request, reply) => {
+    const ownerId = (request.query as Record<string, string | undefined>).userId ?? '';
+    const { customData } = request.body as { customData: { body: string; fromId: string; toId: string; messageSid?: string } };
+    const widgetId = customData.toId;
+    const visitorId = customData.fromId;
+    const { rows } = await pool.query({
+      name: 'bare-widget',
+      text: 'select settings, identity_secret_sealed from chat_widgets where id = $1 and account_id = $2',
+      values: [widgetId, ownerId],
+    });
+    if (rows.length === 0) return reply.code(404).send({ success: false, message: 'Chat widget not found' });
+    await countVisitorMessage(pool, SILENT_LIMITS, widgetId, visitorId, request.ip);
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      const contact = await findOrCreateVisitorContact(client, ownerId, widgetId, visitorId);
+      if (!contact.created) await unarchiveOnInbound(client, ownerId, contact.block.id);
+      const written = await insertMessage(
+        client,
+        {
+          accountId: ownerId,
+          contact: contact.block,
+          direction: 'inbound',
+          body: customData.body,
+          type: 'text',
+          channel: WIDGET_CHANNEL,
+          status: 'received',
+          sender: 'contact',
+          mediaUrl: null,
+          mediaContentType: null,
+          externalId: customData.messageSid ?? null,
+          providerMessageId: null,
+          templateId: null,
+          repeatOf: customData.messageSid ?? null,
+        },
+        ({ message, sessionStarted }) => ({
+          writes: [
+            sql`update contacts set is_bot_typing = is_bot_active where id = ${contact.block.id}::text`,
+            sql`insert into graphile_worker._private_jobs (task_id, payload, run_at, max_attempts, key)
+  select t.id, ${JSON.stringify({ accountId: ownerId, widgetId, contactId: contact.block.id, messageId: message.id, firstOfSession: sessionStarted })}::json,
+         now(), 25, ${`${SILENT_TASK}:${message.id}`}::text
+    from graphile_worker._private_tasks t where t.identifier = ${SILENT_TASK}::text`,
+          ],
+        }),
+      );
+      await client.query('commit');
+      return { success: true, messageId: written.repeated ? written.messageId : written.message.id };
+    } catch (error) {
+      await client.query('rollback').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  });
+}
 
 app.get('/v1/health', async () => 'ok');
 

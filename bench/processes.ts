@@ -67,11 +67,19 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /**
- * Starts `node <script>` from the repository root and resolves once its output matches
- * `readyPattern`; rejects if it exits first. Stopped at clean-up unless stopped before.
+ * Starts `node <script>` from the repository root (or `cwd`, another checkout of it) and
+ * resolves once its output matches `readyPattern`; rejects if it exits first. Stopped at
+ * clean-up unless stopped before.
  */
-export function startNode(script: string, env: Record<string, string>, readyPattern: RegExp, graceMs = 35_000, nodeArgs: string[] = []): Promise<NodeProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, script], { cwd: root, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+export function startNode(
+  script: string,
+  env: Record<string, string>,
+  readyPattern: RegExp,
+  graceMs = 35_000,
+  nodeArgs: string[] = [],
+  cwd = root,
+): Promise<NodeProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, script], { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stopping: Promise<void> | undefined;

@@ -15,6 +15,7 @@ import { runStartupScenario } from './scenarios/startup.ts';
 import { runWebhooksScenario } from './scenarios/webhooks.ts';
 import { runPushScenario } from './scenarios/push.ts';
 import { runAssetsScenario } from './scenarios/assets.ts';
+import { runEventsScenario } from './scenarios/events.ts';
 
 type Seeded = { databaseUrl: string; loads: LoadRunner; spare: LoadTarget };
 
@@ -25,6 +26,7 @@ const SCENARIOS: { name: string; run: (settings: Settings, seeded: () => Promise
   { name: 'webhooks', run: (settings) => runWebhooksScenario(settings) },
   { name: 'push', run: async (settings, seeded) => { const s = await seeded(); return runPushScenario(settings, s.databaseUrl, s.spare.apiKey); } },
   { name: 'assets', run: () => runAssetsScenario() },
+  { name: 'events', run: async (settings, seeded) => { const s = await seeded(); return runEventsScenario(settings, s.databaseUrl); } },
 ];
 
 async function main() {

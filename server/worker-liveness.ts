@@ -1,7 +1,7 @@
 // Jobs of a dead worker process are handed on within seconds, not the 4 hours after which
-// Graphile Worker itself gives up on a lock. Each Graphile worker (one per concurrency slot)
-// holds a session-level advisory lock named after its worker id on one connection of its
-// process; a process killed outright loses that session and so its locks. Every worker
+// Graphile Worker itself gives up on a lock. Each Graphile worker pool (it locks the jobs it
+// fetches in its own name) and each worker of it holds a session-level advisory lock named
+// after its id on one connection of its process; a process killed outright loses that session and so its locks. Every worker
 // process sweeps now and then: a job or queue locked by a worker id whose advisory lock
 // nobody holds belongs to a dead worker and is unlocked (force_unlock_workers), so any
 // worker takes it up again. The database is the only witness; no clocks are compared.

@@ -27,6 +27,22 @@ export function withoutJobPayload(meta: Record<string, unknown> | undefined): Re
   return { ...meta, job: { id, task_identifier, attempts, max_attempts, key, run_at } };
 }
 
+const CONCURRENCY = 4;
+
+/**
+ * Jobs taken and settled in batches rather than a database round trip (and transaction)
+ * each. The pool fetches and locks up to CONCURRENCY + 1 due jobs at once and hands them to
+ * its workers, so a burst of `jobs:insert` notifications costs one fetch, not one per idle
+ * worker per notification; completions and failures that come within a few milliseconds of
+ * each other are written in one statement. A crash between a task's end and that statement
+ * runs the job again (as a crash during the task always could), once liveness unlocks it.
+ */
+const JOB_BATCHING = {
+  localQueue: { size: CONCURRENCY + 1 },
+  completeJobBatchDelay: 5,
+  failJobBatchDelay: 5,
+};
+
 /**
  * The worker gets its own small pool: the ORM's pool parses timestamps as text,
  * which Graphile Worker's cron bookkeeping does not expect.
@@ -63,6 +79,10 @@ export async function startWorker(services: Services, definition: WorkerDefiniti
   // Jobs of worker processes that died (SIGKILL, a lost machine) are handed on in seconds.
   const liveness = createWorkerLiveness({ databaseUrl: services.databaseUrl, pool, log });
   const events: WorkerEvents = new EventEmitter();
+  // Graphile Worker locks the jobs it fetches in the name of the pool (its `locked_by`), not
+  // of the worker that runs them: the pool's id is the one that must stay visibly alive.
+  events.on('pool:create', ({ workerPool }) => liveness.add(workerPool.id));
+  events.on('pool:release', ({ workerPool }) => liveness.remove(workerPool.id));
   events.on('worker:create', ({ worker }) => liveness.add(worker.workerId));
   events.on('worker:stop', ({ worker }) => liveness.remove(worker.workerId));
   let runner: Runner;
@@ -74,10 +94,11 @@ export async function startWorker(services: Services, definition: WorkerDefiniti
       taskList: continuingRequests(definition.taskList),
       // Parsed here so an empty crontab never falls back to reading a crontab file.
       parsedCronItems: parseCrontab(definition.crontab),
-      concurrency: 4,
+      concurrency: CONCURRENCY,
       pollInterval: 1000,
       noHandleSignals: true,
       logger,
+      preset: { worker: JOB_BATCHING },
     });
   } catch (error) {
     await liveness.stop();

@@ -18,6 +18,6 @@ const Payload = z.object({
 
 export function chatWidgetMessageTask(services: Services): Task {
   return async (payload) => {
-    await takeBotTurn(services.orm.em.fork(), Payload.parse(payload));
+    await takeBotTurn(services.orm.em.fork(), Payload.parse(payload), services.conversationEvents);
   };
 }

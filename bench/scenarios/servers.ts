@@ -2,7 +2,7 @@
 // database, and the bare baseline beside them.
 import path from 'node:path';
 import { BENCH_SECRET_KEY } from '../database.ts';
-import { freePort, startNode, tempDir, type NodeProcess } from '../processes.ts';
+import { freePort, root, startNode, tempDir, type NodeProcess } from '../processes.ts';
 
 export type StartedServer = { process: NodeProcess; origin: string; dataDir: string };
 
@@ -16,8 +16,11 @@ function cpuProfileArgs(variable: 'BENCH_API_CPU_PROF' | 'BENCH_BARE_CPU_PROF'):
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
-/** `node server/main.ts` with ROLE=api on the database (and `env` besides); resolves when it prints its URL. */
-export async function startApiProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<StartedServer> {
+/**
+ * `node server/main.ts` with ROLE=api on the database (and `env` besides); resolves when it
+ * prints its URL. `tree`: the checkout whose service runs (another one compares two versions).
+ */
+export async function startApiProcess(databaseUrl: string, env: Record<string, string> = {}, tree = root): Promise<StartedServer> {
   const dataDir = await tempDir('api');
   const port = await freePort();
   const process = await startNode(
@@ -35,16 +38,30 @@ export async function startApiProcess(databaseUrl: string, env: Record<string, s
     /listening on (https:\/\/\S+)/,
     undefined,
     cpuProfileArgs('BENCH_API_CPU_PROF'),
+    tree,
   );
   return { process, origin: new URL(process.ready[1]).origin, dataDir };
+}
+
+/** `node server/main.ts` with ROLE=worker on the database (and `env` besides), from `tree`; resolves once its runner runs. */
+export async function startWorkerRole(databaseUrl: string, env: Record<string, string> = {}, tree = root): Promise<NodeProcess> {
+  return startNode(
+    'server/main.ts',
+    { DATABASE_URL: databaseUrl, DATA_DIR: await tempDir('worker'), SECRET_KEY: BENCH_SECRET_KEY, LOG_LEVEL: 'warn', ...env, ROLE: 'worker' },
+    /worker running/,
+    undefined,
+    [],
+    tree,
+  );
 }
 
 /**
  * bench/bare-server.ts on the same database, with the certificate the service generated;
  * `mode` is its BARE_MODE (`counting`: the service's own authentication statement; `two-reads`:
- * the key by its HMAC and nothing else before the contact).
+ * the key by its HMAC and nothing else before the contact; `silent-writes`: `counting`, plus
+ * visitor messages written without any notification).
  */
-export async function startBareServer(databaseUrl: string, certificateDir: string, mode: 'counting' | 'two-reads' = 'counting'): Promise<StartedServer> {
+export async function startBareServer(databaseUrl: string, certificateDir: string, mode: 'counting' | 'two-reads' | 'silent-writes' = 'counting'): Promise<StartedServer> {
   const port = await freePort();
   const process = await startNode(
     'bench/bare-server.ts',

@@ -1,6 +1,7 @@
 // Live chat-widget conversation events across processes. A change announces itself with
 // pg_notify on its own transaction, so PostgreSQL delivers it to every listening API process
-// when, and only if, the change commits; each API process keeps one LISTEN connection and
+// when, and only if, the change commits (or, for a transaction that would notify for nothing
+// else, right after its commit: ConversationEventFeed.announce); each API process keeps one LISTEN connection and
 // hands what it hears to its in-process subscribers (the Socket.IO gateway, tRPC
 // subscriptions). Nothing a visitor needs lives in one process's memory. This is the one
 // module that knows the channel; its connection also hears the channels other modules
@@ -209,7 +210,35 @@ export function createConversationEventFeed(options: {
     failures = 0;
   };
 
+  // Announcements waiting for the statement in flight to finish: they go out together next.
+  let queued: { events: ConversationEvent[]; sent: () => void; failed: (error: unknown) => void }[] = [];
+  let announcing = false;
+  const announceQueued = async () => {
+    announcing = true;
+    while (queued.length > 0) {
+      const batch = queued;
+      queued = [];
+      try {
+        await runSql(
+          options.pool,
+          sql`select set_config('synchronous_commit', 'off', true), ${notifyConversationSql(batch.flatMap((entry) => entry.events))}`,
+        );
+        for (const entry of batch) entry.sent();
+      } catch (error) {
+        for (const entry of batch) entry.failed(error);
+      }
+    }
+    announcing = false;
+  };
+
   return {
+    announce(events) {
+      if (events.length === 0) return Promise.resolve();
+      return new Promise<void>((sent, failed) => {
+        queued.push({ events, sent, failed });
+        if (!announcing) void announceQueued();
+      });
+    },
     subscribe(listener) {
       listeners.add(listener);
       return () => {

@@ -17,7 +17,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { queryRows, runSql, sql } from '../db/sql.ts';
 import { recordMessage } from '../messages/record-message.ts';
-import { publishConversationEvent } from '../realtime/conversation-events.ts';
+import type { ConversationEvent, ConversationEventFeed } from '../realtime/conversation-events.ts';
 import { conversationMessageOf } from './conversation-message.ts';
 import { handOffConversation } from './hand-off-conversation.ts';
 import { WIDGET_CHANNEL } from './find-or-create-visitor.ts';
@@ -57,8 +57,14 @@ async function chooseReply(em: EntityManager, job: BotTurnJob, settings: WidgetS
   return recent ? null : settings.awayMessage;
 }
 
-export async function takeBotTurn(em: EntityManager, job: BotTurnJob): Promise<BotTurnOutcome> {
-  return em.transactional(async (tx) => {
+/**
+ * The turn, in one transaction; its live events (the reply, typing ended) are announced once
+ * it has committed, through `feed` (the worker's bot turns are most of the commits that
+ * would otherwise notify; see ConversationEventFeed.announce).
+ */
+export async function takeBotTurn(em: EntityManager, job: BotTurnJob, feed: Pick<ConversationEventFeed, 'announce'>): Promise<BotTurnOutcome> {
+  const live: ConversationEvent[] = [];
+  const turn = await em.transactional(async (tx) => {
     // The contact's row lock orders the turns of one visitor's messages.
     const [contact] = await queryRows<{ is_bot_active: boolean; is_bot_typing: boolean; api_typing: boolean; widget_visitor_id: string }>(
       tx,
@@ -95,7 +101,7 @@ export async function takeBotTurn(em: EntityManager, job: BotTurnJob): Promise<B
           externalId: replyKey,
         });
         await tx.flush();
-        await publishConversationEvent(tx, { ...target, kind: 'message', message: conversationMessageOf(reply.message) });
+        live.push({ ...target, kind: 'message', message: conversationMessageOf(reply.message) });
         outcome = 'replied';
       }
     }
@@ -107,8 +113,10 @@ export async function takeBotTurn(em: EntityManager, job: BotTurnJob): Promise<B
     if (contact.is_bot_typing && latest?.id === job.messageId) {
       await runSql(tx, sql`update contacts set is_bot_typing = false where id = ${job.contactId}`);
       // Someone typing through the API keeps the indicator on (server/widgets/set-typing.ts).
-      if (!contact.api_typing) await publishConversationEvent(tx, { ...target, kind: 'typing', isBotTyping: false });
+      if (!contact.api_typing) live.push({ ...target, kind: 'typing', isBotTyping: false });
     }
     return outcome;
   });
+  await feed.announce(live);
+  return turn;
 }

@@ -11,6 +11,9 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
 const ran: string[] = [];
+/** What the `test-hold` task waits for before it returns. */
+let holding: Promise<void> = Promise.resolve();
+let holdStarted = false;
 
 beforeAll(async () => {
   // A trivial task beside the real ones: it records the marker it was given.
@@ -21,7 +24,11 @@ beforeAll(async () => {
     definition: {
       worker: (services) => {
         const real = workerDefinition(services);
-        return { ...real, taskList: { ...real.taskList, 'test-record': record } };
+        const hold: Task = async () => {
+          holdStarted = true;
+          await holding;
+        };
+        return { ...real, taskList: { ...real.taskList, 'test-record': record, 'test-hold': hold } };
       },
     },
   });
@@ -69,6 +76,33 @@ test('a job added inside a transaction that rolls back never runs', async () => 
     "select count(*)::int as n from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = 'test-record' and j.payload->>'marker' = 'rolled-back'",
   );
   expect(rows[0].n).toBe(0);
+});
+
+test('the dead-worker sweep leaves a running job alone and unlocks a dead worker\'s job', async () => {
+  const pool = service.services.pool;
+  let release!: () => void;
+  holding = new Promise<void>((resolve) => (release = resolve));
+  try {
+    await enqueueJob(service.services.orm.em.fork(), 'test-hold', {});
+    await waitFor(() => holdStarted, 'the held job to start');
+    // Both locks look old enough to be a dead worker's: only liveness tells them apart.
+    const jobOf = (task: string) =>
+      `select j.id, j.locked_by from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id where t.identifier = '${task}'`;
+    const { rows: held } = await pool.query(`${jobOf('test-hold')}`);
+    expect(held[0].locked_by).toBeTruthy();
+    await pool.query("update graphile_worker._private_jobs set locked_at = now() - interval '1 minute' where id = $1", [held[0].id]);
+    // A job of a worker that no longer runs: no task runs it here, so only the sweep can unlock it.
+    await pool.query("select graphile_worker.add_job('test-orphan', '{}'::json)");
+    await pool.query(
+      `update graphile_worker._private_jobs set locked_by = 'worker-gone', locked_at = now() - interval '1 minute' where id = (select id from (${jobOf('test-orphan')}) o)`,
+    );
+    await waitFor(async () => (await pool.query(`${jobOf('test-orphan')}`)).rows[0].locked_by === null, 'the sweep to unlock the dead worker\'s job');
+    const { rows: after } = await pool.query(`${jobOf('test-hold')}`);
+    expect(after[0]?.locked_by).toBe(held[0].locked_by);
+  } finally {
+    release();
+    await pool.query(`delete from graphile_worker._private_jobs where task_id = (select id from graphile_worker._private_tasks where identifier = 'test-orphan')`);
+  }
 });
 
 test('ROLE=api starts no worker and ROLE=worker serves no HTTP', async () => {

@@ -57,6 +57,20 @@ test('an event published in a transaction that rolls back is never heard; one th
   expect((await next.done).map((event) => (event.kind === 'message' ? event.message.body : event.kind))).toEqual(['after']);
 });
 
+test('events announced after a commit, by calls made at once, are heard once each, in the order of the calls and of each call', async () => {
+  const listening = listen(bodyIs('announced 5'));
+  const feed = service.services.conversationEvents;
+  // Made without waiting: the later calls go out together, in one statement, after the first.
+  const calls = [
+    feed.announce([messageEvent(target, 'announced 1'), messageEvent(target, 'announced 2')]),
+    feed.announce([messageEvent(target, 'announced 3')]),
+    feed.announce([messageEvent(target, 'announced 4'), messageEvent(target, 'announced 5')]),
+  ];
+  await Promise.all(calls);
+  const heard = await listening.done;
+  expect(heard.map((event) => (event.kind === 'message' ? event.message.body : event.kind))).toEqual([1, 2, 3, 4, 5].map((n) => `announced ${n}`));
+});
+
 test('typing and read events reach subscribers as published', async () => {
   const listening = listen((event) => event.kind === 'read');
   const typing: ConversationEvent = { ...target, kind: 'typing', isBotTyping: true };

@@ -156,7 +156,7 @@ describe('POST /incoming-chat-widget-message', () => {
     await pollUntil(widget, fromId, (body) => body.messages.length === 2 && !body.isBotTyping);
     const { rows } = await service.services.pool.query('select contact_id from messages where id = $1', [sent.body.messageId]);
     const job = { accountId: widget.userId, widgetId: widget.id, contactId: rows[0].contact_id, visitorId: fromId, messageId: sent.body.messageId, firstOfSession: true };
-    expect(await takeBotTurn(service.services.orm.em.fork(), job)).toBe('already-taken');
+    expect(await takeBotTurn(service.services.orm.em.fork(), job, service.services.conversationEvents)).toBe('already-taken');
     expect((await poll(widget, fromId)).body.messages.map((message: any) => message.body)).toEqual(['hello', 'Only once']);
   });
 

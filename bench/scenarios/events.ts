@@ -1,0 +1,396 @@
+// Scenario `events`: the event ceiling. A ROLE=api process and a ROLE=worker process on the
+// bench database, accounts with a webhook subscription each (to the loopback receiver, so
+// events really fan out), and an open-loop mix of visitor messages and contact creates
+// raised step by step until the p99 request latency of those writes passes 100 ms. The
+// ceiling is the highest offered rate that stayed under. Beside it, in alternating ramps,
+// bench/bare-server.ts in BARE_MODE=silent-writes writes the same rows in the same kind of
+// transaction without any NOTIFY. While each step runs, PostgreSQL's active sessions are
+// sampled (what they wait on) and the processes' CPU is read, so the report says what
+// bounds the ceiling.
+//
+// BENCH_EVENTS_BEFORE=<directory>: another checkout of the repository (with node_modules)
+// whose service is ramped too, in the same rounds, so a change is measured before and after
+// in one run. Each side's API process runs throughout; a service side's worker runs during
+// its ramps only (one worker at a time on the database).
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import pg from 'pg';
+import { request, Agent } from 'undici';
+import { createAccount } from '../../server/accounts/create-account.ts';
+import { loadConfig } from '../../server/config.ts';
+import { newId } from '../../server/db/ids.ts';
+import { createLogger } from '../../server/log.ts';
+import { createServices } from '../../server/start-service.ts';
+import { mintSigningSecret } from '../../server/webhooks/signature.ts';
+import { createLocalCa } from '../../test/helpers/local-ca.ts';
+import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
+import { BENCH_SECRET_KEY } from '../database.ts';
+import type { DriverResult, DriverSpec } from '../events/driver.ts';
+import { median, progress, ratioRow, type ScenarioResult, type Settings } from '../measure.ts';
+import { atCleanup, runNode, tempDir, type NodeProcess } from '../processes.ts';
+import { startBenchReceiver } from '../webhooks/receiver.ts';
+import { startApiProcess, startBareServer, startWorkerRole, type StartedServer } from './servers.ts';
+
+const P99_LIMIT_MS = 100;
+const TARGET_RATIO = 0.6;
+/** Accounts per side: contact creates rotate over all, so each key stays far under 300 per minute. */
+const ACCOUNTS = 120;
+/** Widgets per side (one per account): visitor messages rotate over them, each far under 600 per minute. */
+const WIDGETS = 60;
+const SOURCE_ADDRESSES = 32;
+const EVENT_NAMES = ['Contact Created', 'New Message', 'Replies'];
+const FIRST_RATE = 20;
+const RATE_FACTOR = 1.4;
+const MIN_RATE = 5;
+const MAX_RATE = 4_000;
+const DRAIN_TIMEOUT_MS = 30_000;
+const DELIVERY_TIMEOUT_MS = 60_000;
+const SAMPLE_EVERY_MS = 20;
+/** Unmeasured load at the first rate before each ramp. */
+const WARMUP_RAMP_SECONDS = 5;
+const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+
+type Side = 'service' | 'before' | 'bare';
+type Account = { accountId: string; apiKey: string; listId: string };
+type Step = {
+  rate: number;
+  result: DriverResult;
+  passed: boolean;
+  /** CPU of each process over the step, as a share of one core. */
+  cpu: Record<string, number>;
+  commitsPerSecond: number;
+  /** Mean number of active client sessions in each wait state (`CPU` when waiting on nothing). */
+  waits: Record<string, number>;
+};
+type Ramp = { side: Side; ceiling: number; steps: Step[] };
+
+/** The rates a ramp offers: FIRST_RATE, then each RATE_FACTOR times the one before. */
+function ladder(): number[] {
+  const rates: number[] = [];
+  for (let rate = FIRST_RATE; rate <= MAX_RATE; rate *= RATE_FACTOR) rates.push(Math.round(rate));
+  return rates;
+}
+
+async function api(origin: string, pathname: string, apiKey: string, body: unknown): Promise<Record<string, any>> {
+  const response = await request(origin + pathname, {
+    method: 'POST',
+    dispatcher: insecure,
+    headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+    body: JSON.stringify(body),
+  });
+  const json = (await response.body.json()) as Record<string, any>;
+  if (response.statusCode >= 300) throw new Error(`POST ${pathname}: ${response.statusCode} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** Samples pg_stat_activity's active client sessions until stopped; returns the mean count per wait state. */
+function sampleWaits(databaseUrl: string): { stop(): Promise<Record<string, number>> } {
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'bench-wait-sampler' });
+  const counts: Record<string, number> = {};
+  let samples = 0;
+  let running = true;
+  const loop = (async () => {
+    await client.connect();
+    while (running) {
+      const { rows } = await client.query<{ state: string; n: number }>(
+        `select coalesce(wait_event_type || ':' || wait_event, 'CPU') as state, count(*)::int as n
+           from pg_stat_activity
+          where backend_type = 'client backend' and state = 'active' and pid <> pg_backend_pid()
+          group by 1`,
+      );
+      samples += 1;
+      for (const row of rows) counts[row.state] = (counts[row.state] ?? 0) + row.n;
+      await new Promise((resolve) => setTimeout(resolve, SAMPLE_EVERY_MS));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop.catch(() => {});
+      await client.end().catch(() => {});
+      const means: Record<string, number> = {};
+      for (const [state, count] of Object.entries(counts)) means[state] = count / Math.max(1, samples);
+      return means;
+    },
+  };
+}
+
+async function commits(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>('select xact_commit as n from pg_stat_database where datname = current_database()');
+  return Number(rows[0]!.n);
+}
+
+function topWaits(waits: Record<string, number>, count = 4): string {
+  return Object.entries(waits)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count)
+    .map(([state, mean]) => `${state} ${mean.toFixed(1)}`)
+    .join(', ');
+}
+
+function describeStep(step: Step): string {
+  const cpu = Object.entries(step.cpu)
+    .map(([name, share]) => `${name} ${Math.round(share * 100)}%`)
+    .join(', ');
+  const failed = step.result.all.failed ? `, ${step.result.all.failed} failed (${step.result.firstError.slice(0, 80)})` : '';
+  return `${step.rate}/s: p50 ${step.result.all.p50.toFixed(1)} ms, p99 ${step.result.all.p99.toFixed(1)} ms (messages ${step.result.message.p99.toFixed(1)}, contacts ${step.result.contact.p99.toFixed(1)})${failed}; CPU ${cpu}; ${Math.round(step.commitsPerSecond)} commits/s; active sessions: ${topWaits(step.waits)}`;
+}
+
+export async function runEventsScenario(settings: Settings, databaseUrl: string): Promise<ScenarioResult> {
+  const rounds = Math.min(settings.rounds, 2);
+  const measureSeconds = Math.min(5, Math.max(2, Math.round(settings.durationSeconds * 0.4)));
+  const warmupSeconds = 1;
+  const dir = await tempDir('events');
+  const config = loadConfig({ DATABASE_URL: databaseUrl, DATA_DIR: path.join(dir, 'setup'), SECRET_KEY: BENCH_SECRET_KEY, LOG_LEVEL: 'warn' });
+  const services = await createServices(config, createLogger('warn'), databaseUrl);
+  atCleanup(() => services.orm.close());
+  const pool = services.pool;
+
+  progress('events: webhook receiver and the processes');
+  const tls = await createLocalCa({ dir, name: 'events bench', validForMs: 24 * 3600_000 });
+  const signingSecret = mintSigningSecret();
+  const receiver = await startBenchReceiver(tls, signingSecret);
+  atCleanup(() => receiver.close());
+  const beforeTree = process.env.BENCH_EVENTS_BEFORE || null;
+  // Visitors come from many loopback addresses; no per-address limit should refuse the bench.
+  const many = '1000000';
+  const apiEnv = {
+    WIDGET_REQUESTS_PER_IP_PER_MINUTE: many,
+    WIDGET_MESSAGES_PER_IP_PER_MINUTE: many,
+    WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: many,
+    WIDGET_SOCKETS_PER_IP: many,
+  };
+  const workerEnv = { NODE_EXTRA_CA_CERTS: tls.caFile, WEBHOOK_ALLOW_HOSTS: 'localhost,127.0.0.1' };
+  // Each service side's API process runs for the whole scenario (so every ramp meets a warm
+  // one); its worker runs only during that side's ramps, so one worker at a time takes jobs.
+  const apis: Partial<Record<Side, StartedServer>> = { service: await startApiProcess(databaseUrl, apiEnv) };
+  if (beforeTree) apis.before = await startApiProcess(databaseUrl, apiEnv, beforeTree);
+  const startStack = async (side: Side): Promise<{ origin: string; processes: { name: string; pid: number }[]; stop(): Promise<void> }> => {
+    const worker: NodeProcess = await startWorkerRole(databaseUrl, workerEnv, side === 'before' ? beforeTree! : undefined);
+    const api = apis[side]!;
+    return {
+      origin: api.origin,
+      processes: [
+        { name: 'api', pid: api.process.child.pid! },
+        { name: 'worker', pid: worker.child.pid! },
+      ],
+      stop: () => worker.stop(),
+    };
+  };
+  const setupOrigin = apis.service!.origin;
+  const bare = await startBareServer(databaseUrl, apis.service!.dataDir, 'silent-writes');
+
+  progress(`events: ${ACCOUNTS} accounts with a webhook subscription, ${ACCOUNTS} without`);
+  const runId = randomBytes(4).toString('hex');
+  const createAccounts = async (side: Side): Promise<Account[]> => {
+    const accounts: Account[] = [];
+    for (let index = 0; index < ACCOUNTS; index++) {
+      const created = await createAccount(services.orm.em.fork(), services.secrets, { email: `events-${side}-${runId}-${index}@example.com` });
+      accounts.push({ accountId: created.userId, apiKey: created.apiKey, listId: newId('lst') });
+    }
+    await pool.query(`insert into lists (id, account_id, name) select * from unnest($1::text[], $2::text[], $3::text[])`, [
+      accounts.map((account) => account.listId),
+      accounts.map((account) => account.accountId),
+      accounts.map(() => 'Events bench list'),
+    ]);
+    return accounts;
+  };
+  const accounts: Record<Side, Account[]> = { service: await createAccounts('service'), before: [], bare: await createAccounts('bare') };
+  const sealed = services.secrets.seal(signingSecret);
+  for (const [index, account] of accounts.service.entries()) {
+    await pool.query(
+      `insert into webhook_subscriptions (id, account_id, name, url, subscribed_to, subscribed_to_tags, retries_enabled, enabled, apply_to_sub_accounts, signing_secret_sealed, signing_secret_created_at)
+       values ($1, $2, 'events bench', $3, $4, '{}', true, true, false, $5, now())`,
+      [newId('wh'), account.accountId, `${receiver.origin}/hooks/${index}`, EVENT_NAMES, sealed],
+    );
+  }
+  accounts.before = accounts.service;
+  const widgets: Record<Side, { id: string; ownerId: string }[]> = { service: [], before: [], bare: [] };
+  for (const side of ['service', 'bare'] as const) {
+    for (const account of accounts[side].slice(0, WIDGETS)) {
+      const created = await api(setupOrigin, '/v1/chat-widgets', account.apiKey, { name: `events bench ${side}`, settings: {} });
+      widgets[side].push({ id: created.data.id, ownerId: account.accountId });
+    }
+  }
+  widgets.before = widgets.service;
+
+  const postmaster = await postmasterPid(databaseUrl);
+  // The side being ramped: its origin and the processes whose CPU each step reads.
+  let target: { origin: string; processes: { name: string; pid: number }[] } = { origin: '', processes: [] };
+  const serviceAccountIds = accounts.service.map((account) => account.accountId);
+  const bareAccountIds = accounts.bare.map((account) => account.accountId);
+
+  // What one side's steps leave behind, cleared before the next step is measured.
+  const settle = async (side: Side) => {
+    if (side === 'bare') {
+      // The silent job rows name no task a worker runs, and the bare events are the outbox's
+      // to mark (its accounts subscribe to nothing): cleared here, untimed, instead of by the
+      // per-minute safety net in the middle of a later step.
+      await pool.query(`delete from graphile_worker._private_jobs where key like 'bench_silent_turn:%'`);
+      await pool.query(`update events set dispatched_at = now() where dispatched_at is null and account_id = any($1::text[])`, [bareAccountIds]);
+      return;
+    }
+    // The worker catches up (bot turns, dispatch, deliveries) before the next step starts.
+    const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+    for (;;) {
+      const { rows } = await pool.query<{ jobs: number; events: number }>(
+        `select (select count(*) from graphile_worker._private_jobs where run_at <= now() and attempts < max_attempts)::int as jobs,
+                (select count(*) from events where dispatched_at is null and account_id = any($1::text[]))::int as events`,
+        [serviceAccountIds],
+      );
+      if ((rows[0]!.jobs === 0 && rows[0]!.events === 0) || Date.now() > deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
+  let phones = 0;
+  let stepNumber = 0;
+  // Each run of the driver has new visitors and new phone numbers (the driver reports how many it used).
+  const stepSpec = (side: Side, rate: number): DriverSpec => {
+    const spec = {
+      origin: target.origin,
+      rate,
+      warmupSeconds,
+      measureSeconds,
+      widgets: widgets[side],
+      accounts: accounts[side],
+      visitorPrefix: `${runId}s${stepNumber++}`,
+      phoneStart: phones,
+      addresses: SOURCE_ADDRESSES,
+    };
+    // Generously past what the run will use: its contacts are counted only after it ends.
+    phones += Math.ceil(rate * (WARMUP_RAMP_SECONDS + measureSeconds + 1));
+    return spec;
+  };
+  const runStep = async (side: Side, rate: number): Promise<Step> => {
+    const spec = stepSpec(side, rate);
+    const cpuBefore = target.processes.map((process) => processCpuMs(process.pid));
+    const postgresBefore = postgresCpuMs(postmaster);
+    const commitsBefore = await commits(pool);
+    const started = performance.now();
+    const sampler = sampleWaits(databaseUrl);
+    const output = await runNode('bench/events/driver.ts', [JSON.stringify(spec)]);
+    const waits = await sampler.stop();
+    const seconds = (performance.now() - started) / 1000;
+    const result = JSON.parse(output.trim().split('\n').at(-1)!) as DriverResult;
+    const cpu: Record<string, number> = { postgres: (postgresCpuMs(postmaster) - postgresBefore) / 1000 / seconds };
+    target.processes.forEach((process, index) => (cpu[process.name] = (processCpuMs(process.pid) - cpuBefore[index]!) / 1000 / seconds));
+    const commitsPerSecond = ((await commits(pool)) - commitsBefore) / seconds;
+    await settle(side);
+    const passed = result.all.p99 < P99_LIMIT_MS && result.all.failed === 0;
+    const step = { rate, result, passed, cpu, commitsPerSecond, waits };
+    progress(`events: ${side} ${describeStep(step)}`);
+    return step;
+  };
+
+  /** Steps up from the rung `from` until a step fails; the ceiling is the last rate that passed (0 if none). */
+  const ramp = async (side: Side, from: number): Promise<Ramp> => {
+    const stack = side === 'bare' ? null : await startStack(side);
+    target = stack ?? { origin: bare.origin, processes: [{ name: 'bare', pid: bare.process.child.pid! }] };
+    const rates = ladder();
+    const steps: Step[] = [];
+    let ceiling = 0;
+    try {
+      // Fresh processes compile their code on the first requests: a few seconds of the
+      // lowest rate, not measured, so the first step measures a warm server.
+      progress(`events: warming ${side} up`);
+      await runNode('bench/events/driver.ts', [JSON.stringify({ ...stepSpec(side, FIRST_RATE), warmupSeconds: WARMUP_RAMP_SECONDS, measureSeconds: 1 })]);
+      await settle(side);
+      for (const rate of rates.slice(from)) {
+        const step = await runStep(side, rate);
+        steps.push(step);
+        if (!step.passed) break;
+        ceiling = rate;
+      }
+      // The lowest rung failed (a machine busy with other work): halve the rate until one
+      // passes or it is below MIN_RATE, so the report still says where the ceiling is.
+      for (let rate = Math.round(FIRST_RATE / 2); ceiling === 0 && from === 0 && rate >= MIN_RATE; rate = Math.round(rate / 2)) {
+        const step = await runStep(side, rate);
+        steps.push(step);
+        if (step.passed) ceiling = rate;
+      }
+      // One more step halfway (geometrically) between the last rate that passed and the
+      // first that failed, so the ceiling is known to within about RATE_FACTOR's square root.
+      const failed = steps.filter((step) => !step.passed && step.rate > ceiling).sort((a, b) => a.rate - b.rate)[0];
+      const between = failed && ceiling > 0 ? Math.round(Math.sqrt(ceiling * failed.rate)) : 0;
+      if (between > ceiling && between < failed!.rate) {
+        const step = await runStep(side, between);
+        steps.push(step);
+        if (step.passed) ceiling = between;
+      }
+    } finally {
+      await stack?.stop();
+    }
+    return { side, ceiling, steps: steps.sort((a, b) => a.rate - b.rate) };
+  };
+
+  const ramps: Record<Side, Ramp[]> = { service: [], before: [], bare: [] };
+  const startRung = (side: Side) => {
+    const last = ramps[side].at(-1);
+    if (!last || last.ceiling === 0) return 0;
+    // A later round starts a few rungs below the ceiling the round before found.
+    const rung = ladder().findLastIndex((rate) => rate <= last.ceiling);
+    return Math.max(0, rung - 2);
+  };
+  const eventsBefore = await pool.query<{ n: number }>(`select count(*)::int as n from events where account_id = any($1::text[])`, [serviceAccountIds]);
+  for (let round = 1; round <= rounds; round++) {
+    // Alternating which side goes first, so neither always runs on a warmer machine.
+    const sides: Side[] = beforeTree ? ['service', 'bare', 'before'] : ['service', 'bare'];
+    const order = round % 2 === 1 ? sides : [...sides].reverse();
+    for (const side of order) {
+      progress(`events: round ${round} of ${rounds}, ${side}`);
+      ramps[side].push(await ramp(side, startRung(side)));
+    }
+  }
+
+  // Every event the service wrote for a subscribed account reaches the receiver: a worker
+  // runs again for whatever the last ramp left.
+  const drainer = await startStack('service');
+  const { rows: written } = await pool.query<{ n: number }>(
+    `select count(*)::int as n from events where account_id = any($1::text[]) and name = any($2::text[])`,
+    [serviceAccountIds, EVENT_NAMES],
+  );
+  const expected = written[0]!.n - eventsBefore.rows[0]!.n;
+  await receiver.waitForDeliveries(expected, DELIVERY_TIMEOUT_MS).catch(() => {});
+  const delivered = new Set([...receiver.arrivals.values()].map((arrival) => arrival.eventId)).size;
+  await drainer.stop();
+  await bare.process.stop();
+  for (const api of Object.values(apis)) await api.process.stop();
+
+  const serviceCeiling = median(ramps.service.map((r) => r.ceiling));
+  const bareCeiling = median(ramps.bare.map((r) => r.ceiling));
+  const atCeiling = (side: Side) => ramps[side].map((r) => r.steps.find((step) => step.passed && step.rate === r.ceiling)).filter((step): step is Step => step !== undefined);
+  const firstFailed = (side: Side) => ramps[side].map((r) => r.steps.find((step) => !step.passed)).filter((step): step is Step => step !== undefined);
+  const serviceAt = atCeiling('service');
+  const label = `visitor messages and contact creates 1:1, p99 request latency < ${P99_LIMIT_MS} ms`;
+  const notes = [
+    `Service: \`node server/main.ts\` ROLE=api (one process throughout) and ROLE=worker (started for each of its ramps) on the seeded database; ${ACCOUNTS} accounts each with one webhook subscription (${EVENT_NAMES.join(', ')}) to a loopback HTTPS receiver, ${WIDGETS} chat widgets. Load (bench/events/driver.ts): an open loop at a fixed rate alternating POST /v1/incoming-chat-widget-message (new visitors each step, ${3} messages each at most, from ${SOURCE_ADDRESSES} loopback addresses) and POST /v1/contacts (a new number each); latency from when each request was due, so it is the commit latency of those writes plus the HTTP around them. Rates from ${FIRST_RATE}/s, ×${RATE_FACTOR} per step (${warmupSeconds} s unmeasured, then ${measureSeconds} s measured) until a step's p99 reaches ${P99_LIMIT_MS} ms or a request fails, then one step between the last rate that passed and that one (when even ${FIRST_RATE}/s fails, half that rate, down to ${MIN_RATE}/s); the ceiling is the highest rate that passed, median over ${rounds} round(s). Each ramp starts with ${WARMUP_RAMP_SECONDS} s at ${FIRST_RATE}/s, not measured. Between steps the worker catches up.`,
+    `Baseline: bench/bare-server.ts BARE_MODE=silent-writes, fastify + pg on the same database: the service's own rate counting and writers for a visitor message (contact, Contact Created, message, New Message/Replies, bot-typing flag) and the bot's job row inserted directly, in one transaction without any NOTIFY; contact creates as the bare contact write (key counted, contact, list membership, Contact Created). Its accounts have no webhook subscription, so the outbox trigger queues nothing (and notifies nothing); no worker runs during its ramps (its job rows name no task), and its job rows and events are cleared between steps, untimed.`,
+    `Events written by the service for subscribed accounts: ${expected}; distinct events that reached the receiver: ${delivered}.`,
+    ...ramps.service.map((r, index) => `Service round ${index + 1} (ceiling ${r.ceiling}/s): ${r.steps.slice(-3).map(describeStep).join(' | ')}`),
+    ...ramps.bare.map((r, index) => `Bare round ${index + 1} (ceiling ${r.ceiling}/s): ${r.steps.slice(-3).map(describeStep).join(' | ')}`),
+    ...ramps.before.map((r, index) => `BENCH_EVENTS_BEFORE (${beforeTree}) round ${index + 1} (ceiling ${r.ceiling}/s): ${r.steps.slice(-3).map(describeStep).join(' | ')}`),
+  ];
+  const failedService = firstFailed('service');
+  const beforeCeiling = ramps.before.length ? median(ramps.before.map((r) => r.ceiling)) : null;
+  return {
+    name: 'events',
+    title: 'Event ceiling: notifying writes (visitor messages, contact creates) until p99 passes 100 ms',
+    rows: [
+      ratioRow(`event ceiling: ${label}`, 'requests/s', serviceCeiling, bareCeiling, { atLeast: TARGET_RATIO }),
+      ...(beforeCeiling === null ? [] : [ratioRow(`event ceiling, this checkout against BENCH_EVENTS_BEFORE's`, 'requests/s', serviceCeiling, beforeCeiling)]),
+      {
+        name: 'p99 at the ceiling (service)',
+        value: serviceAt.length ? Math.round(median(serviceAt.map((step) => step.result.all.p99)) * 10) / 10 : NaN,
+        unit: 'ms',
+      },
+      {
+        name: 'p99 one step above the ceiling (service)',
+        value: failedService.length ? Math.round(median(failedService.map((step) => step.result.all.p99)) * 10) / 10 : NaN,
+        unit: 'ms',
+      },
+      { name: 'events written but not delivered to the receiver', value: Math.max(0, expected - delivered), unit: '', target: '0', met: delivered >= expected },
+    ],
+    notes,
+  };
+}
