@@ -142,14 +142,31 @@ type ProcessTokens = {
   /** The limit each key bucket's tokens were leased under. */
   limitOfKey: Map<string, number>;
   forgotAt: number;
+  /** The database's clock minus this process's, as the last statement showed it (ms); null before one. */
+  clockOffsetMs: number | null;
 };
+
+/** How far into a window this process's estimate of the database's clock must be to trust it. */
+const CLOCK_MARGIN_MS = 1000;
+
+/**
+ * The window the database is surely in, by this process's clock and the offset the last
+ * statement showed (its now() precedes the answer, so the estimate runs late, never early,
+ * by the round trip); undefined before any statement or within CLOCK_MARGIN_MS of a window's start.
+ */
+function surelyCurrentWindow(state: ProcessTokens): number | undefined {
+  if (state.clockOffsetMs === null) return undefined;
+  const now = Date.now() + state.clockOffsetMs;
+  const intoWindow = now % (WINDOW_SECONDS * 1000);
+  return intoWindow < CLOCK_MARGIN_MS ? undefined : (now - intoWindow) / 1000;
+}
 
 const tokensByPool = new WeakMap<pg.Pool, ProcessTokens>();
 
 function processTokens(pool: pg.Pool) {
   let state = tokensByPool.get(pool);
   if (!state) {
-    state = { tokens: new LeasedTokens(), accountOfKey: new Map(), limitOfKey: new Map(), forgotAt: Date.now() };
+    state = { tokens: new LeasedTokens(), accountOfKey: new Map(), limitOfKey: new Map(), forgotAt: Date.now(), clockOffsetMs: null };
     tokensByPool.set(pool, state);
   }
   return state;
@@ -210,7 +227,8 @@ const MAX_ROUNDS = 6;
  * of its bucket and one of its account's. An unusable key (revoked, expired, plan) spends nothing.
  */
 export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options: CountOptions): Promise<KeySpend | null> {
-  const { tokens, accountOfKey, limitOfKey } = processTokens(pool);
+  const state = processTokens(pool);
+  const { tokens, accountOfKey, limitOfKey } = state;
   const keyBucket = `hash:${keyHash.toString('hex')}`;
   const used = (row: KeyRow, refusedBy: KeySpend['refusedBy']): KeySpend => ({
     row,
@@ -238,10 +256,13 @@ export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options
     // rather than in a second round trip; the tokens join whatever the process holds.
     let unclaimedAccountLease = false;
     try {
-      keyClaim ??= await tokens.claim(keyBucket);
+      // Tokens of a window the database has surely left are not claimed: a statement would only
+      // show they are spent, and a second one lease (once per bucket at every window's start).
+      const currentWindow = surelyCurrentWindow(state);
+      keyClaim ??= await tokens.claim(keyBucket, currentWindow);
       accountBucket ??= accountOfKey.get(keyBucket) ?? null;
       // A request the key's budget refuses takes nothing from the account's.
-      if (!accountClaim && accountBucket && keyClaim.kind !== 'exhausted') accountClaim = await tokens.claim(accountBucket);
+      if (!accountClaim && accountBucket && keyClaim.kind !== 'exhausted') accountClaim = await tokens.claim(accountBucket, currentWindow);
       unclaimedAccountLease = !accountBucket && keyClaim.kind !== 'exhausted';
       row = await runStatement(pool, keyHash, options, {
         key: keyClaim.kind === 'lease',
@@ -251,6 +272,7 @@ export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options
       giveBackAll();
       throw error;
     }
+    if (row) state.clockOffsetMs = row.now_epoch * 1000 - Date.now();
     if (!row || !row.usable) {
       giveBackAll();
       return row && used(row, null);
