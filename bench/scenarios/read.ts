@@ -1,7 +1,8 @@
-// Scenario `read`: what the REST surface and tRPC cost over a bare fastify route doing the
-// same SQL, for the contact lookup and for creating a contact on a list; and, for the
-// lookups, what the whole service (rate limits included) costs over a bare route doing only
-// the two reads a lookup needs (the key by its HMAC, the contact by phone).
+// Scenario `read`: what the whole service (rate limits included) costs over a bare route
+// doing only the two reads a lookup needs (the key by its HMAC, the contact by phone), for
+// the REST and tRPC contact lookups: their targets. Beside it, for information, what the
+// REST surface and tRPC cost over a bare route doing the service's own authentication
+// statement, and the same for creating a contact on a list.
 import type { LoadResult, LoadSpec } from '../load.ts';
 import { median, progress, ratioRow, type LoadRunner, type Row, type ScenarioResult, type Settings } from '../measure.ts';
 import { startApiProcess, startBareServer } from './servers.ts';
@@ -77,20 +78,19 @@ export async function runReadScenario(settings: Settings, databaseUrl: string, l
       const { bare: bareRuns, twoReads: twoReadsRuns, full: fullRuns } = results[index];
       const of = (runs: Measured[], pick: (run: Measured) => number) => median(runs.map(pick));
       const target = pair.targets;
-      rows.push(
-        ratioRow(`${pair.label}: req/s`, 'req/s', of(fullRuns, (r) => r.requestsPerSecond), of(bareRuns, (r) => r.requestsPerSecond), target ? { atLeast: 0.75 } : undefined),
-        ratioRow(`${pair.label}: p50`, 'ms', of(fullRuns, (r) => r.p50), of(bareRuns, (r) => r.p50)),
-        ratioRow(`${pair.label}: p99`, 'ms', of(fullRuns, (r) => r.p99), of(bareRuns, (r) => r.p99), target ? { atMost: 1.5 } : undefined),
-        ratioRow(`${pair.label}: CPU per request, server process`, 'ms', of(fullRuns, (r) => r.serverCpuMs), of(bareRuns, (r) => r.serverCpuMs)),
-        ratioRow(`${pair.label}: CPU per request, PostgreSQL`, 'ms', of(fullRuns, (r) => r.postgresCpuMs), of(bareRuns, (r) => r.postgresCpuMs)),
-      );
+      const rowsAgainst = (prefix: string, baseRuns: Measured[], targets: boolean) => [
+        ratioRow(`${prefix}: req/s`, 'req/s', of(fullRuns, (r) => r.requestsPerSecond), of(baseRuns, (r) => r.requestsPerSecond), targets ? { atLeast: 0.85 } : undefined),
+        ratioRow(`${prefix}: p50`, 'ms', of(fullRuns, (r) => r.p50), of(baseRuns, (r) => r.p50)),
+        ratioRow(`${prefix}: p99`, 'ms', of(fullRuns, (r) => r.p99), of(baseRuns, (r) => r.p99), targets ? { atMost: 1.3 } : undefined),
+        ratioRow(`${prefix}: CPU per request, server process`, 'ms', of(fullRuns, (r) => r.serverCpuMs), of(baseRuns, (r) => r.serverCpuMs)),
+        ratioRow(`${prefix}: CPU per request, PostgreSQL`, 'ms', of(fullRuns, (r) => r.postgresCpuMs), of(baseRuns, (r) => r.postgresCpuMs)),
+      ];
       if (pair.twoReads) {
-        const against = `${pair.label} over the two-read route`;
-        rows.push(
-          ratioRow(`${against}: req/s`, 'req/s', of(fullRuns, (r) => r.requestsPerSecond), of(twoReadsRuns, (r) => r.requestsPerSecond), target ? { atLeast: 0.85 } : undefined),
-          ratioRow(`${against}: p99`, 'ms', of(fullRuns, (r) => r.p99), of(twoReadsRuns, (r) => r.p99), target ? { atMost: 1.3 } : undefined),
-          ratioRow(`${against}: CPU per request, PostgreSQL`, 'ms', of(fullRuns, (r) => r.postgresCpuMs), of(twoReadsRuns, (r) => r.postgresCpuMs)),
-        );
+        // The targets stand against the two-read route; the counting route's ratios are for information.
+        rows.push(...rowsAgainst(`${pair.label} over the two-read route`, twoReadsRuns, target));
+        rows.push(...rowsAgainst(`${pair.label} over the counting route (information)`, bareRuns, false));
+      } else {
+        rows.push(...rowsAgainst(pair.label, bareRuns, false));
       }
       const sum = (runs: LoadResult[]) => runs.reduce((total, run) => total + run.non2xx + run.errors + run.timeouts, 0);
       const failed = sum(fullRuns);
@@ -101,13 +101,14 @@ export async function runReadScenario(settings: Settings, databaseUrl: string, l
       }
     }
     notes.push(
-      'Baseline: bench/bare-server.ts, bare fastify over HTTPS with `pg`, resolving the key and accounting its rate limits with the ' +
-        "service's own statement (server/rate-limit/spend-key-tokens.ts) and then reading the contact by phone " +
-        '(the write: inserting the contact, its contact_lists row and its Contact Created outbox event in one transaction, the rows the service writes). Full stack: `node server/main.ts` ' +
-        'with ROLE=api on the same database. Both use HTTPS and a 10-connection pool.',
-      'Two-read baseline (lookups): the same bare server with BARE_MODE=two-reads, reading only the key by its HMAC ' +
-        '(joined to its account for the plan, not revoked, not expired) and then the contact by phone, with no rate-limit ' +
-        'accounting at all: the floor a lookup cannot go below. Targets: ≥ 0.85 of its req/s, p99 ≤ 1.3×.',
+      'Two-read baseline (the lookups\' targets): bench/bare-server.ts with BARE_MODE=two-reads, bare fastify over HTTPS with `pg`, ' +
+        'reading only the key by its HMAC (joined to its account for the plan, not revoked, not expired) and then the contact by ' +
+        'phone, with no rate-limit accounting at all: the floor a lookup cannot go below. Targets: ≥ 0.85 of its req/s, p99 ≤ 1.3×. ' +
+        'Full stack: `node server/main.ts` with ROLE=api on the same database. Both use HTTPS and a 10-connection pool.',
+      'Counting baseline (information for the lookups; the write\'s baseline): the same bare server with BARE_MODE=counting, ' +
+        "resolving the key and spending its rate limits with the service's own statement (server/rate-limit/spend-key-tokens.ts) " +
+        'before reading the contact (the write: inserting the contact, its contact_lists row and its Contact Created outbox event ' +
+        'in one transaction, the rows the service writes), so its ratios show the framework alone.',
     );
     return { name: 'read', title: 'REST and tRPC overhead over a bare route', rows, notes };
   } finally {

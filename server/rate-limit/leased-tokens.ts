@@ -39,9 +39,23 @@ export class LeasedTokens {
     return bucket;
   }
 
-  /** A token when the process holds one; otherwise the lease (or the wait for the one in flight). */
-  async claim(name: string): Promise<Claim> {
+  /**
+   * A token when the process holds one; otherwise the lease (or the wait for the one in flight).
+   * `currentWindow`, when the caller knows the database is in it, drops tokens and a refusal of
+   * earlier windows first, so the claim leases at once rather than after a statement that
+   * shows the window has moved on.
+   */
+  async claim(name: string, currentWindow?: number): Promise<Claim> {
     const bucket = this.bucket(name);
+    if (currentWindow !== undefined && !bucket.leasing) {
+      if (bucket.window !== null && bucket.window < currentWindow) {
+        // Not moved to currentWindow: the lease's statement says which window its tokens are of.
+        bucket.window = null;
+        bucket.unspent = 0;
+        bucket.leased = 0;
+      }
+      if (bucket.exhaustedWindow !== null && bucket.exhaustedWindow < currentWindow) bucket.exhaustedWindow = null;
+    }
     for (;;) {
       if (bucket.unspent > 0 && bucket.window !== null) {
         bucket.unspent--;

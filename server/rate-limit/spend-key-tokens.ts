@@ -2,8 +2,9 @@
 // The statement always reads the key by its HMAC (plan, revoked/expired, scopes) and the
 // agency of the account `userId` selects, so revocation applies on every process at once.
 // The request spends a token this process leased earlier for the key's bucket and the
-// account's bucket (leased-tokens.ts); only when the process has none for a bucket does the
-// same statement lease the next block with one upsert per bucket. A block is
+// account's bucket (leased-tokens.ts), with a statement that only reads; only when the process
+// has none for a bucket does the request's statement also lease the next block, with one
+// upsert per bucket. A block is
 // clamp(floor(remaining_in_window / LEASE_DIVISOR), 1, LEASE_MAX_BLOCK): blocks shrink as a
 // window nears its limit, so tokens stranded in other processes refuse few requests early,
 // and the leased total never passes the limit. See limits.ts for the rules.
@@ -39,27 +40,53 @@ function block(limit: string, used: string): string {
   return `least(${LEASE_MAX_BLOCK}, greatest(1, (${limit} - ${used}) / ${LEASE_DIVISOR}))`;
 }
 
-// $2 leases a block of the key's bucket, $6 of the account's (only when the key's budget let
-// the request through: its lease granted tokens, or the process held a key token), $7 whether
-// the request counts (touches last_used_at). The WHERE of ON CONFLICT runs on the locked,
-// latest row, so concurrent leases never pass the limit together.
-/** The API key with the HMAC $1 ($3 = main keys' limit, $4 = plans that may call). */
-const KEY_CALLER = `
+/** The API key with the HMAC $1 (`limit` = main keys' limit, `plans` = plans that may call, as parameters). */
+function keyCaller(limit: string, plans: string): string {
+  return `
 with caller as (
   select k.id as key_id, k.kind, k.account_id, k.key_hash, k.scopes,
     k.revoked_at is not null as revoked, coalesce(k.expires_at <= now(), false) as expired, a.plan,
     'key:' || k.id as bucket,
-    case when k.kind = 'scoped' then (k.scopes->>'rate_limit_per_min')::int else $3::int end as bucket_limit,
+    case when k.kind = 'scoped' then (k.scopes->>'rate_limit_per_min')::int else ${limit}::int end as bucket_limit,
     (k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
-      and ($4::text[] is null or a.plan = any($4::text[]))) as usable
+      and (${plans}::text[] is null or a.plan = any(${plans}::text[]))) as usable
   from api_keys k join accounts a on a.id = k.account_id
   where k.key_hash = $1::bytea
-)`;
-
-const KEY_SQL = `${KEY_CALLER}
-, clock as (
+), clock as (
   select now() as now, to_timestamp(floor(extract(epoch from now()) / ${WINDOW_SECONDS}) * ${WINDOW_SECONDS}) as window_start
-), key_lease as (
+)`;
+}
+
+/** The columns both statements return about the caller and the clock. */
+const CALLER_COLUMNS = `caller.key_id, caller.kind, caller.account_id, caller.key_hash, caller.scopes, caller.revoked,
+  caller.expired, caller.plan, caller.bucket_limit, caller.usable,
+  extract(epoch from clock.now)::float8 as now_epoch,
+  extract(epoch from clock.window_start)::float8 as window_epoch`;
+
+/** A bucket's leased count in the current window, as stored. */
+const storedCount = (bucket: string) =>
+  `(select r.count from rate_counters r where r.bucket = ${bucket} and r.window_start = clock.window_start)`;
+
+// The statement of a request that spends tokens the process holds (or counts nothing): it
+// only reads, so PostgreSQL sets up no insert or update for it (that set-up, even with no
+// row to write, cost more than the key's read). $2 = main keys' limit, $3 = plans, $4 = userId.
+const KEY_READ_SQL = `${keyCaller('$2', '$3')}
+select ${CALLER_COLUMNS},
+  null::int as key_granted, null::int as account_granted,
+  coalesce(${storedCount('caller.bucket')}, 0) as key_count,
+  coalesce(${storedCount("'account:' || caller.account_id")}, 0) as account_count,
+  (select a.agency_id from accounts a where a.id = $4::text) as target_agency_id
+from caller, clock`;
+
+// The statement of a request that leases. $2 leases a block of the key's bucket, $6 of the
+// account's (only when the key's budget let the request through: its lease granted tokens, or
+// the process held a key token), $7 whether the request counts (touches a scoped key's
+// last_used_at, at most once a minute: a key in use leases at least once a window, so the
+// date is at most about two minutes behind). The WHERE of ON CONFLICT runs on the locked,
+// latest row, so concurrent leases never pass the limit together. $3 = main keys' limit,
+// $4 = plans, $5 = userId.
+const KEY_LEASE_SQL = `${keyCaller('$3', '$4')}
+, key_lease as (
   insert into rate_counters as c (bucket, window_start, count)
   select caller.bucket, clock.window_start, ${block('caller.bucket_limit', '0')} from caller, clock
   where caller.usable and $2::boolean
@@ -78,26 +105,25 @@ const KEY_SQL = `${KEY_CALLER}
   where k.id = caller.key_id and caller.kind = 'scoped' and caller.usable and $7::boolean
     and (k.last_used_at is null or k.last_used_at < clock.now - interval '1 minute')
 )
-select caller.key_id, caller.kind, caller.account_id, caller.key_hash, caller.scopes, caller.revoked,
-  caller.expired, caller.plan, caller.bucket_limit, caller.usable,
-  extract(epoch from clock.now)::float8 as now_epoch,
-  extract(epoch from clock.window_start)::float8 as window_epoch,
+select ${CALLER_COLUMNS},
   case when caller.usable and $2::boolean then coalesce((select granted from key_lease), 0) end as key_granted,
   case when caller.usable and $6::boolean and (not $2::boolean or exists (select from key_lease))
     then coalesce((select granted from account_lease), 0) end as account_granted,
-  coalesce((select count from key_lease),
-    (select r.count from rate_counters r where r.bucket = caller.bucket and r.window_start = clock.window_start), 0) as key_count,
-  coalesce((select count from account_lease),
-    (select r.count from rate_counters r where r.bucket = 'account:' || caller.account_id and r.window_start = clock.window_start), 0) as account_count,
+  coalesce((select count from key_lease), ${storedCount('caller.bucket')}, 0) as key_count,
+  coalesce((select count from account_lease), ${storedCount("'account:' || caller.account_id")}, 0) as account_count,
   (select a.agency_id from accounts a where a.id = $5::text) as target_agency_id
 from caller, clock`;
 
 async function runStatement(pool: pg.Pool, keyHash: Buffer, options: CountOptions, lease: { key: boolean; account: boolean }) {
-  const { rows } = await pool.query<KeyRow>({
-    name: 'resolve-key-and-lease',
-    text: KEY_SQL,
-    values: [keyHash, lease.key, options.fixedLimit, options.allowedPlans, options.userId, lease.account, options.count],
-  });
+  const query =
+    lease.key || lease.account
+      ? {
+          name: 'resolve-key-and-lease',
+          text: KEY_LEASE_SQL,
+          values: [keyHash, lease.key, options.fixedLimit, options.allowedPlans, options.userId, lease.account, options.count],
+        }
+      : { name: 'resolve-key', text: KEY_READ_SQL, values: [keyHash, options.fixedLimit, options.allowedPlans, options.userId] };
+  const { rows } = await pool.query<KeyRow>(query);
   return rows[0] ?? null;
 }
 
@@ -116,14 +142,31 @@ type ProcessTokens = {
   /** The limit each key bucket's tokens were leased under. */
   limitOfKey: Map<string, number>;
   forgotAt: number;
+  /** The database's clock minus this process's, as the last statement showed it (ms); null before one. */
+  clockOffsetMs: number | null;
 };
+
+/** How far into a window this process's estimate of the database's clock must be to trust it. */
+const CLOCK_MARGIN_MS = 1000;
+
+/**
+ * The window the database is surely in, by this process's clock and the offset the last
+ * statement showed (its now() precedes the answer, so the estimate runs late, never early,
+ * by the round trip); undefined before any statement or within CLOCK_MARGIN_MS of a window's start.
+ */
+function surelyCurrentWindow(state: ProcessTokens): number | undefined {
+  if (state.clockOffsetMs === null) return undefined;
+  const now = Date.now() + state.clockOffsetMs;
+  const intoWindow = now % (WINDOW_SECONDS * 1000);
+  return intoWindow < CLOCK_MARGIN_MS ? undefined : (now - intoWindow) / 1000;
+}
 
 const tokensByPool = new WeakMap<pg.Pool, ProcessTokens>();
 
 function processTokens(pool: pg.Pool) {
   let state = tokensByPool.get(pool);
   if (!state) {
-    state = { tokens: new LeasedTokens(), accountOfKey: new Map(), limitOfKey: new Map(), forgotAt: Date.now() };
+    state = { tokens: new LeasedTokens(), accountOfKey: new Map(), limitOfKey: new Map(), forgotAt: Date.now(), clockOffsetMs: null };
     tokensByPool.set(pool, state);
   }
   return state;
@@ -184,7 +227,8 @@ const MAX_ROUNDS = 6;
  * of its bucket and one of its account's. An unusable key (revoked, expired, plan) spends nothing.
  */
 export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options: CountOptions): Promise<KeySpend | null> {
-  const { tokens, accountOfKey, limitOfKey } = processTokens(pool);
+  const state = processTokens(pool);
+  const { tokens, accountOfKey, limitOfKey } = state;
   const keyBucket = `hash:${keyHash.toString('hex')}`;
   const used = (row: KeyRow, refusedBy: KeySpend['refusedBy']): KeySpend => ({
     row,
@@ -212,10 +256,13 @@ export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options
     // rather than in a second round trip; the tokens join whatever the process holds.
     let unclaimedAccountLease = false;
     try {
-      keyClaim ??= await tokens.claim(keyBucket);
+      // Tokens of a window the database has surely left are not claimed: a statement would only
+      // show they are spent, and a second one lease (once per bucket at every window's start).
+      const currentWindow = surelyCurrentWindow(state);
+      keyClaim ??= await tokens.claim(keyBucket, currentWindow);
       accountBucket ??= accountOfKey.get(keyBucket) ?? null;
       // A request the key's budget refuses takes nothing from the account's.
-      if (!accountClaim && accountBucket && keyClaim.kind !== 'exhausted') accountClaim = await tokens.claim(accountBucket);
+      if (!accountClaim && accountBucket && keyClaim.kind !== 'exhausted') accountClaim = await tokens.claim(accountBucket, currentWindow);
       unclaimedAccountLease = !accountBucket && keyClaim.kind !== 'exhausted';
       row = await runStatement(pool, keyHash, options, {
         key: keyClaim.kind === 'lease',
@@ -225,6 +272,7 @@ export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options
       giveBackAll();
       throw error;
     }
+    if (row) state.clockOffsetMs = row.now_epoch * 1000 - Date.now();
     if (!row || !row.usable) {
       giveBackAll();
       return row && used(row, null);

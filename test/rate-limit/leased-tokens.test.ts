@@ -51,3 +51,19 @@ test('a token given back is spent by the next claim; an unused lease lets the ne
   tokens.giveBack('b', { kind: 'token', window: W });
   expect(await tokens.claim('b')).toEqual({ kind: 'token', window: W });
 });
+
+test('a claim told the database is in a later window leases at once, dropping the tokens and refusal of earlier ones', async () => {
+  const tokens = new LeasedTokens();
+  await tokens.claim('b');
+  tokens.recordLease('b', W, 10);
+  expect(await tokens.claim('b', W)).toEqual({ kind: 'token', window: W });
+  expect(await tokens.claim('b', W + 60)).toEqual({ kind: 'lease' });
+  tokens.recordLease('b', W + 60, 5);
+  // Five leased in the new window, the leasing request spent one of them.
+  expect(tokens.used('b', W + 60, 5)).toBe(1);
+
+  await tokens.claim('c');
+  tokens.recordLease('c', W, 0);
+  expect(await tokens.claim('c', W)).toEqual({ kind: 'exhausted', window: W });
+  expect(await tokens.claim('c', W + 60)).toEqual({ kind: 'lease' });
+});
