@@ -11,13 +11,13 @@ export type StartedServer = { process: NodeProcess; origin: string; dataDir: str
  * directory the variable names (BENCH_API_CPU_PROF for the service, BENCH_BARE_CPU_PROF
  * for the baseline); none when it is unset.
  */
-function cpuProfileArgs(variable: 'BENCH_API_CPU_PROF' | 'BENCH_BARE_CPU_PROF'): string[] {
+export function cpuProfileArgs(variable: 'BENCH_API_CPU_PROF' | 'BENCH_BARE_CPU_PROF'): string[] {
   const dir = globalThis.process.env[variable];
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
-/** `node server/main.ts` with ROLE=api on the database (and `env` besides); resolves when it prints its URL. */
-export async function startApiProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<StartedServer> {
+/** `node server/main.ts` with ROLE=api on the database (and `env` and Node's `nodeArgs` besides); resolves when it prints its URL. */
+export async function startApiProcess(databaseUrl: string, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<StartedServer> {
   const dataDir = await tempDir('api');
   const port = await freePort();
   const process = await startNode(
@@ -34,7 +34,7 @@ export async function startApiProcess(databaseUrl: string, env: Record<string, s
     },
     /listening on (https:\/\/\S+)/,
     undefined,
-    cpuProfileArgs('BENCH_API_CPU_PROF'),
+    [...cpuProfileArgs('BENCH_API_CPU_PROF'), ...nodeArgs],
   );
   return { process, origin: new URL(process.ready[1]).origin, dataDir };
 }
