@@ -17,6 +17,8 @@ const VISITORS = 10_000;
 const WIDGETS = 100;
 const MESSAGES_PER_SECOND = 1_000;
 const WARM_UP_SECONDS = 2;
+/** Rounds at most: connecting 20,000 sockets already takes minutes, so the scenario stays near five minutes. */
+const MAX_ROUNDS = 3;
 /**
  * Driver processes (BENCH_PUSH_DRIVERS, at least 2): the visitors' sockets to both servers,
  * 20,000 in all, do not fit one process's open-file limit (`ulimit -n`, 20,000 here).
@@ -141,8 +143,9 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
     };
     const bare: Round[] = [];
     const full: Round[] = [];
-    for (let round = 1; round <= settings.rounds; round++) {
-      progress(`push: round ${round} of ${settings.rounds}`);
+    const rounds = Math.min(settings.rounds, MAX_ROUNDS);
+    for (let round = 1; round <= rounds; round++) {
+      progress(`push: round ${round} of ${rounds}`);
       bare.push(await measure('bare', round));
       full.push(await measure('service', round));
       const brief = (r: Round) => ({ p50: r.p50, p99: r.p99, errors: r.errors, lost: r.lost, cpu: r.serverCpuMs / r.ms, pg: r.postgresCpuMs / r.ms, loop: r.loopDelayP99, driverCpu: r.driverCpuShare, driverLoop: r.driverLoopDelayP99, codes: r.statusCodes, firstError: r.firstError || undefined });
@@ -176,7 +179,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       title: 'Chat-widget push latency and memory per socket: visitor message posted -> pushed to its socket',
       rows,
       notes: [
-        `Service: \`node server/main.ts\` with ROLE=api; each message is a POST /v1/incoming-chat-widget-message that stores the message, queues its job and publishes it with pg_notify in one transaction; the process LISTENing emits it to the visitor's Socket.IO room. ${WIDGETS} widgets, ${VISITORS.toLocaleString('en')} visitors on WebSocket transport (TLS) held for the whole scenario, one message per visitor per ${VISITORS / MESSAGES_PER_SECOND} s; each round is ${WARM_UP_SECONDS} s of the same traffic not measured, then ${settings.durationSeconds} s measured. Before the rounds every visitor sends one unmeasured message, which creates its contact.`,
+        `Service: \`node server/main.ts\` with ROLE=api; each message is a POST /v1/incoming-chat-widget-message that stores the message, queues its job and publishes it with pg_notify in one transaction; the process LISTENing emits it to the visitor's Socket.IO room. ${WIDGETS} widgets, ${VISITORS.toLocaleString('en')} visitors on WebSocket transport (TLS) held for the whole scenario, one message per visitor per ${VISITORS / MESSAGES_PER_SECOND} s; ${rounds} rounds each (BENCH_ROUNDS, at most ${MAX_ROUNDS} here: connecting the sockets takes most of the scenario's time), each ${WARM_UP_SECONDS} s of the same traffic not measured, then ${settings.durationSeconds} s measured. Before the rounds every visitor sends one unmeasured message, which creates its contact.`,
         `Baseline: bench/push/bare-relay.ts, fastify over HTTPS with Socket.IO on the same server, emitting the posted message to the room directly (no database). The visitors and the posts come from ${DRIVERS} driver processes (bench/push/driver.ts), each holding its share of the sockets to both servers and posting its share of the rate; latency is from the POST being sent to the socket receiving the message. Busiest driver during a round (median): ${median(full.map((r) => r.driverCpuShare)).toFixed(2)} of a core, event-loop delay p99 ${median(full.map((r) => r.driverLoopDelayP99)).toFixed(1)} ms (10 ms timer).`,
         `Memory per socket: VmRSS of the server process (/proc/<pid>/status) with the ${VISITORS.toLocaleString('en')} sockets connected and idle, minus VmRSS before any visitor connected, divided by ${VISITORS.toLocaleString('en')}; each reading after two full garbage collections forced over the inspector (the processes run with ${INSPECT_ARGS.join(' ')}). Service: ${Math.round(memory.service.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.service.after.rss / 2 ** 20)} MiB, ${heap(memory.service)}; bare relay: ${Math.round(memory.bare.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.bare.after.rss / 2 ** 20)} MiB, ${heap(memory.bare)}.`,
         `Where a service round's time goes (medians over the measured part; the machine's ${cpus().length} cores carry all of it, drivers and PostgreSQL included): the service process ${share(full, (r) => r.serverCpuMs).toFixed(2)} of a core, its event loop delayed p99 ${median(full.map((r) => r.loopDelayP99)).toFixed(1)} ms (prom-client's 10 ms timer, which an idle loop reads as about 10 ms); PostgreSQL ${share(full, (r) => r.postgresCpuMs).toFixed(2)} of a core; the drivers ${median(full.map((r) => r.driverCpuShare)).toFixed(2)} each (busiest). The bare relay used ${share(bare, (r) => r.serverCpuMs).toFixed(2)} of a core for the same sockets and posts.`,
