@@ -103,7 +103,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
     const serviceInspector = inspectorUrl(service.process.output());
     const relayInspector = inspectorUrl(relay.output());
     const connectTimes: Record<string, number> = {};
-    const memory: Record<'service' | 'bare', Memory> = {} as never;
+    const memory: Record<'service' | 'bare' | 'plain', Memory> = {} as never;
     for (const [name, origin, pid, inspector] of [
       ['service', service.origin, servicePid, serviceInspector],
       ['bare', relayOrigin, relayPid, relayInspector],
@@ -116,6 +116,19 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       const after = await settledMemory(pid, inspector, snapshot('after'));
       memory[name] = { before, after };
       progress(`push: ${name} connected in ${(connected.ms / 1000).toFixed(1)} s (${connected.retried} retried); RSS ${kib(before.rss)} KiB -> ${kib(after.rss)} KiB`);
+    }
+
+    // What TLS in the process costs: the same bare relay over plain HTTP, memory only.
+    const plainRelay = await startNode('bench/push/bare-relay.ts', { PORT: String(await freePort()) }, /relay listening on (http:\/\/\S+)/, undefined, INSPECT_ARGS);
+    try {
+      const inspector = inspectorUrl(plainRelay.output());
+      const before = await settledMemory(plainRelay.child.pid!, inspector);
+      progress(`push: connecting ${VISITORS} visitors to the bare relay over plain HTTP`);
+      await drivers.connect('plain', new URL(plainRelay.ready[1]).origin, widgets, VISITORS);
+      memory.plain = { before, after: await settledMemory(plainRelay.child.pid!, inspector) };
+      await drivers.disconnect('plain');
+    } finally {
+      await plainRelay.stop();
     }
 
     // Every visitor's first message creates its contact: done once before the rounds, so each round stores messages of known visitors.
@@ -168,6 +181,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       { ...ratioRow(`${label}: p99`, 'ms', p99, median(bare.map((r) => r.p99))), target: '< 50 ms', met: p99 < 50 },
       { name: 'non-200 answers and messages never pushed (all rounds)', value: failures(full), unit: '', baseline: failures(bare), target: '0', met: failures(full) === 0 },
       { ...ratioRow('resident memory per idle visitor socket', 'KiB', kib(servicePerSocket), kib(barePerSocket)), target: '≤ 30 KiB', met: servicePerSocket <= 30 * 1024 },
+      { name: 'resident memory per idle socket, bare relay over plain HTTP (baseline: over HTTPS)', value: kib(perSocket(memory.plain, 'rss')), unit: 'KiB', baseline: kib(barePerSocket) },
       ratioRow(`connecting ${VISITORS.toLocaleString('en')} visitors`, 's', connectTimes.service! / 1000, connectTimes.bare! / 1000),
       // What a message costs whatever the machine's other load: the rate one core carries is 1000 / this.
       ratioRow('CPU per message, server process', 'ms', perMessage(full, (r) => r.serverCpuMs), perMessage(bare, (r) => r.serverCpuMs)),
@@ -181,7 +195,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       notes: [
         `Service: \`node server/main.ts\` with ROLE=api; each message is a POST /v1/incoming-chat-widget-message that stores the message, queues its job and publishes it with pg_notify in one transaction; the process LISTENing emits it to the visitor's Socket.IO room. ${WIDGETS} widgets, ${VISITORS.toLocaleString('en')} visitors on WebSocket transport (TLS) held for the whole scenario, one message per visitor per ${VISITORS / MESSAGES_PER_SECOND} s; ${rounds} rounds each (BENCH_ROUNDS, at most ${MAX_ROUNDS} here: connecting the sockets takes most of the scenario's time), each ${WARM_UP_SECONDS} s of the same traffic not measured, then ${settings.durationSeconds} s measured. Before the rounds every visitor sends one unmeasured message, which creates its contact.`,
         `Baseline: bench/push/bare-relay.ts, fastify over HTTPS with Socket.IO on the same server, emitting the posted message to the room directly (no database). The visitors and the posts come from ${DRIVERS} driver processes (bench/push/driver.ts), each holding its share of the sockets to both servers and posting its share of the rate; latency is from the POST being sent to the socket receiving the message. Busiest driver during a round (median): ${median(full.map((r) => r.driverCpuShare)).toFixed(2)} of a core, event-loop delay p99 ${median(full.map((r) => r.driverLoopDelayP99)).toFixed(1)} ms (10 ms timer).`,
-        `Memory per socket: VmRSS of the server process (/proc/<pid>/status) with the ${VISITORS.toLocaleString('en')} sockets connected and idle, minus VmRSS before any visitor connected, divided by ${VISITORS.toLocaleString('en')}; each reading after two full garbage collections forced over the inspector (the processes run with ${INSPECT_ARGS.join(' ')}). Service: ${Math.round(memory.service.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.service.after.rss / 2 ** 20)} MiB, ${heap(memory.service)}; bare relay: ${Math.round(memory.bare.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.bare.after.rss / 2 ** 20)} MiB, ${heap(memory.bare)}.`,
+        `Memory per socket: VmRSS of the server process (/proc/<pid>/status) with the ${VISITORS.toLocaleString('en')} sockets connected and idle, minus VmRSS before any visitor connected, divided by ${VISITORS.toLocaleString('en')}; each reading after two full garbage collections forced over the inspector (the processes run with ${INSPECT_ARGS.join(' ')}). Service: ${Math.round(memory.service.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.service.after.rss / 2 ** 20)} MiB, ${heap(memory.service)}; bare relay: ${Math.round(memory.bare.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.bare.after.rss / 2 ** 20)} MiB, ${heap(memory.bare)}; the same relay over plain HTTP: ${heap(memory.plain)}. Beyond the JavaScript heap, the difference between HTTPS and plain HTTP is each connection's TLS state in Node and OpenSSL (${process.versions.openssl}).`,
         `Where a service round's time goes (medians over the measured part; the machine's ${cpus().length} cores carry all of it, drivers and PostgreSQL included): the service process ${share(full, (r) => r.serverCpuMs).toFixed(2)} of a core, its event loop delayed p99 ${median(full.map((r) => r.loopDelayP99)).toFixed(1)} ms (prom-client's 10 ms timer, which an idle loop reads as about 10 ms); PostgreSQL ${share(full, (r) => r.postgresCpuMs).toFixed(2)} of a core; the drivers ${median(full.map((r) => r.driverCpuShare)).toFixed(2)} each (busiest). The bare relay used ${share(bare, (r) => r.serverCpuMs).toFixed(2)} of a core for the same sockets and posts.`,
       ],
     };
