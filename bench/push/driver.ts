@@ -17,6 +17,8 @@ export type ConnectCommand = {
   count: number;
   /** Handshakes in flight at once. */
   concurrency: number;
+  /** Headers of each socket's upgrade request (a TLS-terminating proxy's X-Forwarded-Proto). */
+  headers?: Record<string, string>;
 };
 export type RoundCommand = {
   cmd: 'round';
@@ -52,8 +54,9 @@ type Target = { origin: string; visitors: Visitor[]; sentAt: Map<string, number>
 
 const targets = new Map<string, Target>();
 
-function openSocket(origin: string, widgetId: string, visitorId: string): Promise<Socket> {
+function openSocket(origin: string, widgetId: string, visitorId: string, headers?: Record<string, string>): Promise<Socket> {
   const socket = io(origin, {
+    extraHeaders: headers,
     path: '/socket.io',
     transports: ['websocket'],
     auth: { configId: widgetId, visitorId },
@@ -94,10 +97,10 @@ async function connect(command: ConnectCommand): Promise<ConnectResult> {
       const visitorId = `v${command.prefix}x${index}`.padEnd(12, '0');
       let socket: Socket;
       try {
-        socket = await openSocket(command.origin, widgetId, visitorId);
+        socket = await openSocket(command.origin, widgetId, visitorId, command.headers);
       } catch {
         retried += 1;
-        socket = await openSocket(command.origin, widgetId, visitorId);
+        socket = await openSocket(command.origin, widgetId, visitorId, command.headers);
       }
       socket.on('message', (message: { body: string }) => {
         const sent = target.sentAt.get(message.body);

@@ -60,7 +60,7 @@ function percentile(sorted: number[], p: number): number {
 
 export type PushDrivers = {
   /** Connects `visitors` sockets to the server, spread over the drivers; resolves with the slowest driver's time. */
-  connect(target: string, origin: string, widgets: string[], visitors: number): Promise<{ ms: number; retried: number }>;
+  connect(target: string, origin: string, widgets: string[], visitors: number, headers?: Record<string, string>): Promise<{ ms: number; retried: number }>;
   /** One round against the target at `messagesPerSecond` in all. */
   round(target: string, postPath: string, messagesPerSecond: number, warmUpSeconds: number, seconds: number, tag: string): Promise<MergedRound>;
   disconnect(target: string): Promise<void>;
@@ -70,13 +70,13 @@ export type PushDrivers = {
 export async function startPushDrivers(count: number): Promise<PushDrivers> {
   const drivers = await Promise.all(Array.from({ length: count }, startDriver));
   return {
-    async connect(target, origin, widgets, visitors) {
+    async connect(target, origin, widgets, visitors, headers) {
       const results = await Promise.all(
         drivers.map((driver, index) => {
           const share = Math.floor(visitors / count) + (index < visitors % count ? 1 : 0);
           // Each driver's visitors spread over every widget, as one driver's would.
           const rotated = [...widgets.slice(index % widgets.length), ...widgets.slice(0, index % widgets.length)];
-          return send<ConnectResult>(driver, { cmd: 'connect', target, origin, widgets: rotated, prefix: `${target[0]}${index}`, count: share, concurrency: 100 });
+          return send<ConnectResult>(driver, { cmd: 'connect', target, origin, widgets: rotated, prefix: `${target[0]}${index}`, count: share, concurrency: 100, headers });
         }),
       );
       return { ms: Math.max(...results.map((result) => result.ms)), retried: results.reduce((sum, result) => sum + result.retried, 0) };

@@ -66,17 +66,13 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
   // runs, so the bot's replies queue up instead of adding load to this figure.
   // Every simulated visitor connects from loopback: the per-address widget limits would see one client.
   const oneAddressForAll = '10000000';
-  const service = await startApiProcess(
-    databaseUrl,
-    {
-      WIDGET_REQUESTS_PER_IP_PER_MINUTE: oneAddressForAll,
-      WIDGET_MESSAGES_PER_IP_PER_MINUTE: oneAddressForAll,
-      WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: oneAddressForAll,
-      WIDGET_SOCKETS_PER_IP: oneAddressForAll,
-      METRICS_TOKEN,
-    },
-    INSPECT_ARGS,
-  );
+  const limits = {
+    WIDGET_REQUESTS_PER_IP_PER_MINUTE: oneAddressForAll,
+    WIDGET_MESSAGES_PER_IP_PER_MINUTE: oneAddressForAll,
+    WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: oneAddressForAll,
+    WIDGET_SOCKETS_PER_IP: oneAddressForAll,
+  };
+  const service = await startApiProcess(databaseUrl, { ...limits, METRICS_TOKEN }, INSPECT_ARGS);
   const relayPort = await freePort();
   const relay: NodeProcess = await startNode(
     'bench/push/bare-relay.ts',
@@ -103,7 +99,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
     const serviceInspector = inspectorUrl(service.process.output());
     const relayInspector = inspectorUrl(relay.output());
     const connectTimes: Record<string, number> = {};
-    const memory: Record<'service' | 'bare' | 'plain', Memory> = {} as never;
+    const memory: Record<'service' | 'bare' | 'plain' | 'proxied', Memory> = {} as never;
     for (const [name, origin, pid, inspector] of [
       ['service', service.origin, servicePid, serviceInspector],
       ['bare', relayOrigin, relayPid, relayInspector],
@@ -129,6 +125,21 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       await drivers.disconnect('plain');
     } finally {
       await plainRelay.stop();
+    }
+
+    // The service as deployed behind a TLS-terminating balancer (TLS=off, TRUST_PROXY): memory only.
+    const proxied = await startApiProcess(databaseUrl, { ...limits, TLS: 'off', TRUST_PROXY: '127.0.0.1' }, INSPECT_ARGS);
+    try {
+      const inspector = inspectorUrl(proxied.process.output());
+      const pid = proxied.process.child.pid!;
+      const before = await settledMemory(pid, inspector);
+      progress(`push: connecting ${VISITORS} visitors to the service with TLS=off, as a balancer would`);
+      // It prints the address its clients see through the balancer (https); the balancer itself speaks HTTP to it.
+      await drivers.connect('proxied', proxied.origin.replace(/^https:/, 'http:'), widgets, VISITORS, { 'x-forwarded-proto': 'https' });
+      memory.proxied = { before, after: await settledMemory(pid, inspector) };
+      await drivers.disconnect('proxied');
+    } finally {
+      await proxied.process.stop();
     }
 
     // Every visitor's first message creates its contact: done once before the rounds, so each round stores messages of known visitors.
@@ -181,7 +192,11 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       { ...ratioRow(`${label}: p99`, 'ms', p99, median(bare.map((r) => r.p99))), target: '< 50 ms', met: p99 < 50 },
       { name: 'non-200 answers and messages never pushed (all rounds)', value: failures(full), unit: '', baseline: failures(bare), target: '0', met: failures(full) === 0 },
       { ...ratioRow('resident memory per idle visitor socket', 'KiB', kib(servicePerSocket), kib(barePerSocket)), target: '≤ 30 KiB', met: servicePerSocket <= 30 * 1024 },
-      { name: 'resident memory per idle socket, bare relay over plain HTTP (baseline: over HTTPS)', value: kib(perSocket(memory.plain, 'rss')), unit: 'KiB', baseline: kib(barePerSocket) },
+      {
+        ...ratioRow('resident memory per idle visitor socket, TLS terminated in front (TLS=off; baseline: bare relay over plain HTTP)', 'KiB', kib(perSocket(memory.proxied, 'rss')), kib(perSocket(memory.plain, 'rss'))),
+        target: '≤ 30 KiB',
+        met: perSocket(memory.proxied, 'rss') <= 30 * 1024,
+      },
       ratioRow(`connecting ${VISITORS.toLocaleString('en')} visitors`, 's', connectTimes.service! / 1000, connectTimes.bare! / 1000),
       // What a message costs whatever the machine's other load: the rate one core carries is 1000 / this.
       ratioRow('CPU per message, server process', 'ms', perMessage(full, (r) => r.serverCpuMs), perMessage(bare, (r) => r.serverCpuMs)),
@@ -195,10 +210,10 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       notes: [
         `Service: \`node server/main.ts\` with ROLE=api; each message is a POST /v1/incoming-chat-widget-message that stores the message, queues its job and publishes it with pg_notify in one transaction; the process LISTENing emits it to the visitor's Socket.IO room. ${WIDGETS} widgets, ${VISITORS.toLocaleString('en')} visitors on WebSocket transport (TLS) held for the whole scenario, one message per visitor per ${VISITORS / MESSAGES_PER_SECOND} s; ${rounds} rounds each (BENCH_ROUNDS, at most ${MAX_ROUNDS} here: connecting the sockets takes most of the scenario's time), each ${WARM_UP_SECONDS} s of the same traffic not measured, then ${settings.durationSeconds} s measured. Before the rounds every visitor sends one unmeasured message, which creates its contact.`,
         `Baseline: bench/push/bare-relay.ts, fastify over HTTPS with Socket.IO on the same server, emitting the posted message to the room directly (no database). The visitors and the posts come from ${DRIVERS} driver processes (bench/push/driver.ts), each holding its share of the sockets to both servers and posting its share of the rate; latency is from the POST being sent to the socket receiving the message. Busiest driver during a round (median): ${median(full.map((r) => r.driverCpuShare)).toFixed(2)} of a core, event-loop delay p99 ${median(full.map((r) => r.driverLoopDelayP99)).toFixed(1)} ms (10 ms timer).`,
-        `Memory per socket: VmRSS of the server process (/proc/<pid>/status) with the ${VISITORS.toLocaleString('en')} sockets connected and idle, minus VmRSS before any visitor connected, divided by ${VISITORS.toLocaleString('en')}; each reading after two full garbage collections forced over the inspector (the processes run with ${INSPECT_ARGS.join(' ')}). Service: ${Math.round(memory.service.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.service.after.rss / 2 ** 20)} MiB, ${heap(memory.service)}; bare relay: ${Math.round(memory.bare.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.bare.after.rss / 2 ** 20)} MiB, ${heap(memory.bare)}; the same relay over plain HTTP: ${heap(memory.plain)}. Beyond the JavaScript heap, the difference between HTTPS and plain HTTP is each connection's TLS state in Node and OpenSSL (${process.versions.openssl}).`,
+        `Memory per socket: VmRSS of the server process (/proc/<pid>/status) with the ${VISITORS.toLocaleString('en')} sockets connected and idle, minus VmRSS before any visitor connected, divided by ${VISITORS.toLocaleString('en')}; each reading after two full garbage collections forced over the inspector (the processes run with ${INSPECT_ARGS.join(' ')}). Service: ${Math.round(memory.service.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.service.after.rss / 2 ** 20)} MiB, ${heap(memory.service)}; bare relay: ${Math.round(memory.bare.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.bare.after.rss / 2 ** 20)} MiB, ${heap(memory.bare)}; the same relay over plain HTTP: ${heap(memory.plain)}; the service with TLS=off: ${heap(memory.proxied)}. Beyond the JavaScript heap, the difference between HTTPS and plain HTTP is each connection's TLS state in Node and OpenSSL (${process.versions.openssl}).`,
         `Where a service round's time goes (medians over the measured part; the machine's ${cpus().length} cores carry all of it, drivers and PostgreSQL included): the service process ${share(full, (r) => r.serverCpuMs).toFixed(2)} of a core, its event loop delayed p99 ${median(full.map((r) => r.loopDelayP99)).toFixed(1)} ms (prom-client's 10 ms timer, which an idle loop reads as about 10 ms); PostgreSQL ${share(full, (r) => r.postgresCpuMs).toFixed(2)} of a core; the drivers ${median(full.map((r) => r.driverCpuShare)).toFixed(2)} each (busiest). The bare relay used ${share(bare, (r) => r.serverCpuMs).toFixed(2)} of a core for the same sockets and posts.`,
         `What bounds the latency, and what would move it: a message costs the service process ${perMessage(full, (r) => r.serverCpuMs).toFixed(2)} ms of CPU and PostgreSQL ${perMessage(full, (r) => r.postgresCpuMs).toFixed(2)} ms, so ${MESSAGES_PER_SECOND.toLocaleString('en')} messages/s ask for ${((perMessage(full, (r) => r.serverCpuMs) * MESSAGES_PER_SECOND) / 1000).toFixed(1)} cores of the one process and ${((perMessage(full, (r) => r.postgresCpuMs) * MESSAGES_PER_SECOND) / 1000).toFixed(1)} of PostgreSQL, on a machine whose ${cpus().length} cores also run the drivers, the relay and the other sockets' heartbeats. When that is more than the cores give, posts wait in the drivers' connection pools and the figure is mostly that queue. More cores for PostgreSQL and for the process (or a second API process: the push reaches a visitor on any process), or fewer statements per message (seven round trips: the widget, the counting statement, BEGIN, the contact's lock, the session read, the write, COMMIT) move it.`,
-        `What bounds the memory, and what would move it: beyond the JavaScript heap (Socket.IO, Engine.IO and ws objects, about the bare relay's own), the TLS state of each connection; with TLS terminated in front of the process (TLS=off and TRUST_PROXY, README: Deploying) a socket costs about the plain-HTTP figure above.`,
+        `What bounds the memory, and what would move it: beyond the JavaScript heap (Socket.IO, Engine.IO and ws objects, about the bare relay's own), the TLS state of each connection in Node and OpenSSL, which the process does not hold when TLS is terminated in front of it (TLS=off and TRUST_PROXY, README: Deploying), as the TLS=off row measures.`,
       ],
     };
   } finally {
