@@ -2,9 +2,10 @@
 // a posted message to one visitor's room, doing nothing else (no database, no queue). The
 // service does the same with a stored message, a transaction and PostgreSQL LISTEN/NOTIFY.
 //
-// Environment: PORT, TLS_CERT_FILE, TLS_KEY_FILE. Prints `relay listening on https://...`.
+// Environment: PORT, TLS_CERT_FILE, TLS_KEY_FILE. Prints `relay listening on https://...`;
+// without the TLS files, plain HTTP (`http://...`): what a socket costs without TLS in the process.
 import { readFileSync } from 'node:fs';
-import fastify from 'fastify';
+import fastify, { type FastifyInstance } from 'fastify';
 import { Server } from 'socket.io';
 
 const env = (name: string) => {
@@ -13,10 +14,9 @@ const env = (name: string) => {
   return value;
 };
 
-const app = fastify({
-  https: { key: readFileSync(env('TLS_KEY_FILE')), cert: readFileSync(env('TLS_CERT_FILE')) },
-  logger: false,
-});
+const tls = process.env.TLS_KEY_FILE ? { key: readFileSync(env('TLS_KEY_FILE')), cert: readFileSync(env('TLS_CERT_FILE')) } : null;
+// One type for both: the relay uses nothing of the server that differs between them.
+const app = (tls ? fastify({ https: tls, logger: false }) : fastify({ logger: false })) as unknown as FastifyInstance;
 const io = new Server(app.server, { path: '/socket.io', serveClient: false });
 io.use((socket, next) => {
   const { configId, visitorId } = socket.handshake.auth as { configId?: string; visitorId?: string };
@@ -44,7 +44,7 @@ app.post('/relay', async (request) => {
 });
 
 const address = await app.listen({ port: Number(env('PORT')), host: '127.0.0.1' });
-console.log(`relay listening on ${address.replace(/^http:/, 'https:')}`);
+console.log(`relay listening on ${tls ? address.replace(/^http:/, 'https:') : address}`);
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
     io.close();

@@ -1,119 +1,210 @@
-// The load of the push figure, in its own process: connects many chat-widget visitors with
-// socket.io-client, posts visitor messages at a fixed rate, and times each from the moment
-// it is posted to the moment its visitor's socket receives it. Prints one JSON line.
-//
-//   node bench/push/driver.ts '<json options>'
-import { performance } from 'node:perf_hooks';
+// The load of the push figure, in its own process (the scenario runs several, each with its
+// share of the visitors and of the rate): holds chat-widget visitor sockets (socket.io-client,
+// WebSocket transport) to each server under test for the whole scenario, and on request posts
+// visitor messages at a fixed rate and times each from the moment it is posted to the moment
+// its visitor's socket receives it. Driven over the IPC channel (bench/push/drivers.ts).
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { io, type Socket } from 'socket.io-client';
 import { Agent, request } from 'undici';
 
-type Options = {
+export type ConnectCommand = {
+  cmd: 'connect';
+  target: string;
   origin: string;
-  /** The service's incoming endpoint, or the bare relay's. */
-  postPath: (string & {}) | '/relay';
   widgets: string[];
-  visitors: number;
+  /** This driver's visitors: ids `v<prefix>x<index>` for index in [0, count). */
+  prefix: string;
+  count: number;
+  /** Handshakes in flight at once. */
+  concurrency: number;
+  /** Headers of each socket's upgrade request (a TLS-terminating proxy's X-Forwarded-Proto). */
+  headers?: Record<string, string>;
+};
+export type RoundCommand = {
+  cmd: 'round';
+  target: string;
+  /** The service's incoming endpoint, or the bare relay's. */
+  postPath: string;
   messagesPerSecond: number;
-  durationSeconds: number;
-  runId: string;
+  /** Unmeasured traffic first (connections, JIT and caches warm up), then the measured seconds. */
+  warmUpSeconds: number;
+  seconds: number;
+  tag: string;
+};
+export type DisconnectCommand = { cmd: 'disconnect'; target: string };
+export type Command = (ConnectCommand | RoundCommand | DisconnectCommand) & { id: number };
+
+export type ConnectResult = { connected: number; retried: number; ms: number };
+export type RoundResult = {
+  sent: number;
+  errors: number;
+  lost: number;
+  /** Post -> received, ms, of every measured message received. */
+  latencies: number[];
+  statusCodes: Record<string, number>;
+  firstError: string;
+  /** This driver's CPU over the measured part (wallMs long), ms, and its event-loop delay p99 then, ms. */
+  cpuMs: number;
+  wallMs: number;
+  loopDelayP99: number;
 };
 
-const options = JSON.parse(process.argv[2] ?? '{}') as Options;
-const agent = new Agent({ connect: { rejectUnauthorized: false }, connections: 64 });
-
 type Visitor = { widgetId: string; visitorId: string; socket: Socket };
+type Target = { origin: string; visitors: Visitor[]; sentAt: Map<string, number>; latencies: number[]; agent: Agent; next: number };
 
-function connect(widgetId: string, visitorId: string): Promise<Visitor> {
-  const socket = io(options.origin, {
+const targets = new Map<string, Target>();
+
+function openSocket(origin: string, widgetId: string, visitorId: string, headers?: Record<string, string>): Promise<Socket> {
+  const socket = io(origin, {
+    extraHeaders: headers,
     path: '/socket.io',
     transports: ['websocket'],
     auth: { configId: widgetId, visitorId },
     rejectUnauthorized: false,
     reconnection: false,
+    forceNew: true,
+    timeout: 60_000,
   });
   return new Promise((resolve, reject) => {
-    socket.once('connect', () => resolve({ widgetId, visitorId, socket }));
-    socket.once('connect_error', (error) => reject(error));
-  });
-}
-
-const visitors: Visitor[] = [];
-for (let start = 0; start < options.visitors; start += 100) {
-  const batch = [];
-  for (let index = start; index < Math.min(options.visitors, start + 100); index++) {
-    batch.push(connect(options.widgets[index % options.widgets.length]!, `v${options.runId}x${index}`.padEnd(12, '0')));
-  }
-  visitors.push(...(await Promise.all(batch)));
-}
-
-const sentAt = new Map<string, number>();
-const latencies: number[] = [];
-let errors = 0;
-const statusCodes: Record<string, number> = {};
-let firstError = '';
-for (const visitor of visitors) {
-  visitor.socket.on('message', (message: { body: string }) => {
-    const started = sentAt.get(message.body);
-    if (started === undefined) return;
-    sentAt.delete(message.body);
-    latencies.push(performance.now() - started);
-  });
-}
-
-async function post(visitor: Visitor, body: string): Promise<void> {
-  sentAt.set(body, performance.now());
-  try {
-    const response = await request(options.origin + options.postPath, {
-      method: 'POST',
-      dispatcher: agent,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ messageType: 'text', customData: { body, fromId: visitor.visitorId, toId: visitor.widgetId } }),
+    socket.once('connect', () => resolve(socket));
+    socket.once('connect_error', (error) => {
+      socket.close();
+      reject(error);
     });
-    statusCodes[response.statusCode] = (statusCodes[response.statusCode] ?? 0) + 1;
-    if (response.statusCode !== 200) firstError ||= await response.body.text();
-    else await response.body.dump();
-    if (response.statusCode !== 200) {
-      errors += 1;
-      sentAt.delete(body);
+  });
+}
+
+async function connect(command: ConnectCommand): Promise<ConnectResult> {
+  const started = performance.now();
+  const target: Target = {
+    origin: command.origin,
+    visitors: new Array(command.count),
+    sentAt: new Map(),
+    latencies: [],
+    // Rounds go on through the visitors where the last one stopped, so each hears as often as the others.
+    next: 0,
+    agent: new Agent({ connect: { rejectUnauthorized: false }, connections: 32 }),
+  };
+  targets.set(command.target, target);
+  let next = 0;
+  let retried = 0;
+  // A fixed number of handshakes in flight: the servers' accept queues and the database
+  // see a steady stream, not 10,000 at once.
+  const worker = async () => {
+    while (next < command.count) {
+      const index = next++;
+      const widgetId = command.widgets[index % command.widgets.length]!;
+      const visitorId = `v${command.prefix}x${index}`.padEnd(12, '0');
+      let socket: Socket;
+      try {
+        socket = await openSocket(command.origin, widgetId, visitorId, command.headers);
+      } catch {
+        retried += 1;
+        socket = await openSocket(command.origin, widgetId, visitorId, command.headers);
+      }
+      socket.on('message', (message: { body: string }) => {
+        const sent = target.sentAt.get(message.body);
+        if (sent === undefined) return;
+        target.sentAt.delete(message.body);
+        target.latencies.push(performance.now() - sent);
+      });
+      target.visitors[index] = { widgetId, visitorId, socket };
     }
-  } catch (error) {
-    firstError ||= String(error);
+  };
+  await Promise.all(Array.from({ length: command.concurrency }, worker));
+  return { connected: command.count, retried, ms: performance.now() - started };
+}
+
+async function round(command: RoundCommand): Promise<RoundResult> {
+  const target = targets.get(command.target);
+  if (!target) throw new Error(`not connected to ${command.target}`);
+  let errors = 0;
+  let firstError = '';
+  const statusCodes: Record<string, number> = {};
+
+  const post = async (body: string) => {
+    const visitor = target.visitors[target.next++ % target.visitors.length]!;
+    target.sentAt.set(body, performance.now());
+    try {
+      const response = await request(target.origin + command.postPath, {
+        method: 'POST',
+        dispatcher: target.agent,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ messageType: 'text', customData: { body, fromId: visitor.visitorId, toId: visitor.widgetId } }),
+      });
+      statusCodes[response.statusCode] = (statusCodes[response.statusCode] ?? 0) + 1;
+      if (response.statusCode === 200) return void (await response.body.dump());
+      firstError ||= `${response.statusCode} ${await response.body.text()}`;
+    } catch (error) {
+      firstError ||= String(error);
+    }
     errors += 1;
-    sentAt.delete(body);
-  }
+    target.sentAt.delete(body);
+  };
+
+  /** Posts at the rate for `seconds`: each tick sends every message due by then, so the rate holds whatever the timer's granularity. */
+  const postAtRate = async (seconds: number, tag: string) => {
+    const count = Math.round(command.messagesPerSecond * seconds);
+    const interval = 1000 / command.messagesPerSecond;
+    const began = performance.now();
+    const posts: Promise<void>[] = [];
+    let index = 0;
+    while (index < count) {
+      const due = Math.min(count, Math.floor((performance.now() - began) / interval) + 1);
+      for (; index < due; index++) posts.push(post(`${tag}-${index}`));
+      if (index < count) await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    await Promise.all(posts);
+    return count;
+  };
+
+  if (command.warmUpSeconds > 0) await postAtRate(command.warmUpSeconds, `${command.tag}w`);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  target.sentAt.clear();
+  target.latencies = [];
+  errors = 0;
+  firstError = '';
+  for (const code of Object.keys(statusCodes)) delete statusCodes[code];
+
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  const cpuBefore = process.cpuUsage();
+  const measuredFrom = performance.now();
+  const sent = await postAtRate(command.seconds, `${command.tag}m`);
+  // Give the last pushes a moment; anything later counts as lost.
+  const deadline = performance.now() + 5_000;
+  while (target.sentAt.size > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  const cpu = process.cpuUsage(cpuBefore);
+  delay.disable();
+  return {
+    sent,
+    errors,
+    lost: target.sentAt.size,
+    latencies: target.latencies,
+    statusCodes,
+    firstError: firstError.slice(0, 300),
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    wallMs: performance.now() - measuredFrom,
+    loopDelayP99: delay.percentile(99) / 1e6,
+  };
 }
 
-const interval = 1000 / options.messagesPerSecond;
-
-/** Posts `count` messages at the rate, the first to visitor `offset`; returns when all were answered. */
-async function postAtRate(count: number, offset: number, tag: string): Promise<void> {
-  const began = performance.now();
-  const posts: Promise<void>[] = [];
-  for (let index = 0; index < count; index++) {
-    const due = began + index * interval;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    posts.push(post(visitors[(offset + index) % visitors.length]!, `${options.runId}-${tag}${index}`));
-  }
-  await Promise.all(posts);
+async function disconnect(command: DisconnectCommand): Promise<{ disconnected: number }> {
+  const target = targets.get(command.target);
+  if (!target) return { disconnected: 0 };
+  targets.delete(command.target);
+  for (const visitor of target.visitors) visitor?.socket.disconnect();
+  await target.agent.close();
+  return { disconnected: target.visitors.length };
 }
 
-// Two seconds of the same traffic first, not measured: connections, JIT and caches warm up.
-const warmUp = options.messagesPerSecond * 2;
-await postAtRate(warmUp, 0, 'w');
-await new Promise((resolve) => setTimeout(resolve, 500));
-latencies.length = 0;
-errors = 0;
-for (const key of Object.keys(statusCodes)) delete statusCodes[key];
-const total = options.messagesPerSecond * options.durationSeconds;
-await postAtRate(total, warmUp, 'm');
-// Give the last pushes a moment; anything later counts as lost.
-const deadline = performance.now() + 5_000;
-while (sentAt.size > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-
-const sorted = latencies.sort((a, b) => a - b);
-const percentile = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN);
-console.log(JSON.stringify({ sent: total, received: sorted.length, errors, lost: sentAt.size, p50: percentile(50), p99: percentile(99), statusCodes, firstError: firstError.slice(0, 300) }));
-for (const visitor of visitors) visitor.socket.disconnect();
-await agent.close();
-process.exit(0);
+process.on('message', (command: Command) => {
+  const run = command.cmd === 'connect' ? connect(command) : command.cmd === 'round' ? round(command) : disconnect(command);
+  run.then(
+    (result) => process.send!({ id: command.id, result }),
+    (error: Error) => process.send!({ id: command.id, error: error.stack ?? String(error) }),
+  );
+});
+// Disconnected from the scenario (it ended or died): nothing left to do.
+process.on('disconnect', () => process.exit(0));
+process.send!({ ready: true });

@@ -164,7 +164,7 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
   // Each service side's API process runs for the whole scenario (so every ramp meets a warm
   // one); its worker runs only during that side's ramps, so one worker at a time takes jobs.
   const apis: Partial<Record<Side, StartedServer>> = { service: await startApiProcess(databaseUrl, apiEnv) };
-  if (beforeTree) apis.before = await startApiProcess(databaseUrl, apiEnv, beforeTree);
+  if (beforeTree) apis.before = await startApiProcess(databaseUrl, apiEnv, [], beforeTree);
   const startStack = async (side: Side): Promise<{ origin: string; processes: { name: string; pid: number }[]; stop(): Promise<void> }> => {
     const worker: NodeProcess = await startWorkerRole(databaseUrl, workerEnv, side === 'before' ? beforeTree! : undefined);
     const api = apis[side]!;

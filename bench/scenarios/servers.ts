@@ -11,16 +11,17 @@ export type StartedServer = { process: NodeProcess; origin: string; dataDir: str
  * directory the variable names (BENCH_API_CPU_PROF for the service, BENCH_BARE_CPU_PROF
  * for the baseline); none when it is unset.
  */
-function cpuProfileArgs(variable: 'BENCH_API_CPU_PROF' | 'BENCH_BARE_CPU_PROF'): string[] {
+export function cpuProfileArgs(variable: 'BENCH_API_CPU_PROF' | 'BENCH_BARE_CPU_PROF'): string[] {
   const dir = globalThis.process.env[variable];
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
 /**
- * `node server/main.ts` with ROLE=api on the database (and `env` besides); resolves when it
- * prints its URL. `tree`: the checkout whose service runs (another one compares two versions).
+ * `node server/main.ts` with ROLE=api on the database (and `env` and Node's `nodeArgs`
+ * besides); resolves when it prints its URL. `tree`: the checkout whose service runs
+ * (another one compares two versions).
  */
-export async function startApiProcess(databaseUrl: string, env: Record<string, string> = {}, tree = root): Promise<StartedServer> {
+export async function startApiProcess(databaseUrl: string, env: Record<string, string> = {}, nodeArgs: string[] = [], tree = root): Promise<StartedServer> {
   const dataDir = await tempDir('api');
   const port = await freePort();
   const process = await startNode(
@@ -37,7 +38,7 @@ export async function startApiProcess(databaseUrl: string, env: Record<string, s
     },
     /listening on (https:\/\/\S+)/,
     undefined,
-    cpuProfileArgs('BENCH_API_CPU_PROF'),
+    [...cpuProfileArgs('BENCH_API_CPU_PROF'), ...nodeArgs],
     tree,
   );
   return { process, origin: new URL(process.ready[1]).origin, dataDir };

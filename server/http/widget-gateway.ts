@@ -19,7 +19,7 @@ import type { ConversationEvent, Services } from '../process-services.ts';
 import { countAndReadWidget } from '../widgets/read-public-widget-config.ts';
 import { identityTokenOf, resolveWidgetVisitor, VISITOR_IDENTITY_HEADER, VisitorIdentityError } from '../widgets/visitor-identity.ts';
 import { couldBeWidgetId } from '../widgets/widget-record.ts';
-import { createVisitorTyping } from '../realtime/visitor-typing.ts';
+import { createVisitorTyping, type VisitorTyping } from '../realtime/visitor-typing.ts';
 
 export const SOCKET_IO_PATH = '/socket.io';
 
@@ -75,15 +75,17 @@ export function createWidgetGateway(services: Services): WidgetGateway {
         // A verified visitor's socket lasts as long as their token is accepted, so reconnecting with it then fails; the page reconnects with a fresh one.
         const expiry = expiresAt === null ? null : setTimeout(() => socket.disconnect(true), Math.max(0, expiresAt * 1000 - Date.now()));
         expiry?.unref();
-        // The visitor's typing goes to the account (never back to the visitor's own room).
-        const typing = createVisitorTyping(services.pool, log, { accountId, widgetId, visitorId });
+        // The visitor's typing goes to the account (never back to the visitor's own room). Its
+        // pacer is made on the first report: most sockets never report, and each idle one counts.
+        let typing: VisitorTyping | null = null;
         socket.on('typing', (payload: unknown) => {
+          typing ??= createVisitorTyping(services.pool, log, { accountId, widgetId, visitorId });
           typing.report(typeof payload === 'object' && payload !== null && (payload as { typing?: unknown }).typing === true);
         });
         const closed = () => {
           if (expiry) clearTimeout(expiry);
           release();
-          typing.end();
+          typing?.end();
         };
         // A socket whose connection closes during the handshake never hears 'disconnect'; its connection does close.
         socket.once('disconnect', closed);

@@ -11,11 +11,16 @@ import type { VerifiedVisitor } from './visitor-identity.ts';
 
 export const WIDGET_CHANNEL = 'chat_widget';
 
-/** The visitor's contact, locked for the rest of the transaction: what a message's events show of it. */
-export type VisitorContact = { block: ContactEventBlock; isBotActive: boolean; created: boolean };
+/**
+ * The visitor's contact, locked for the rest of the transaction: what a message's events show
+ * of it, and whether it is archived (under the lock, so still true when the message is stored).
+ */
+export type VisitorContact = { block: ContactEventBlock; isBotActive: boolean; archived: boolean; created: boolean };
 
-type ContactRow = { id: string; phone_number: string | null; email: string | null; first_name: string; last_name: string; is_bot_active: boolean };
-const CONTACT_COLUMNS = 'id, phone_number, email, first_name, last_name, is_bot_active';
+type ContactRow = { id: string; phone_number: string | null; email: string | null; first_name: string; last_name: string; is_bot_active: boolean; archived: boolean };
+const CONTACT_COLUMNS = 'id, phone_number, email, first_name, last_name, is_bot_active, archived_at is not null as archived';
+/** The same, read back from a statement's RETURNING. */
+const RETURNED_COLUMNS = 'id, phone_number, email, first_name, last_name, is_bot_active, archived';
 
 const lockVisitorContact = (widgetId: string, visitorId: string, accountId: string) =>
   prepared(
@@ -44,7 +49,7 @@ const insertVisitorContact = (
 ), event as (
   ${insertEventsSql(eventsOf(accountId, [event]), { onlyIf: sql`exists (select 1 from contact)` })}
 )
-select ${rawSql(CONTACT_COLUMNS)} from contact`,
+select ${rawSql(RETURNED_COLUMNS)} from contact`,
   );
 
 // A verified user's contact follows what their site says of them now.
@@ -65,7 +70,7 @@ function namesOf(name: string | null): [string | null, string | null] {
 
 function visitorContact(row: ContactRow, created: boolean): VisitorContact {
   const block = { id: row.id, phone_number: row.phone_number, email: row.email, first_name: row.first_name, last_name: row.last_name };
-  return { block, isBotActive: row.is_bot_active, created };
+  return { block, isBotActive: row.is_bot_active, archived: row.archived, created };
 }
 
 /**

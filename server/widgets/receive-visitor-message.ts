@@ -3,8 +3,8 @@
 // Replies when it answers the bot), the bot-typing flag, the live events for open widget
 // pages, and the job that takes the bot's turn (workers/chat-widget-message.ts). The job is
 // keyed by the message id, which is the `messageId` answered: one id names both. All of it
-// is SQL on the pool, eight statements with BEGIN and COMMIT (sql/store-visitor-message.ts;
-// one brings an archived contact back): this is the push's latency.
+// is SQL on the pool, seven statements with BEGIN and COMMIT (sql/store-visitor-message.ts),
+// and one more that brings an archived contact back: this is the push's latency.
 import type pg from 'pg';
 import { z } from 'zod';
 import { unarchiveOnInbound } from '../contacts/archive-contact.ts';
@@ -87,7 +87,8 @@ export async function receiveVisitorMessage(
 
   return withPoolTransaction(pool, async (client) => {
     const contact = await findOrCreateVisitorContact(client, ownerId, widgetId, visitorId, visitor.verified);
-    if (!contact.created) await unarchiveOnInbound(client, ownerId, contact.block.id);
+    // Read under the contact's lock: a contact that is not archived costs no statement here.
+    if (contact.archived) await unarchiveOnInbound(client, ownerId, contact.block.id);
     return storeVisitorMessage(client, {
       accountId: ownerId,
       widgetId,
