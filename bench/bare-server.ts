@@ -156,12 +156,12 @@ if (mode === 'silent-writes') {
       values: [widgetId, ownerId],
     });
     if (rows.length === 0) return reply.code(404).send({ success: false, message: 'Chat widget not found' });
-    await countVisitorMessage(pool, SILENT_LIMITS, widgetId, visitorId, request.ip);
+    await countVisitorMessage(pool, SILENT_LIMITS, ownerId, widgetId, visitorId, request.ip);
     const client = await pool.connect();
     try {
       await client.query('begin');
       const contact = await findOrCreateVisitorContact(client, ownerId, widgetId, visitorId);
-      if (!contact.created) await unarchiveOnInbound(client, ownerId, contact.block.id);
+      if (contact.archived) await unarchiveOnInbound(client, ownerId, contact.block.id);
       const written = await insertMessage(
         client,
         {

@@ -10,10 +10,18 @@ import { addressBucket, countVisitorRequest, VISITOR_MESSAGES_PER_MINUTE, WIDGET
 
 export type MessageLimits = Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE' | 'WIDGET_MESSAGES_PER_IP_PER_MINUTE' | 'WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE'>;
 
-const NEW_VISITOR = 'not exists (select from contacts where chat_widget_id = $1::text and widget_visitor_id = $2::text)';
+// With the account: the contacts' unique index on a widget's visitors leads with account_id.
+const NEW_VISITOR = 'not exists (select from contacts where account_id = $3::text and chat_widget_id = $1::text and widget_visitor_id = $2::text)';
 
 /** Counts one visitor message, or refuses it with 429 and Retry-After (seconds until the window resets). */
-export async function countVisitorMessage(pool: pg.Pool, limits: MessageLimits, widgetId: string, visitorKey: string, address: string): Promise<void> {
+export async function countVisitorMessage(
+  pool: pg.Pool,
+  limits: MessageLimits,
+  accountId: string,
+  widgetId: string,
+  visitorKey: string,
+  address: string,
+): Promise<void> {
   await countVisitorRequest(
     pool,
     'count-visitor-message',
@@ -24,6 +32,6 @@ export async function countVisitorMessage(pool: pg.Pool, limits: MessageLimits, 
       { key: `widget-new-visitors:${widgetId}:${address}`, limit: limits.WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE, onlyIf: NEW_VISITOR },
       { key: `widget:${widgetId}`, limit: WIDGET_MESSAGES_PER_MINUTE },
     ],
-    [widgetId, visitorKey],
+    [widgetId, visitorKey, accountId],
   );
 }

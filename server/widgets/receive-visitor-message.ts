@@ -83,7 +83,7 @@ export async function receiveVisitorMessage(
     throw new InvalidInputError('customData.mediaUrl is required with mediaContentType', { details: [{ path: 'customData.mediaUrl', message: 'is required with mediaContentType' }] });
   }
   // Counted before the transaction: a refused message costs one statement, not a transaction.
-  await countVisitorMessage(pool, limits, widgetId, visitorId, request.address);
+  await countVisitorMessage(pool, limits, ownerId, widgetId, visitorId, request.address);
 
   return withPoolTransaction(pool, async (client) => {
     const contact = await findOrCreateVisitorContact(client, ownerId, widgetId, visitorId, visitor.verified);
