@@ -19,6 +19,12 @@ export type ConnectCommand = {
   concurrency: number;
   /** Headers of each socket's upgrade request (a TLS-terminating proxy's X-Forwarded-Proto). */
   headers?: Record<string, string>;
+  /**
+   * Visitors come from many addresses, as on the open internet: each visitor's socket and
+   * posts carry X-Forwarded-For 10.<network>.x.y, which the service believes from loopback
+   * (TRUST_PROXY), so no per-address counter is shared by every visitor of the bench.
+   */
+  network: number;
 };
 export type RoundCommand = {
   cmd: 'round';
@@ -49,7 +55,7 @@ export type RoundResult = {
   loopDelayP99: number;
 };
 
-type Visitor = { widgetId: string; visitorId: string; socket: Socket };
+type Visitor = { widgetId: string; visitorId: string; address: string; socket: Socket };
 type Target = { origin: string; visitors: Visitor[]; sentAt: Map<string, number>; latencies: number[]; agent: Agent; next: number };
 
 const targets = new Map<string, Target>();
@@ -95,12 +101,14 @@ async function connect(command: ConnectCommand): Promise<ConnectResult> {
       const index = next++;
       const widgetId = command.widgets[index % command.widgets.length]!;
       const visitorId = `v${command.prefix}x${index}`.padEnd(12, '0');
+      const address = `10.${command.network}.${(index >> 8) & 255}.${index & 255}`;
+      const headers = { ...command.headers, 'x-forwarded-for': address };
       let socket: Socket;
       try {
-        socket = await openSocket(command.origin, widgetId, visitorId, command.headers);
+        socket = await openSocket(command.origin, widgetId, visitorId, headers);
       } catch {
         retried += 1;
-        socket = await openSocket(command.origin, widgetId, visitorId, command.headers);
+        socket = await openSocket(command.origin, widgetId, visitorId, headers);
       }
       socket.on('message', (message: { body: string }) => {
         const sent = target.sentAt.get(message.body);
@@ -108,7 +116,7 @@ async function connect(command: ConnectCommand): Promise<ConnectResult> {
         target.sentAt.delete(message.body);
         target.latencies.push(performance.now() - sent);
       });
-      target.visitors[index] = { widgetId, visitorId, socket };
+      target.visitors[index] = { widgetId, visitorId, address, socket };
     }
   };
   await Promise.all(Array.from({ length: command.concurrency }, worker));
@@ -129,7 +137,7 @@ async function round(command: RoundCommand): Promise<RoundResult> {
       const response = await request(target.origin + command.postPath, {
         method: 'POST',
         dispatcher: target.agent,
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': visitor.address },
         body: JSON.stringify({ messageType: 'text', customData: { body, fromId: visitor.visitorId, toId: visitor.widgetId } }),
       });
       statusCodes[response.statusCode] = (statusCodes[response.statusCode] ?? 0) + 1;

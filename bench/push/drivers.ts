@@ -76,7 +76,7 @@ export async function startPushDrivers(count: number): Promise<PushDrivers> {
           const share = Math.floor(visitors / count) + (index < visitors % count ? 1 : 0);
           // Each driver's visitors spread over every widget, as one driver's would.
           const rotated = [...widgets.slice(index % widgets.length), ...widgets.slice(0, index % widgets.length)];
-          return send<ConnectResult>(driver, { cmd: 'connect', target, origin, widgets: rotated, prefix: `${target[0]}${index}`, count: share, concurrency: 100, headers });
+          return send<ConnectResult>(driver, { cmd: 'connect', target, origin, widgets: rotated, prefix: `${target[0]}${index}`, network: index, count: share, concurrency: 100, headers });
         }),
       );
       return { ms: Math.max(...results.map((result) => result.ms)), retried: results.reduce((sum, result) => sum + result.retried, 0) };
