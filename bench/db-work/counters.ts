@@ -1,0 +1,96 @@
+// PostgreSQL's own account of the work an operation costs: the statements it ran (from
+// pg_stat_statements), commits, blocks touched, rows written and WAL. Unlike a timing these
+// figures do not move with the machine's load, so a change to a hot path can be measured
+// while other work runs: take a snapshot, run N operations, take another, divide.
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../../server/db/embedded.ts';
+import { atCleanup, tempDir } from '../processes.ts';
+
+/** An embedded PostgreSQL with pg_stat_statements loaded (tracking nested statements too). */
+export async function startCountingDatabase(): Promise<{ url: string }> {
+  const dataDir = await tempDir('db-work');
+  const first = await startEmbeddedPostgres({ dataDir });
+  const client = new pg.Client(first.url);
+  await client.connect();
+  await client.query(`alter system set shared_preload_libraries = 'pg_stat_statements'`);
+  await client.query(`alter system set pg_stat_statements.track = 'all'`);
+  await client.end();
+  await first.stop();
+  const postgres = await startEmbeddedPostgres({ dataDir });
+  atCleanup(() => postgres.stop());
+  const setup = new pg.Client(postgres.url);
+  await setup.connect();
+  await setup.query('create extension if not exists pg_stat_statements');
+  await setup.end();
+  return { url: postgres.url };
+}
+
+type Totals = { commits: number; blocks: number; inserted: number; updated: number; deleted: number; hotUpdated: number; walRecords: number; walBytes: number };
+
+/**
+ * Backends report their statistics when idle, at most once a second, and an idle backend
+ * within ten seconds: wait that long before reading, or the last operations are missing.
+ */
+const STATS_SETTLE_MS = 11_500;
+
+async function totals(client: pg.Client): Promise<Totals> {
+  await new Promise((resolve) => setTimeout(resolve, STATS_SETTLE_MS));
+  const [db] = (
+    await client.query(
+      `select d.xact_commit, d.blks_hit + d.blks_read as blocks, d.tup_inserted, d.tup_updated, d.tup_deleted,
+              (select coalesce(sum(n_tup_hot_upd), 0) from pg_stat_all_tables) as hot, w.wal_records, w.wal_bytes
+         from pg_stat_database d, pg_stat_wal w where d.datname = current_database()`,
+    )
+  ).rows;
+  return {
+    commits: Number(db.xact_commit),
+    blocks: Number(db.blocks),
+    inserted: Number(db.tup_inserted),
+    updated: Number(db.tup_updated),
+    deleted: Number(db.tup_deleted),
+    hotUpdated: Number(db.hot),
+    walRecords: Number(db.wal_records),
+    walBytes: Number(db.wal_bytes),
+  };
+}
+
+export type WorkReport = { lines: string[] };
+
+/**
+ * Runs `operate()` (which performs `operations` operations) between two snapshots and
+ * reports the work per operation: totals, then each statement run at least once per ten
+ * operations, most frequent first.
+ */
+export async function measureWork(url: string, operations: number, operate: () => Promise<void>): Promise<WorkReport> {
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    const before = await totals(client);
+    await client.query('select pg_stat_statements_reset()');
+    await operate();
+    const after = await totals(client);
+    const per = (key: keyof Totals, digits = 2) => ((after[key] - before[key]) / operations).toFixed(digits);
+    const statements = (
+      await client.query<{ calls: string; rows: string; ms: number; blocks: string; toplevel: boolean; query: string }>(
+        `select calls, rows, total_exec_time as ms, shared_blks_hit + shared_blks_read as blocks, toplevel,
+                left(regexp_replace(query, '\\s+', ' ', 'g'), 120) as query
+           from pg_stat_statements where calls * 10 >= $1 order by toplevel desc, calls desc, total_exec_time desc`,
+        [operations],
+      )
+    ).rows;
+    const topLevel = statements.filter((row) => row.toplevel).reduce((sum, row) => sum + Number(row.calls), 0);
+    const lines = [
+      `per operation (${operations}): ${(topLevel / operations).toFixed(2)} statements, ${per('commits')} commits, ${per('blocks', 0)} blocks, ` +
+        `${per('inserted')} rows inserted, ${per('updated')} updated (${per('hotUpdated')} HOT), ${per('deleted')} deleted, ` +
+        `${per('walRecords', 1)} WAL records, ${per('walBytes', 0)} WAL bytes`,
+      ...statements.map(
+        (row) =>
+          `${(Number(row.calls) / operations).toFixed(2).padStart(6)} ${row.toplevel ? '' : '  (nested) '}${((row.ms / operations) * 1000).toFixed(0).padStart(5)} µs ` +
+          `${(Number(row.blocks) / operations).toFixed(0).padStart(4)} blocks  ${row.query}`,
+      ),
+    ];
+    return { lines };
+  } finally {
+    await client.end();
+  }
+}

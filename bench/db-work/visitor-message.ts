@@ -1,0 +1,60 @@
+// PostgreSQL's work per chat-widget visitor message (POST /v1/incoming-chat-widget-message)
+// at steady state: each visitor already has its contact and an open session.
+//
+//   node bench/db-work/visitor-message.ts [messages]
+import { Agent, request } from 'undici';
+import { seedAccounts } from '../database.ts';
+import { cleanUp } from '../processes.ts';
+import { startApiProcess } from '../scenarios/servers.ts';
+import { measureWork, startCountingDatabase } from './counters.ts';
+
+const MESSAGES = Number(process.argv[2]) || 1000;
+const VISITORS = 200;
+const WIDGETS = 20;
+const insecure = new Agent({ connect: { rejectUnauthorized: false }, connections: 8 });
+
+try {
+  const { url } = await startCountingDatabase();
+  const { targets } = await seedAccounts(url, 1);
+  const many = '10000000';
+  const service = await startApiProcess(url, {
+    WIDGET_REQUESTS_PER_IP_PER_MINUTE: many,
+    WIDGET_MESSAGES_PER_IP_PER_MINUTE: many,
+    WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: many,
+    WIDGET_SOCKETS_PER_IP: many,
+  });
+  const call = async (method: string, pathname: string, body?: unknown, apiKey?: string) => {
+    const response = await request(service.origin + pathname, {
+      method: method as 'GET',
+      dispatcher: insecure,
+      headers: { 'content-type': 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.body.text();
+    if (response.statusCode >= 300) throw new Error(`${method} ${pathname}: ${response.statusCode} ${text}`);
+    return JSON.parse(text) as { data: Record<string, unknown> };
+  };
+  const widgets: string[] = [];
+  for (let index = 0; index < WIDGETS; index++) widgets.push(String((await call('POST', '/v1/chat-widgets', { name: `w${index}`, settings: {} }, targets[0]!.apiKey)).data.id));
+  const owner = String((await call('GET', `/v1/chat-widget-config?configId=${widgets[0]}`)).data.userId);
+  const post = async (count: number) => {
+    let next = 0;
+    const lane = async () => {
+      for (let index = next++; index < count; index = next++) {
+        const visitor = index % VISITORS;
+        await call('POST', `/v1/incoming-chat-widget-message?userId=${owner}`, {
+          messageType: 'text',
+          customData: { body: `message ${index}`, fromId: `visitor${visitor}`.padEnd(12, '0'), toId: widgets[visitor % WIDGETS] },
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: 4 }, lane));
+  };
+  await post(2 * VISITORS);
+  const report = await measureWork(url, MESSAGES, () => post(MESSAGES));
+  console.log(report.lines.join('\n'));
+  await service.process.stop();
+} finally {
+  await cleanUp();
+}
+process.exit(0);
