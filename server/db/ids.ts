@@ -4,13 +4,17 @@ import { randomBytes } from 'node:crypto';
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
 let lastTime = -1;
-let lastRandom = 0n;
+// The 80-bit random part as two 40-bit halves (Numbers hold them exactly).
+const HALF = 2 ** 40;
+let randomHigh = 0;
+let randomLow = 0;
 
-function encode(value: bigint, length: number): string {
+/** `value` (a non-negative integer below 32^length) in `length` characters. */
+function encode(value: number, length: number): string {
   let text = '';
   for (let i = 0; i < length; i++) {
-    text = ALPHABET[Number(value & 31n)] + text;
-    value >>= 5n;
+    text = ALPHABET[value % 32]! + text;
+    value = Math.floor(value / 32);
   }
   return text;
 }
@@ -25,10 +29,13 @@ export function newId(prefix: string): string {
   const now = Date.now();
   if (now > lastTime) {
     lastTime = now;
+    const random = randomBytes(10);
     // Leave headroom in the top bit so increments within the millisecond never overflow.
-    lastRandom = BigInt(`0x${randomBytes(10).toString('hex')}`) >> 1n;
-  } else {
-    lastRandom += 1n;
+    randomHigh = random.readUIntBE(0, 5) % (HALF / 2);
+    randomLow = random.readUIntBE(5, 5);
+  } else if (++randomLow === HALF) {
+    randomLow = 0;
+    randomHigh += 1;
   }
-  return `${prefix}_${encode(BigInt(lastTime), 10)}${encode(lastRandom, 16)}`;
+  return `${prefix}_${encode(lastTime, 10)}${encode(randomHigh, 8)}${encode(randomLow, 8)}`;
 }

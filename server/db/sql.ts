@@ -13,36 +13,124 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { CompiledQuery } from 'kysely';
 import type pg from 'pg';
 
-/** SQL text with its parameters kept apart: `strings` around `values`, one more string than values. */
-export class Sql {
-  readonly strings: readonly string[];
-  readonly values: readonly unknown[];
+/**
+ * Shapes: a statement's text depends only on the templates it was composed from, not on its
+ * values, so each distinct composition gets a small number and its text (and prepared name)
+ * is rendered once per process. A template literal's strings array is the same object on
+ * every call, so it is known by identity; other strings arrays (rawSql's, joinSql's) by
+ * content. Shapes are interned up to MAX_SHAPES; past that a statement renders its text
+ * each time (shape 0), so statements built with unbounded variety cannot grow memory.
+ */
+const MAX_SHAPES = 10_000;
+const templateShapes = new WeakMap<readonly string[], number>();
+const contentShapes = new Map<string, number>();
+const renderedTexts = new Map<number, string>();
+let nextShape = 1;
+/** Shapes and trie nodes made so far, bounded by MAX_SHAPES. */
+let interned = 0;
 
-  constructor(strings: readonly string[], values: readonly unknown[]) {
-    // Flattened on construction: nested fragments become part of this one.
-    const outStrings: string[] = [strings[0] ?? ''];
-    const outValues: unknown[] = [];
-    values.forEach((value, index) => {
-      const after = strings[index + 1] ?? '';
-      if (value instanceof Sql) {
-        outStrings[outStrings.length - 1] += value.strings[0]!;
-        outValues.push(...value.values);
-        outStrings.push(...value.strings.slice(1));
-        outStrings[outStrings.length - 1] += after;
-      } else {
-        outValues.push(value);
-        outStrings.push(after);
+function newShape(): number {
+  if (interned >= MAX_SHAPES) return 0;
+  interned += 1;
+  return nextShape++;
+}
+
+function shapeOfStrings(strings: readonly string[]): number {
+  const known = templateShapes.get(strings);
+  if (known !== undefined) return known;
+  // A template literal's strings array is frozen and carries `raw`: the same object on every call.
+  if (Object.isFrozen(strings) && 'raw' in strings) {
+    const shape = newShape();
+    if (shape !== 0) templateShapes.set(strings, shape);
+    return shape;
+  }
+  const key = strings.join('\u0000');
+  let shape = contentShapes.get(key);
+  if (shape === undefined) {
+    shape = newShape();
+    if (shape !== 0) contentShapes.set(key, shape);
+  }
+  return shape;
+}
+
+/** A composition's shape: a trie from the outer strings' shape through (position, nested shape) of each nested fragment. */
+type ShapeNode = { shape: number; next: Map<number, ShapeNode> | null };
+const compositions = new Map<number, ShapeNode>();
+
+function step(node: ShapeNode, key: number): ShapeNode | null {
+  let next = node.next?.get(key);
+  if (next === undefined) {
+    if (interned >= MAX_SHAPES) return null;
+    interned += 1;
+    next = { shape: 0, next: null };
+    (node.next ??= new Map()).set(key, next);
+  }
+  return next;
+}
+
+/** SQL text with its parameters kept apart: `strings` around `parts` (values or nested fragments), one more string than parts. */
+export class Sql {
+  /** The parameters in order, nested fragments' included. */
+  readonly values: readonly unknown[];
+  /** The composition's shape (0: not interned): equal shapes render equal text. */
+  readonly shape: number;
+  readonly #strings: readonly string[];
+  readonly #parts: readonly unknown[];
+
+  constructor(strings: readonly string[], parts: readonly unknown[]) {
+    this.#strings = strings;
+    this.#parts = parts;
+    const base = shapeOfStrings(strings);
+    let values: unknown[] | null = null;
+    // The trie node of the nested fragments so far; null with none yet, or once the shape is unknown.
+    let node: ShapeNode | null = null;
+    let known = base !== 0;
+    for (let index = 0; index < parts.length; index++) {
+      const part = parts[index];
+      if (part instanceof Sql) {
+        values ??= parts.slice(0, index);
+        for (const value of part.values) values.push(value);
+        if (known && part.shape !== 0) {
+          if (!node) {
+            node = compositions.get(base) ?? { shape: 0, next: null };
+            if (!compositions.has(base)) compositions.set(base, node);
+          }
+          // MAX_SHAPES is below 2^14: position and shape fit one small integer.
+          node = step(node, index * 16_384 + part.shape);
+          if (!node) known = false;
+        } else {
+          known = false;
+        }
+      } else if (values) {
+        values.push(part);
       }
-    });
-    this.strings = outStrings;
-    this.values = outValues;
+    }
+    this.values = values ?? parts;
+    if (!known) this.shape = 0;
+    else if (!node) this.shape = base;
+    else this.shape = node.shape === 0 ? (node.shape = newShape()) : node.shape;
   }
 
   /** The text with `$1`, `$2`, ... in order of the values. */
   get text(): string {
-    let text = this.strings[0]!;
-    for (let index = 1; index < this.strings.length; index += 1) text += `$${index}${this.strings[index]}`;
+    if (this.shape === 0) return this.#render({ text: '', count: 0 }).text;
+    let text = renderedTexts.get(this.shape);
+    if (text === undefined) {
+      text = this.#render({ text: '', count: 0 }).text;
+      renderedTexts.set(this.shape, text);
+    }
     return text;
+  }
+
+  #render(out: { text: string; count: number }): { text: string; count: number } {
+    out.text += this.#strings[0] ?? '';
+    for (let index = 0; index < this.#parts.length; index++) {
+      const part = this.#parts[index];
+      if (part instanceof Sql) part.#render(out);
+      else out.text += `$${++out.count}`;
+      out.text += this.#strings[index + 1] ?? '';
+    }
+    return out;
   }
 
   /** A pg query config: what `client.query()` takes. */
@@ -85,6 +173,7 @@ export function oneStatement(parts: { writes?: readonly Sql[]; calls?: readonly 
 }
 
 const preparedNames = new Map<string, string>();
+const namesByShape = new Map<number, { label: string; name: string }>();
 
 /**
  * The statement named, so each connection parses and plans it once. The name carries a hash
@@ -92,12 +181,15 @@ const preparedNames = new Map<string, string>();
  * variant (pg refuses one name for two texts).
  */
 export function prepared(label: string, query: Sql): Statement {
+  const known = query.shape === 0 ? undefined : namesByShape.get(query.shape);
+  if (known && known.label === label) return { name: known.name, text: query.text, values: [...query.values] };
   const text = query.text;
   let name = preparedNames.get(text);
   if (!name) {
     name = `${label}-${createHash('sha1').update(text).digest('base64url').slice(0, 10)}`;
-    preparedNames.set(text, name);
+    if (preparedNames.size < MAX_SHAPES) preparedNames.set(text, name);
   }
+  if (query.shape !== 0) namesByShape.set(query.shape, { label, name });
   return { name, text, values: [...query.values] };
 }
 

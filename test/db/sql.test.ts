@@ -30,6 +30,35 @@ describe('sql tagged template', () => {
   });
 });
 
+describe('statement shapes', () => {
+  const byId = (id: string) => sql`select ${id}::text as id`;
+  const either = (flag: boolean) => (flag ? sql`a = ${1}` : sql`b = ${2} and c = ${3}`);
+
+  test('one composition renders one text whatever its values; another composition another text', () => {
+    const outer = (flag: boolean, value: string) => sql`select ${value} where ${either(flag)} and x in (${joinSql([byId(value), byId('z')])})`;
+    const first = outer(true, 'p');
+    const again = outer(true, 'q');
+    expect(again.shape).toBe(first.shape);
+    expect(again.statement()).toEqual({ text: first.text, values: ['q', 1, 'q', 'z'] });
+    const other = outer(false, 'p');
+    expect(other.shape).not.toBe(first.shape);
+    expect(other.statement()).toEqual({
+      text: 'select $1 where b = $2 and c = $3 and x in (select $4::text as id, select $5::text as id)',
+      values: ['p', 2, 3, 'p', 'z'],
+    });
+    expect(first.text).toBe('select $1 where a = $2 and x in (select $3::text as id, select $4::text as id)');
+  });
+
+  test('raw text and joins are told apart by their content', () => {
+    expect(sql`select ${rawSql('a')}`.text).toBe('select a');
+    expect(sql`select ${rawSql('b')}`.text).toBe('select b');
+    expect(joinSql([byId('1'), byId('2')], ' union ').text).toBe('select $1::text as id union select $2::text as id');
+    expect(joinSql([byId('1'), byId('2'), byId('3')]).text).toBe('select $1::text as id, select $2::text as id, select $3::text as id');
+    const prefixed = prepared('by-id', byId('1'));
+    expect(prepared('by-id', byId('2'))).toEqual({ ...prefixed, values: ['2'] });
+  });
+});
+
 describe('runSql', () => {
   let database: TestDatabase;
   let orm: MikroORM;
