@@ -39,6 +39,8 @@ export const configSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
+  /** Connections each process keeps to PostgreSQL at most (requests, jobs and raw SQL share them). */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(500).default(10),
   /** PEM certificate; when unset (with TLS_KEY_FILE), a self-signed one is generated into DATA_DIR. */
   TLS_CERT_FILE: z.string().min(1).optional(),
   /** PEM private key matching TLS_CERT_FILE. */

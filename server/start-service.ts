@@ -69,7 +69,7 @@ const jobQueueMigrationLogger = new JobQueueLogger(() => () => {});
 
 /** Builds the shared services on an open database (used by the service and the admin CLI). */
 export async function createServices(config: Config, log: Logger, databaseUrl: string): Promise<Services> {
-  const orm = await openOrm(databaseUrl);
+  const orm = await openOrm(databaseUrl, config.DATABASE_POOL_SIZE);
   const pool = pgPool(orm);
   try {
     await migrate(orm);

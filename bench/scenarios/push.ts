@@ -60,7 +60,20 @@ type Memory = { before: SettledMemory; after: SettledMemory };
 const perSocket = (memory: Memory, key: keyof SettledMemory) => (memory.after[key] - memory.before[key]) / VISITORS;
 const kib = (bytes: number) => Math.round(bytes / 102.4) / 10;
 
-type Round = MergedRound & { serverCpuMs: number; postgresCpuMs: number; loopDelayP99: number; ms: number };
+/** The service's database pool as /metrics shows it: connections open and idle, callers waiting for one. */
+type PoolSample = { total: number; idle: number; waiting: number };
+
+async function poolSample(origin: string): Promise<PoolSample> {
+  const text = await api(origin, 'GET', '/metrics', { authorization: `Bearer ${METRICS_TOKEN}` });
+  const read = (state: string) => Number(new RegExp(`^db_pool_connections\\{state="${state}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { total: read('total'), idle: read('idle'), waiting: read('waiting') };
+}
+
+/** BENCH_PUSH_POOL: the service's DATABASE_POOL_SIZE (its default otherwise). */
+const POOL_SIZE = process.env.BENCH_PUSH_POOL;
+const POOL_SAMPLE_MS = 500;
+
+type Round = MergedRound & { serverCpuMs: number; postgresCpuMs: number; loopDelayP99: number; ms: number; pool: PoolSample[] };
 
 export async function runPushScenario(settings: Settings, databaseUrl: string, apiKey: string): Promise<ScenarioResult> {
   // ROLE=api: the visitor's own message is pushed by the request's transaction; no worker
@@ -75,7 +88,11 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
     WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: oneAddressForAll,
     WIDGET_SOCKETS_PER_IP: oneAddressForAll,
   };
-  const service = await startApiProcess(databaseUrl, { ...limits, METRICS_TOKEN, TRUST_PROXY: '127.0.0.1' }, INSPECT_ARGS);
+  const service = await startApiProcess(
+    databaseUrl,
+    { ...limits, METRICS_TOKEN, TRUST_PROXY: '127.0.0.1', ...(POOL_SIZE ? { DATABASE_POOL_SIZE: POOL_SIZE } : {}) },
+    INSPECT_ARGS,
+  );
   const relayPort = await freePort();
   const relay: NodeProcess = await startNode(
     'bench/push/bare-relay.ts',
@@ -156,12 +173,20 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       const started = performance.now();
       const cpu = processCpuMs(pid);
       const pgCpu = postgresCpuMs(postmaster);
+      // The service's pool, sampled through the round: whether messages wait for a connection.
+      const pool: PoolSample[] = [];
+      const sampler =
+        name === 'service'
+          ? setInterval(() => void poolSample(service.origin).then((sample) => pool.push(sample), () => {}), POOL_SAMPLE_MS)
+          : null;
       const result =
         name === 'service'
           ? await drivers.round('service', servicePost, MESSAGES_PER_SECOND, WARM_UP_SECONDS, settings.durationSeconds, `f${round}`)
           : await drivers.round('bare', '/relay', MESSAGES_PER_SECOND, WARM_UP_SECONDS, settings.durationSeconds, `b${round}`);
+      if (sampler) clearInterval(sampler);
       return {
         ...result,
+        pool,
         serverCpuMs: processCpuMs(pid) - cpu,
         postgresCpuMs: postgresCpuMs(postmaster) - pgCpu,
         ms: performance.now() - started,
@@ -205,6 +230,12 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       ratioRow('CPU per message, server process', 'ms', perMessage(full, (r) => r.serverCpuMs), perMessage(bare, (r) => r.serverCpuMs)),
       ratioRow('CPU per message, PostgreSQL', 'ms', perMessage(full, (r) => r.postgresCpuMs), perMessage(bare, (r) => r.postgresCpuMs)),
     ];
+    const poolSamples = full.flatMap((r) => r.pool);
+    const waiting = poolSamples.map((sample) => sample.waiting).sort((a, b) => a - b);
+    const allBusy = poolSamples.filter((sample) => sample.idle === 0).length / Math.max(1, poolSamples.length);
+    const poolNote = poolSamples.length
+      ? `The service's database pool (${POOL_SIZE ? `DATABASE_POOL_SIZE=${POOL_SIZE}` : 'its default size'}), sampled every ${POOL_SAMPLE_MS} ms through the service rounds from /metrics (${poolSamples.length} samples): up to ${Math.max(...poolSamples.map((sample) => sample.total))} connections open, none idle in ${(allBusy * 100).toFixed(0)}% of samples; callers waiting for a connection: median ${median(waiting)}, p90 ${waiting[Math.floor(waiting.length * 0.9)]}, max ${waiting.at(-1)}.`
+      : 'The service pool was not sampled.';
     const heap = (memory: Memory) => `${kib(perSocket(memory, 'heapUsed'))} KiB JavaScript heap and ${kib(perSocket(memory, 'external'))} KiB external (buffers) of it`;
     return {
       name: 'push',
@@ -216,6 +247,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
         `Memory per socket: VmRSS of the server process (/proc/<pid>/status) with the ${VISITORS.toLocaleString('en')} sockets connected and idle, minus VmRSS before any visitor connected, divided by ${VISITORS.toLocaleString('en')}; each reading after two full garbage collections forced over the inspector (the processes run with ${INSPECT_ARGS.join(' ')}). Service: ${Math.round(memory.service.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.service.after.rss / 2 ** 20)} MiB, ${heap(memory.service)}; bare relay: ${Math.round(memory.bare.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.bare.after.rss / 2 ** 20)} MiB, ${heap(memory.bare)}; the same relay over plain HTTP: ${heap(memory.plain)}; the service with TLS=off: ${heap(memory.proxied)}. Beyond the JavaScript heap, the difference between HTTPS and plain HTTP is each connection's TLS state in Node and OpenSSL (${process.versions.openssl}).`,
         `Where a service round's time goes (medians over the measured part; the machine's ${cpus().length} cores carry all of it, drivers and PostgreSQL included): the service process ${share(full, (r) => r.serverCpuMs).toFixed(2)} of a core, its event loop delayed p99 ${median(full.map((r) => r.loopDelayP99)).toFixed(1)} ms (prom-client's 10 ms timer, which an idle loop reads as about 10 ms); PostgreSQL ${share(full, (r) => r.postgresCpuMs).toFixed(2)} of a core; the drivers ${median(full.map((r) => r.driverCpuShare)).toFixed(2)} each (busiest). The bare relay used ${share(bare, (r) => r.serverCpuMs).toFixed(2)} of a core for the same sockets and posts.`,
         `What bounds the latency, and what would move it: a message costs the service process ${perMessage(full, (r) => r.serverCpuMs).toFixed(2)} ms of CPU and PostgreSQL ${perMessage(full, (r) => r.postgresCpuMs).toFixed(2)} ms, so ${MESSAGES_PER_SECOND.toLocaleString('en')} messages/s ask for ${((perMessage(full, (r) => r.serverCpuMs) * MESSAGES_PER_SECOND) / 1000).toFixed(1)} cores of the one process and ${((perMessage(full, (r) => r.postgresCpuMs) * MESSAGES_PER_SECOND) / 1000).toFixed(1)} of PostgreSQL, on a machine whose ${cpus().length} cores also run the drivers, the relay and the other sockets' heartbeats. When that is more than the cores give, posts wait in the drivers' connection pools and the figure is mostly that queue. More cores for PostgreSQL and for the process (or a second API process: the push reaches a visitor on any process), or fewer statements per message (seven round trips: the widget, the counting statement, BEGIN, the contact's lock, the session read, the write, COMMIT) move it; the service's CPU profile (BENCH_API_CPU_PROF) shows where its part goes: in the runs measured so far, writes to PostgreSQL's socket, one per statement, were three quarters of its socket-write time, above Socket.IO's frames.`,
+        poolNote,
         `What bounds the memory, and what would move it: beyond the JavaScript heap (Socket.IO, Engine.IO and ws objects, about the bare relay's own), the TLS state of each connection in Node and OpenSSL, which the process does not hold when TLS is terminated in front of it (TLS=off and TRUST_PROXY, README: Deploying), as the TLS=off row measures.`,
       ],
     };

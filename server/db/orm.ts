@@ -8,7 +8,10 @@ export const MIGRATIONS_DIR = `${import.meta.dirname}/migrations`;
 // Any constant works as long as every process that migrates this database uses the same one.
 const MIGRATION_LOCK_KEY = 727_274_001;
 
-export function ormConfig(databaseUrl: string) {
+/** The pool's size when the caller names none (the service passes DATABASE_POOL_SIZE). */
+export const DEFAULT_POOL_SIZE = 10;
+
+export function ormConfig(databaseUrl: string, poolSize = DEFAULT_POOL_SIZE) {
   return defineConfig({
     clientUrl: databaseUrl,
     entities,
@@ -17,7 +20,7 @@ export function ormConfig(databaseUrl: string) {
     // Every request, job and script forks its own EntityManager.
     allowGlobalContext: false,
     debug: false,
-    pool: { min: 0, max: 10 },
+    pool: { min: 0, max: poolSize },
     migrations: {
       // Migrations are .ts files that Node's type stripping imports directly; without `path`
       // and `pathTs` pointing at the same folder MikroORM would look in `dist/` or `src/`.
@@ -37,8 +40,8 @@ export function ormConfig(databaseUrl: string) {
 
 const pools = new WeakMap<MikroORM, pg.Pool>();
 
-export async function openOrm(databaseUrl: string): Promise<MikroORM> {
-  const orm = await MikroORM.init(ormConfig(databaseUrl));
+export async function openOrm(databaseUrl: string, poolSize = DEFAULT_POOL_SIZE): Promise<MikroORM> {
+  const orm = await MikroORM.init(ormConfig(databaseUrl, poolSize));
   try {
     pools.set(orm, (await orm.em.getConnection().getNativeClient()) as pg.Pool);
   } catch (error) {

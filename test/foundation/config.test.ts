@@ -56,3 +56,9 @@ test('README documents every configuration variable', async () => {
   const table = readme.slice(readme.indexOf('## Configuration'));
   for (const name of Object.keys(configSchema.shape)) expect(table, name).toContain(`\`${name}\``);
 });
+
+test('DATABASE_POOL_SIZE sizes each process pool: 10 unless set, a whole number from 2', () => {
+  expect(loadConfig({}).DATABASE_POOL_SIZE).toBe(10);
+  expect(loadConfig({ DATABASE_POOL_SIZE: '24' }).DATABASE_POOL_SIZE).toBe(24);
+  for (const value of ['1', '2.5', 'many']) expect(() => loadConfig({ DATABASE_POOL_SIZE: value }), value).toThrow(/^invalid DATABASE_POOL_SIZE:/);
+});
