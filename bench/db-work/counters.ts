@@ -25,7 +25,7 @@ export async function startCountingDatabase(): Promise<{ url: string }> {
   return { url: postgres.url };
 }
 
-type Totals = { commits: number; blocks: number; inserted: number; updated: number; deleted: number; hotUpdated: number; walRecords: number; walBytes: number };
+export type Totals = { commits: number; blocks: number; inserted: number; updated: number; deleted: number; hotUpdated: number; walRecords: number; walBytes: number };
 
 /**
  * Backends report their statistics when idle, at most once a second, and an idle backend
@@ -54,7 +54,11 @@ async function totals(client: pg.Client): Promise<Totals> {
   };
 }
 
-export type WorkReport = { lines: string[] };
+export type WorkReport = {
+  lines: string[];
+  /** Each total per operation, and the top-level statements per operation. */
+  perOperation: Totals & { statements: number };
+};
 
 /**
  * Runs `operate()` (which performs `operations` operations) between two snapshots and
@@ -70,6 +74,7 @@ export async function measureWork(url: string, operations: number, operate: () =
     await operate();
     const after = await totals(client);
     const per = (key: keyof Totals, digits = 2) => ((after[key] - before[key]) / operations).toFixed(digits);
+    const perOperation = Object.fromEntries(Object.keys(after).map((key) => [key, (after[key as keyof Totals] - before[key as keyof Totals]) / operations])) as Totals;
     const statements = (
       await client.query<{ calls: string; rows: string; ms: number; blocks: string; toplevel: boolean; query: string }>(
         `select calls, rows, total_exec_time as ms, shared_blks_hit + shared_blks_read as blocks, toplevel,
@@ -89,7 +94,7 @@ export async function measureWork(url: string, operations: number, operate: () =
           `${(Number(row.blocks) / operations).toFixed(0).padStart(4)} blocks  ${row.query}`,
       ),
     ];
-    return { lines };
+    return { lines, perOperation: { ...perOperation, statements: topLevel / operations } };
   } finally {
     await client.end();
   }
