@@ -87,10 +87,10 @@ try {
   await drained();
 
   const idle = await measureWork(url, 1, () => new Promise((resolve) => setTimeout(resolve, IDLE_MS)));
-  const idlePerMs = (key: 'statements' | 'commits' | 'walRecords' | 'walBytes') => idle.perOperation[key] / (IDLE_MS + SETTLE_MS);
+  const idlePerMs = (key: 'statements' | 'commits' | 'walRecords' | 'walBytes' | 'walSyncs') => idle.perOperation[key] / (IDLE_MS + SETTLE_MS);
   console.log(`idle background: ${(idlePerMs('commits') * 1000).toFixed(2)} commits/s, ${(idlePerMs('statements') * 1000).toFixed(2)} statements/s`);
 
-  type Net = { statements: number; commits: number; walRecords: number; walBytes: number };
+  type Net = { statements: number; commits: number; walRecords: number; walBytes: number; walSyncs: number };
   const measure = async (title: string, operations: number, operate: () => Promise<void>): Promise<Net> => {
     let pollsBefore = 0;
     let elapsed = 0;
@@ -109,12 +109,13 @@ try {
       commits: perOperation.commits - pollsPer - (idlePerMs('commits') * window) / operations,
       walRecords: perOperation.walRecords - (idlePerMs('walRecords') * window) / operations,
       walBytes: perOperation.walBytes - (idlePerMs('walBytes') * window) / operations,
+      walSyncs: perOperation.walSyncs - (idlePerMs('walSyncs') * window) / operations,
     };
     console.log(`\n${title}`);
     console.log(report.lines.join('\n'));
     console.log(
       `net of ${pollsPer.toFixed(2)} polls and the idle background: ${net.statements.toFixed(2)} statements, ${net.commits.toFixed(2)} commits, ` +
-        `${net.walRecords.toFixed(1)} WAL records, ${net.walBytes.toFixed(0)} WAL bytes`,
+        `${net.walRecords.toFixed(1)} WAL records, ${net.walBytes.toFixed(0)} WAL bytes, ${net.walSyncs.toFixed(2)} WAL fsyncs`,
     );
     return net;
   };
@@ -129,7 +130,7 @@ try {
   const mix = (key: keyof Net) => (first[key] + 2 * later[key]) / 3;
   console.log(
     `\nper visitor message, the events bench's mix (one first message, two later): ${mix('statements').toFixed(2)} statements, ` +
-      `${mix('commits').toFixed(2)} commits, ${mix('walRecords').toFixed(1)} WAL records, ${mix('walBytes').toFixed(0)} WAL bytes`,
+      `${mix('commits').toFixed(2)} commits, ${mix('walRecords').toFixed(1)} WAL records, ${mix('walBytes').toFixed(0)} WAL bytes, ${mix('walSyncs').toFixed(2)} WAL fsyncs`,
   );
   await poller.end();
   await worker.stop();

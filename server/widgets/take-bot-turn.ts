@@ -96,11 +96,27 @@ function replyReadSql(contactId: string, checkRecent: boolean): Sql {
   from (${sessionQuery(contactId, false, null)}) session`;
 }
 
-/** Typing ends when this is the contact's newest visitor message (a later one waits for its own turn). */
-function endTypingSql(contactId: string, messageId: string): Sql {
+/**
+ * A turn that writes nothing but the typing flag commits without waiting for its WAL flush
+ * (synchronous_commit off for its transaction): the job's completion, committed after it
+ * and synchronously, flushes the WAL through this commit too, and until then a crash loses
+ * at most the flag's change along with the completion, so the job runs again.
+ */
+const FLAG_ONLY_COMMIT = sql`set_config('synchronous_commit', 'off', true)`;
+
+/** Ends typing (for a turn that replies nothing). */
+function clearTypingSql(contactId: string): Sql {
+  return sql`update contacts set is_bot_typing = false where id = ${contactId} returning ${FLAG_ONLY_COMMIT}`;
+}
+
+/**
+ * Typing ends when this is the contact's newest visitor message (a later one waits for its
+ * own turn); `flagOnly`: the turn writes nothing else.
+ */
+function endTypingSql(contactId: string, messageId: string, flagOnly: boolean): Sql {
   return sql`update contacts set is_bot_typing = false
    where id = ${contactId} and is_bot_typing and ${latestInboundSql(contactId)} = ${messageId}::text
-  returning id`;
+  returning ${flagOnly ? FLAG_ONLY_COMMIT : sql`id`}`;
 }
 
 /**
@@ -135,7 +151,7 @@ export async function takeBotTurn(em: EntityManager, job: BotTurnJob, feed: Pick
       const endsTyping = contact.is_bot_typing && read!.latest_id === job.messageId;
       if (read!.recent) {
         if (endsTyping) {
-          await runSql(tx, sql`update contacts set is_bot_typing = false where id = ${job.contactId}`);
+          await runSql(tx, clearTypingSql(job.contactId));
           typingEnded();
         }
         return 'silent';
@@ -171,7 +187,8 @@ export async function takeBotTurn(em: EntityManager, job: BotTurnJob, feed: Pick
       outcome = 'handed-off';
     }
     if (contact.is_bot_typing) {
-      const ended = await runSql(tx, endTypingSql(job.contactId, job.messageId));
+      // A hand-off's commit (its events, the note to the visitor) is waited for as usual.
+      const ended = await runSql(tx, endTypingSql(job.contactId, job.messageId, !keyword));
       if (ended.rowCount > 0) typingEnded();
     }
     return outcome;
