@@ -122,10 +122,11 @@ function endTypingSql(contactId: string, messageId: string, flagOnly: boolean): 
 /**
  * The turn, in one transaction; its live events (the reply, typing ended) are announced once
  * it has committed, through `feed` (the worker's bot turns are most of the commits that
- * would otherwise notify; see ConversationEventFeed.announce). A turn costs one statement
- * besides BEGIN and COMMIT when it neither replies nor ends typing, two when it ends typing,
- * three when it replies: the lock with the reads no other change can move, the reads that
- * follow the lock, the write.
+ * would otherwise notify; see ConversationEventFeed.announce). Between BEGIN and COMMIT: the
+ * lock with the reads no other change can move; for a silent turn, the typing flag's
+ * conditional update when typing is on; for a possible reply, one read after the lock (its
+ * session, the newest visitor message, the away check) and one write (the reply and the
+ * typing flag). A hand-off runs its own statements (hand-off-conversation.ts).
  */
 export async function takeBotTurn(em: EntityManager, job: BotTurnJob, feed: Pick<ConversationEventFeed, 'announce'>): Promise<BotTurnOutcome> {
   const live: ConversationEvent[] = [];
