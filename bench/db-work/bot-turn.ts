@@ -15,6 +15,7 @@
 //   node bench/db-work/bot-turn.ts [visitors]
 import pg from 'pg';
 import { Agent, request } from 'undici';
+import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
 import { seedAccounts } from '../database.ts';
 import { cleanUp } from '../processes.ts';
 import { startApiProcess, startWorkerRole } from '../scenarios/servers.ts';
@@ -56,6 +57,9 @@ try {
   for (let index = 0; index < WIDGETS; index++) widgets.push(String((await call('POST', '/v1/chat-widgets', { name: `w${index}`, settings: {} }, targets[0]!.apiKey)).data.id));
   const owner = String((await call('GET', `/v1/chat-widget-config?configId=${widgets[0]}`)).data.userId);
 
+  const postmaster = await postmasterPid(url);
+  /** CPU milliseconds so far of the API process, the worker and PostgreSQL. */
+  const cpu = () => [processCpuMs(service.process.child.pid!), processCpuMs(worker.child.pid!), postgresCpuMs(postmaster)];
   const poller = new pg.Client(url);
   await poller.connect();
   let polls = 0;
@@ -94,11 +98,14 @@ try {
   const measure = async (title: string, operations: number, operate: () => Promise<void>): Promise<Net> => {
     let pollsBefore = 0;
     let elapsed = 0;
+    let cpuUsed: number[] = [];
     const report: WorkReport = await measureWork(url, operations, async () => {
       pollsBefore = polls;
       const started = performance.now();
+      const cpuBefore = cpu();
       await operate();
       await drained();
+      cpuUsed = cpu().map((ms, index) => ms - cpuBefore[index]!);
       elapsed = performance.now() - started;
     });
     const window = elapsed + SETTLE_MS;
@@ -117,6 +124,8 @@ try {
       `net of ${pollsPer.toFixed(2)} polls and the idle background: ${net.statements.toFixed(2)} statements, ${net.commits.toFixed(2)} commits, ` +
         `${net.walRecords.toFixed(1)} WAL records, ${net.walBytes.toFixed(0)} WAL bytes, ${net.walSyncs.toFixed(2)} WAL fsyncs`,
     );
+    const [api, work, postgres] = cpuUsed.map((ms) => ((ms / operations) * 1000).toFixed(0));
+    console.log(`CPU per operation (the machine shared; from /proc, 10 ms ticks): API ${api} µs, worker ${work} µs, PostgreSQL ${postgres} µs`);
     return net;
   };
 
