@@ -25,7 +25,18 @@ export async function startCountingDatabase(): Promise<{ url: string }> {
   return { url: postgres.url };
 }
 
-type Totals = { commits: number; blocks: number; inserted: number; updated: number; deleted: number; hotUpdated: number; walRecords: number; walBytes: number };
+export type Totals = {
+  commits: number;
+  blocks: number;
+  inserted: number;
+  updated: number;
+  deleted: number;
+  hotUpdated: number;
+  walRecords: number;
+  walBytes: number;
+  /** WAL fsyncs by any process (a synchronous commit waits for one, unless another covered it). */
+  walSyncs: number;
+};
 
 /**
  * Backends report their statistics when idle, at most once a second, and an idle backend
@@ -38,7 +49,8 @@ async function totals(client: pg.Client): Promise<Totals> {
   const [db] = (
     await client.query(
       `select d.xact_commit, d.blks_hit + d.blks_read as blocks, d.tup_inserted, d.tup_updated, d.tup_deleted,
-              (select coalesce(sum(n_tup_hot_upd), 0) from pg_stat_all_tables) as hot, w.wal_records, w.wal_bytes
+              (select coalesce(sum(n_tup_hot_upd), 0) from pg_stat_all_tables) as hot, w.wal_records, w.wal_bytes,
+              (select coalesce(sum(fsyncs), 0) from pg_stat_io where object = 'wal') as wal_syncs
          from pg_stat_database d, pg_stat_wal w where d.datname = current_database()`,
     )
   ).rows;
@@ -51,10 +63,15 @@ async function totals(client: pg.Client): Promise<Totals> {
     hotUpdated: Number(db.hot),
     walRecords: Number(db.wal_records),
     walBytes: Number(db.wal_bytes),
+    walSyncs: Number(db.wal_syncs),
   };
 }
 
-export type WorkReport = { lines: string[] };
+export type WorkReport = {
+  lines: string[];
+  /** Each total per operation, and the top-level statements per operation. */
+  perOperation: Totals & { statements: number };
+};
 
 /**
  * Runs `operate()` (which performs `operations` operations) between two snapshots and
@@ -70,6 +87,7 @@ export async function measureWork(url: string, operations: number, operate: () =
     await operate();
     const after = await totals(client);
     const per = (key: keyof Totals, digits = 2) => ((after[key] - before[key]) / operations).toFixed(digits);
+    const perOperation = Object.fromEntries(Object.keys(after).map((key) => [key, (after[key as keyof Totals] - before[key as keyof Totals]) / operations])) as Totals;
     const statements = (
       await client.query<{ calls: string; rows: string; ms: number; blocks: string; toplevel: boolean; query: string }>(
         `select calls, rows, total_exec_time as ms, shared_blks_hit + shared_blks_read as blocks, toplevel,
@@ -82,14 +100,14 @@ export async function measureWork(url: string, operations: number, operate: () =
     const lines = [
       `per operation (${operations}): ${(topLevel / operations).toFixed(2)} statements, ${per('commits')} commits, ${per('blocks', 0)} blocks, ` +
         `${per('inserted')} rows inserted, ${per('updated')} updated (${per('hotUpdated')} HOT), ${per('deleted')} deleted, ` +
-        `${per('walRecords', 1)} WAL records, ${per('walBytes', 0)} WAL bytes`,
+        `${per('walRecords', 1)} WAL records, ${per('walBytes', 0)} WAL bytes, ${per('walSyncs')} WAL fsyncs`,
       ...statements.map(
         (row) =>
           `${(Number(row.calls) / operations).toFixed(2).padStart(6)} ${row.toplevel ? '' : '  (nested) '}${((row.ms / operations) * 1000).toFixed(0).padStart(5)} µs ` +
           `${(Number(row.blocks) / operations).toFixed(0).padStart(4)} blocks  ${row.query}`,
       ),
     ];
-    return { lines };
+    return { lines, perOperation: { ...perOperation, statements: topLevel / operations } };
   } finally {
     await client.end();
   }

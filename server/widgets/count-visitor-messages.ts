@@ -2,16 +2,38 @@
 // (count-visitor-requests.ts): the client address's requests, the visitor's messages, the
 // address's messages to this widget, the address's new visitor ids for this widget (only
 // for a visitor id without a contact yet: a message that would create one), and the
-// widget's messages. Visitor ids are the client's to choose, so only the address buckets
-// stop one client from creating contacts, events and bot replies without end.
+// widget's messages; for a visitor with no identity token, with the widget read in the
+// same statement (countVisitorMessageReadingWidget). Visitor ids are the client's to
+// choose, so only the address buckets stop one client from creating contacts, events and
+// bot replies without end.
 import type pg from 'pg';
 import type { Config } from '../config.ts';
-import { addressBucket, countVisitorRequest, VISITOR_MESSAGES_PER_MINUTE, WIDGET_MESSAGES_PER_MINUTE } from './count-visitor-requests.ts';
+import {
+  addressBucket,
+  countBucketsSql,
+  countVisitorRequest,
+  runCountingStatement,
+  VISITOR_MESSAGES_PER_MINUTE,
+  WIDGET_MESSAGES_PER_MINUTE,
+  type CountedBucket,
+  type CountedRow,
+} from './count-visitor-requests.ts';
+import type { WidgetIdentity } from './visitor-identity.ts';
 
 export type MessageLimits = Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE' | 'WIDGET_MESSAGES_PER_IP_PER_MINUTE' | 'WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE'>;
 
 // With the account: the contacts' unique index on a widget's visitors leads with account_id.
 const NEW_VISITOR = 'not exists (select from contacts where account_id = $3::text and chat_widget_id = $1::text and widget_visitor_id = $2::text)';
+
+function messageBuckets(limits: MessageLimits, widgetId: string, visitorKey: string, address: string): CountedBucket[] {
+  return [
+    addressBucket(address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE),
+    { key: `widget-visitor:${widgetId}:${visitorKey}`, limit: VISITOR_MESSAGES_PER_MINUTE },
+    { key: `widget-address-messages:${widgetId}:${address}`, limit: limits.WIDGET_MESSAGES_PER_IP_PER_MINUTE },
+    { key: `widget-new-visitors:${widgetId}:${address}`, limit: limits.WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE, onlyIf: NEW_VISITOR },
+    { key: `widget:${widgetId}`, limit: WIDGET_MESSAGES_PER_MINUTE },
+  ];
+}
 
 /** Counts one visitor message, or refuses it with 429 and Retry-After (seconds until the window resets). */
 export async function countVisitorMessage(
@@ -22,16 +44,30 @@ export async function countVisitorMessage(
   visitorKey: string,
   address: string,
 ): Promise<void> {
-  await countVisitorRequest(
-    pool,
-    'count-visitor-message',
-    [
-      addressBucket(address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE),
-      { key: `widget-visitor:${widgetId}:${visitorKey}`, limit: VISITOR_MESSAGES_PER_MINUTE },
-      { key: `widget-address-messages:${widgetId}:${address}`, limit: limits.WIDGET_MESSAGES_PER_IP_PER_MINUTE },
-      { key: `widget-new-visitors:${widgetId}:${address}`, limit: limits.WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE, onlyIf: NEW_VISITOR },
-      { key: `widget:${widgetId}`, limit: WIDGET_MESSAGES_PER_MINUTE },
-    ],
-    [widgetId, visitorKey, accountId],
-  );
+  await countVisitorRequest(pool, 'count-visitor-message', messageBuckets(limits, widgetId, visitorKey, address), [widgetId, visitorKey, accountId]);
+}
+
+/**
+ * The same count, and in the same statement the account's widget (null when it has none),
+ * for a visitor known before the widget is read (one with no identity token): the message
+ * then costs one statement before its transaction, not two. Refuses with 429 first, as the
+ * conversation poll does (list-conversation-messages.ts); the caller checks the widget after.
+ */
+export async function countVisitorMessageReadingWidget(
+  pool: pg.Pool,
+  limits: MessageLimits,
+  accountId: string,
+  widgetId: string,
+  visitorKey: string,
+  address: string,
+): Promise<WidgetIdentity | null> {
+  const counting = countBucketsSql(messageBuckets(limits, widgetId, visitorKey, address), 4);
+  const row = await runCountingStatement<CountedRow & WidgetIdentity & { found: boolean }>(pool, {
+    name: 'count-visitor-message-reading-widget',
+    text: `with ${counting.ctes}
+select ${counting.select}, w.id is not null as found, w.settings, w.identity_secret_sealed
+  from rate_clock left join chat_widgets w on w.id = $1::text and w.account_id = $3::text`,
+    values: [widgetId, visitorKey, accountId, ...counting.values],
+  });
+  return row.found ? { settings: row.settings, identity_secret_sealed: row.identity_secret_sealed } : null;
 }

@@ -4,7 +4,9 @@
 // pages, and the job that takes the bot's turn (workers/chat-widget-message.ts). The job is
 // keyed by the message id, which is the `messageId` answered: one id names both. All of it
 // is SQL on the pool, seven statements with BEGIN and COMMIT (sql/store-visitor-message.ts),
-// and one more that brings an archived contact back: this is the push's latency.
+// and one more that brings an archived contact back: this is the push's latency. Before it,
+// one statement counts the message against the abuse limits and reads the widget (two for a
+// visitor with an identity token: the widget's secret names the visitor the count is for).
 import type pg from 'pg';
 import { z } from 'zod';
 import { unarchiveOnInbound } from '../contacts/archive-contact.ts';
@@ -12,11 +14,11 @@ import { withPoolTransaction } from '../db/pool-transaction.ts';
 import { InvalidInputError, MissingParametersError, NotFoundError } from '../errors.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
-import { countVisitorMessage, type MessageLimits } from './count-visitor-messages.ts';
+import { countVisitorMessage, countVisitorMessageReadingWidget, type MessageLimits } from './count-visitor-messages.ts';
 import { countingRefusals } from './count-visitor-requests.ts';
 import { findOrCreateVisitorContact, WIDGET_CHANNEL } from './find-or-create-visitor.ts';
 import { storeVisitorMessage } from './sql/store-visitor-message.ts';
-import { resolveWidgetVisitor, type VisitorRequest, type WidgetIdentity } from './visitor-identity.ts';
+import { checkWidgetVisitor, resolveWidgetVisitor, type VisitorRequest, type WidgetIdentity, type WidgetVisitor } from './visitor-identity.ts';
 import { MAX_WIDGET_ID_LENGTH } from './widget-record.ts';
 import { readSettings } from './widget-settings.ts';
 
@@ -61,6 +63,48 @@ export type BotTurnJob = {
 
 export type VisitorMessageDeps = { pool: pg.Pool; secrets: Secrets; limits: MessageLimits };
 
+/**
+ * A visitor with no identity token is its `fromId`: the message is counted and the widget
+ * read in one statement, then the widget's checks run (404, 403 for a foreign origin, 401
+ * when it requires a token), as the conversation poll does.
+ */
+async function countReadingWidget(
+  pool: pg.Pool,
+  limits: MessageLimits,
+  ownerId: string,
+  widgetId: string,
+  fromId: string,
+  request: VisitorRequest,
+): Promise<{ widget: WidgetIdentity; visitor: WidgetVisitor }> {
+  const widget = await countVisitorMessageReadingWidget(pool, limits, ownerId, widgetId, fromId, request.address);
+  if (!widget) throw new NotFoundError('Chat widget not found');
+  refuseForeignOrigin(request, readSettings(widget.settings));
+  const visitor: WidgetVisitor = { key: fromId, verified: null };
+  checkWidgetVisitor(widget.settings, visitor);
+  return { widget, visitor };
+}
+
+/** With an identity token, the visitor is known once the widget's secret has verified it: the widget is read first. */
+async function readThenCount(
+  pool: pg.Pool,
+  secrets: Secrets,
+  limits: MessageLimits,
+  ownerId: string,
+  widgetId: string,
+  fromId: string,
+  request: VisitorRequest,
+): Promise<{ widget: WidgetIdentity; visitor: WidgetVisitor }> {
+  const [widget] = (await pool.query<WidgetIdentity>({ ...WIDGET_SETTINGS, values: [widgetId, ownerId] })).rows;
+  if (!widget) throw new NotFoundError('Chat widget not found');
+  refuseForeignOrigin(request, readSettings(widget.settings));
+  // A verified user is one contact whatever visitor id this device sends.
+  const visitor = (await countingRefusals(pool, request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE, () =>
+    resolveWidgetVisitor(secrets, widget, fromId, request.identityToken),
+  ))!;
+  await countVisitorMessage(pool, limits, ownerId, widgetId, visitor.key, request.address);
+  return { widget, visitor };
+}
+
 export async function receiveVisitorMessage(
   { pool, secrets, limits }: VisitorMessageDeps,
   ownerId: string | undefined,
@@ -71,19 +115,15 @@ export async function receiveVisitorMessage(
   const { customData } = input;
   const widgetId = customData.toId;
 
-  const [widget] = (await pool.query<WidgetIdentity>({ ...WIDGET_SETTINGS, values: [widgetId, ownerId] })).rows;
-  if (!widget) throw new NotFoundError('Chat widget not found');
-  refuseForeignOrigin(request, readSettings(widget.settings));
-  // A verified user is one contact whatever visitor id this device sends.
-  const visitor = (await countingRefusals(pool, request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE, () =>
-    resolveWidgetVisitor(secrets, widget, customData.fromId, request.identityToken),
-  ))!;
-  const visitorId = visitor.key;
   if (customData.mediaContentType && !customData.mediaUrl) {
     throw new InvalidInputError('customData.mediaUrl is required with mediaContentType', { details: [{ path: 'customData.mediaUrl', message: 'is required with mediaContentType' }] });
   }
   // Counted before the transaction: a refused message costs one statement, not a transaction.
-  await countVisitorMessage(pool, limits, ownerId, widgetId, visitorId, request.address);
+  const { visitor } =
+    request.identityToken === undefined
+      ? await countReadingWidget(pool, limits, ownerId, widgetId, customData.fromId, request)
+      : await readThenCount(pool, secrets, limits, ownerId, widgetId, customData.fromId, request);
+  const visitorId = visitor.key;
 
   return withPoolTransaction(pool, async (client) => {
     const contact = await findOrCreateVisitorContact(client, ownerId, widgetId, visitorId, visitor.verified);

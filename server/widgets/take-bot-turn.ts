@@ -15,8 +15,9 @@
 // Safe to retry: the reply carries the visitor message's id (external id
 // `bot-turn:<messageId>`), and a turn that finds it already recorded does not reply again.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { queryRows, runSql, sql } from '../db/sql.ts';
-import { recordMessage } from '../messages/record-message.ts';
+import { queryRows, runSql, sql, type Sql } from '../db/sql.ts';
+import type { ContactEventBlock } from '../messages/contact-event-data.ts';
+import { sessionQuery, writeMessage, type SessionRow } from '../messages/sql/insert-message.ts';
 import type { ConversationEvent, ConversationEventFeed } from '../realtime/conversation-events.ts';
 import { conversationMessageOf } from './conversation-message.ts';
 import { handOffConversation } from './hand-off-conversation.ts';
@@ -46,74 +47,150 @@ export function matchHandoffKeyword(text: string, keywords: readonly string[] | 
   return null;
 }
 
-async function chooseReply(em: EntityManager, job: BotTurnJob, settings: WidgetSettings): Promise<string | null> {
-  if (job.firstOfSession) return settings.greeting ?? DEFAULT_GREETING;
-  if (!settings.awayMessage) return null;
-  const [recent] = await queryRows(
-    em,
-    sql`select 1 from messages where contact_id = ${job.contactId} and sender = 'bot'
-        and created_at > now() - make_interval(mins => ${AWAY_MESSAGE_INTERVAL_MINUTES}::int) limit 1`,
-  );
-  return recent ? null : settings.awayMessage;
+/** What the turn reads first, with the contact's lock. */
+type LockedContact = ContactEventBlock & {
+  is_bot_active: boolean;
+  is_bot_typing: boolean;
+  api_typing: boolean;
+  widget_visitor_id: string;
+  has_widget: boolean;
+  settings: unknown;
+  body: string | null;
+  taken: boolean;
+};
+
+/**
+ * The contact locked, with what no other turn or message changes meanwhile: the widget's
+ * settings, the visitor message's text, and whether this turn's reply is recorded already
+ * (only this job writes it, and a job runs once at a time).
+ */
+function lockContactSql(job: BotTurnJob, replyKey: string): Sql {
+  return sql`select c.id, c.phone_number, c.email, c.first_name, c.last_name, c.is_bot_active, c.is_bot_typing,
+       coalesce(c.bot_typing_until > now(), false) as api_typing, c.widget_visitor_id,
+       w.id is not null as has_widget, w.settings,
+       (select m.body from messages m where m.id = ${job.messageId}) as body,
+       exists (select 1 from messages m where m.contact_id = c.id and m.external_id = ${replyKey}) as taken
+  from contacts c left join chat_widgets w on w.id = ${job.widgetId} and w.account_id = ${job.accountId}
+ where c.id = ${job.contactId} and c.account_id = ${job.accountId}
+   for update of c`;
+}
+
+/** The contact's newest inbound message id (read after the lock: a visitor message may have come meanwhile). */
+function latestInboundSql(contactId: string): Sql {
+  return sql`(select m.id from messages m where m.contact_id = ${contactId} and m.direction = 'inbound' order by m.created_at desc, m.id desc limit 1)`;
+}
+
+type ReplyRead = SessionRow & { latest_id: string | null; recent: boolean };
+
+/**
+ * What a reply needs, read under the lock in one statement: the session the reply goes into
+ * (for the one writer of messages), the newest inbound message (does typing end?) and, for
+ * the away message, whether the bot replied to this visitor lately.
+ */
+function replyReadSql(contactId: string, checkRecent: boolean): Sql {
+  const recent = checkRecent
+    ? sql`exists (select 1 from messages m where m.contact_id = ${contactId} and m.sender = 'bot'
+        and m.created_at > now() - make_interval(mins => ${AWAY_MESSAGE_INTERVAL_MINUTES}::int))`
+    : sql`false`;
+  return sql`select session.*, ${latestInboundSql(contactId)} as latest_id, ${recent} as recent
+  from (${sessionQuery(contactId, false, null)}) session`;
+}
+
+/**
+ * A turn that writes nothing but the typing flag commits without waiting for its WAL flush
+ * (synchronous_commit off for its transaction): the job's completion, committed after it
+ * and synchronously, flushes the WAL through this commit too, and until then a crash loses
+ * at most the flag's change along with the completion, so the job runs again.
+ */
+const FLAG_ONLY_COMMIT = sql`set_config('synchronous_commit', 'off', true)`;
+
+/** Ends typing (for a turn that replies nothing). */
+function clearTypingSql(contactId: string): Sql {
+  return sql`update contacts set is_bot_typing = false where id = ${contactId} returning ${FLAG_ONLY_COMMIT}`;
+}
+
+/**
+ * Typing ends when this is the contact's newest visitor message (a later one waits for its
+ * own turn); `flagOnly`: the turn writes nothing else.
+ */
+function endTypingSql(contactId: string, messageId: string, flagOnly: boolean): Sql {
+  return sql`update contacts set is_bot_typing = false
+   where id = ${contactId} and is_bot_typing and ${latestInboundSql(contactId)} = ${messageId}::text
+  returning ${flagOnly ? FLAG_ONLY_COMMIT : sql`id`}`;
 }
 
 /**
  * The turn, in one transaction; its live events (the reply, typing ended) are announced once
  * it has committed, through `feed` (the worker's bot turns are most of the commits that
- * would otherwise notify; see ConversationEventFeed.announce).
+ * would otherwise notify; see ConversationEventFeed.announce). Between BEGIN and COMMIT: the
+ * lock with the reads no other change can move; for a silent turn, the typing flag's
+ * conditional update when typing is on; for a possible reply, one read after the lock (its
+ * session, the newest visitor message, the away check) and one write (the reply and the
+ * typing flag). A hand-off runs its own statements (hand-off-conversation.ts).
  */
 export async function takeBotTurn(em: EntityManager, job: BotTurnJob, feed: Pick<ConversationEventFeed, 'announce'>): Promise<BotTurnOutcome> {
   const live: ConversationEvent[] = [];
+  const replyKey = `bot-turn:${job.messageId}`;
   const turn = await em.transactional(async (tx) => {
     // The contact's row lock orders the turns of one visitor's messages.
-    const [contact] = await queryRows<{ is_bot_active: boolean; is_bot_typing: boolean; api_typing: boolean; widget_visitor_id: string }>(
-      tx,
-      sql`select is_bot_active, is_bot_typing, coalesce(bot_typing_until > now(), false) as api_typing, widget_visitor_id
-            from contacts where id = ${job.contactId} and account_id = ${job.accountId} for update`,
-    );
+    const [contact] = await queryRows<LockedContact>(tx, lockContactSql(job, replyKey));
     if (!contact) return 'no-contact';
     const target = { accountId: job.accountId, widgetId: job.widgetId, visitorId: contact.widget_visitor_id, contactId: job.contactId };
-    const replyKey = `bot-turn:${job.messageId}`;
-
-    let outcome: BotTurnOutcome = 'silent';
-    const [taken] = await queryRows(tx, sql`select 1 from messages where contact_id = ${job.contactId} and external_id = ${replyKey} limit 1`);
-    if (taken) {
-      outcome = 'already-taken';
-    } else if (contact.is_bot_active) {
-      // A deleted widget has no settings left to answer from.
-      const [widget] = await queryRows<{ settings: unknown; body: string | null }>(
-        tx,
-        sql`select settings, (select body from messages where id = ${job.messageId}) as body from chat_widgets where id = ${job.widgetId} and account_id = ${job.accountId}`,
-      );
-      const settings = widget ? readSettings(widget.settings) : null;
-      const keyword = settings && widget?.body ? matchHandoffKeyword(widget.body, settings.handoffKeywords) : null;
-      const text = settings && !keyword ? await chooseReply(tx, job, settings) : null;
-      if (keyword) {
-        await handOffConversation(tx, job.accountId, job.contactId, { reason: `The visitor wrote "${keyword}"`, source: 'keyword' });
-        outcome = 'handed-off';
-      } else if (text) {
-        const reply = await recordMessage(tx, job.accountId, {
-          contactId: job.contactId,
-          direction: 'outbound',
-          body: text,
-          channel: WIDGET_CHANNEL,
-          sender: 'bot',
-          externalId: replyKey,
-        });
-        await tx.flush();
-        live.push({ ...target, kind: 'message', message: conversationMessageOf(reply.message) });
-        outcome = 'replied';
-      }
-    }
-
-    const [latest] = await queryRows<{ id: string }>(
-      tx,
-      sql`select id from messages where contact_id = ${job.contactId} and direction = 'inbound' order by created_at desc, id desc limit 1`,
-    );
-    if (contact.is_bot_typing && latest?.id === job.messageId) {
-      await runSql(tx, sql`update contacts set is_bot_typing = false where id = ${job.contactId}`);
+    const typingEnded = () => {
       // Someone typing through the API keeps the indicator on (server/widgets/set-typing.ts).
       if (!contact.api_typing) live.push({ ...target, kind: 'typing', isBotTyping: false });
+    };
+
+    // A deleted widget has no settings left to answer from.
+    const settings = contact.is_bot_active && !contact.taken && contact.has_widget ? readSettings(contact.settings) : null;
+    const keyword = settings && contact.body ? matchHandoffKeyword(contact.body, settings.handoffKeywords) : null;
+    // The reply this turn may give: the greeting, or the away message unless the bot replied lately.
+    const candidate = !settings || keyword ? null : job.firstOfSession ? (settings.greeting ?? DEFAULT_GREETING) : (settings.awayMessage ?? null);
+
+    if (candidate) {
+      const [read] = await queryRows<ReplyRead>(tx, replyReadSql(job.contactId, !job.firstOfSession));
+      const endsTyping = contact.is_bot_typing && read!.latest_id === job.messageId;
+      if (read!.recent) {
+        if (endsTyping) {
+          await runSql(tx, clearTypingSql(job.contactId));
+          typingEnded();
+        }
+        return 'silent';
+      }
+      const reply = await writeMessage(
+        tx,
+        {
+          accountId: job.accountId,
+          contact: { id: contact.id, phone_number: contact.phone_number, email: contact.email, first_name: contact.first_name, last_name: contact.last_name },
+          direction: 'outbound',
+          body: candidate,
+          type: 'text',
+          channel: WIDGET_CHANNEL,
+          status: 'sent',
+          sender: 'bot',
+          mediaUrl: null,
+          mediaContentType: null,
+          externalId: replyKey,
+          providerMessageId: null,
+          templateId: null,
+        },
+        read!,
+        () => ({ writes: endsTyping ? [sql`update contacts set is_bot_typing = false where id = ${job.contactId}::text`] : [] }),
+      );
+      live.push({ ...target, kind: 'message', message: conversationMessageOf(reply.message) });
+      if (endsTyping) typingEnded();
+      return 'replied';
+    }
+
+    let outcome: BotTurnOutcome = contact.taken ? 'already-taken' : 'silent';
+    if (keyword) {
+      await handOffConversation(tx, job.accountId, job.contactId, { reason: `The visitor wrote "${keyword}"`, source: 'keyword' });
+      outcome = 'handed-off';
+    }
+    if (contact.is_bot_typing) {
+      // A hand-off's commit (its events, the note to the visitor) is waited for as usual.
+      const ended = await runSql(tx, endTypingSql(job.contactId, job.messageId, !keyword));
+      if (ended.rowCount > 0) typingEnded();
     }
     return outcome;
   });

@@ -6,7 +6,9 @@
 // of the same session; later inbound messages answer nothing new). Two statements, no entity
 // loaded: the session read, then one write the caller can add its own parts to (a job, a
 // flag, live notifications), so a change is one round trip. The caller holds the contact's
-// row lock for its transaction, so the session read is still true when the write runs.
+// row lock for its transaction, so the session read is still true when the write runs. A
+// caller with reads of its own under that lock can run the session read among them
+// (sessionQuery) and hand its row to writeMessage: then the message costs the write alone.
 import type { Message } from '../../db/entities/index.ts';
 import { newId } from '../../db/ids.ts';
 import { oneStatement, prepared, queryRows, runSql, sql, type Sql, type SqlRunner } from '../../db/sql.ts';
@@ -45,7 +47,8 @@ export type RepeatedMessage = { repeated: true; messageId: string };
 /** What else the caller's change writes in the same statement, given the message. */
 export type AlsoWritten = (written: WrittenMessage) => { writes?: Sql[]; calls?: Sql[] };
 
-type SessionRow = { id: string | null; status: string | null; last_message_id: string | null; last_direction: string | null; repeated_id: string | null };
+/** sessionQuery's row. */
+export type SessionRow = { id: string | null; status: string | null; last_message_id: string | null; last_direction: string | null; repeated_id: string | null };
 
 /**
  * The contact's open session (or, for a reopen, its latest), its last message, and the message
@@ -78,7 +81,16 @@ export async function insertMessage(runner: SqlRunner, input: NewMessage, also?:
   const repeatOf = input.direction === 'inbound' ? (input.repeatOf ?? null) : null;
   const [open] = await queryRows<SessionRow>(runner, prepared('message-session', sessionQuery(contactId, input.reopenClosedSession === true, repeatOf)));
   if (open?.repeated_id) return { repeated: true, messageId: open.repeated_id };
+  return writeMessage(runner, input, open ?? null, also);
+}
 
+/**
+ * The write of insertMessage, given sessionQuery's row for the contact (read under the
+ * contact's lock on this transaction, with `input.reopenClosedSession` as the read's `reopen`,
+ * and not a repeat).
+ */
+export async function writeMessage(runner: SqlRunner, input: NewMessage, open: SessionRow | null, also?: AlsoWritten): Promise<WrittenMessage> {
+  const contactId = input.contact.id;
   const sessionStarted = !open?.id;
   const sessionId = open?.id ?? newId('cs');
   const message: StoredMessage = {

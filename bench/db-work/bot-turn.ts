@@ -1,0 +1,150 @@
+// PostgreSQL's work per chat-widget visitor message with the bot's turn it causes: the API
+// process takes the message (POST /v1/incoming-chat-widget-message), a ROLE=worker process
+// takes the turn (workers/chat-widget-message.ts), and each measurement lasts until the job
+// queue is empty again. As in the event ceiling bench (bench/scenarios/events.ts), visitors
+// are new and send three messages each, to widgets with default settings: the first message
+// of a visitor creates the contact and opens a session, and the bot greets; the two later
+// ones get no reply (no away message), only the typing indicator ended. No account has a
+// webhook subscription, so no dispatch job runs.
+//
+// Two figures are subtracted from the raw counts: this script's own polls of the job queue
+// (one statement and one commit each), and the processes' idle background (the worker's
+// liveness sweeps and polling), measured on its own first, in proportion to each
+// measurement's length.
+//
+//   node bench/db-work/bot-turn.ts [visitors]
+import pg from 'pg';
+import { Agent, request } from 'undici';
+import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
+import { seedAccounts } from '../database.ts';
+import { cleanUp } from '../processes.ts';
+import { startApiProcess, startWorkerRole } from '../scenarios/servers.ts';
+import { measureWork, startCountingDatabase, type WorkReport } from './counters.ts';
+
+const VISITORS = Number(process.argv[2]) || 300;
+const WARM_VISITORS = 100;
+const WIDGETS = 20;
+const LANES = 4;
+const POLL_MS = 100;
+const IDLE_MS = 10_000;
+/** measureWork's window is the operation plus this settle (its second snapshot waits it out). */
+const SETTLE_MS = 11_500;
+const insecure = new Agent({ connect: { rejectUnauthorized: false }, connections: 8 });
+
+try {
+  const { url } = await startCountingDatabase();
+  const { targets } = await seedAccounts(url, 1);
+  const many = '10000000';
+  const service = await startApiProcess(url, {
+    WIDGET_REQUESTS_PER_IP_PER_MINUTE: many,
+    WIDGET_MESSAGES_PER_IP_PER_MINUTE: many,
+    WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: many,
+    WIDGET_SOCKETS_PER_IP: many,
+  });
+  const worker = await startWorkerRole(url);
+  const call = async (method: string, pathname: string, body?: unknown, apiKey?: string) => {
+    const response = await request(service.origin + pathname, {
+      method: method as 'GET',
+      dispatcher: insecure,
+      headers: { 'content-type': 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.body.text();
+    if (response.statusCode >= 300) throw new Error(`${method} ${pathname}: ${response.statusCode} ${text}`);
+    return JSON.parse(text) as { data: Record<string, unknown> };
+  };
+  const widgets: string[] = [];
+  for (let index = 0; index < WIDGETS; index++) widgets.push(String((await call('POST', '/v1/chat-widgets', { name: `w${index}`, settings: {} }, targets[0]!.apiKey)).data.id));
+  const owner = String((await call('GET', `/v1/chat-widget-config?configId=${widgets[0]}`)).data.userId);
+
+  const postmaster = await postmasterPid(url);
+  /** CPU milliseconds so far of the API process, the worker and PostgreSQL. */
+  const cpu = () => [processCpuMs(service.process.child.pid!), processCpuMs(worker.child.pid!), postgresCpuMs(postmaster)];
+  const poller = new pg.Client(url);
+  await poller.connect();
+  let polls = 0;
+  /** Until no job is waiting or running (finished jobs are deleted). */
+  const drained = async () => {
+    for (;;) {
+      polls += 1;
+      const { rows } = await poller.query<{ n: number }>('select count(*)::int as n from graphile_worker._private_jobs where attempts < max_attempts');
+      if (rows[0]!.n === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  };
+  /** Message `round` of each visitor `prefix`0 ... (one visitor's messages one after another). */
+  const post = async (prefix: string, visitors: number, round: number) => {
+    let next = 0;
+    const lane = async () => {
+      for (let visitor = next++; visitor < visitors; visitor = next++) {
+        await call('POST', `/v1/incoming-chat-widget-message?userId=${owner}`, {
+          messageType: 'text',
+          customData: { body: `message ${round} of ${visitor}`, fromId: `${prefix}${visitor}`, toId: widgets[visitor % WIDGETS] },
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: LANES }, lane));
+  };
+
+  // Compiled, prepared and cached on both processes first.
+  for (let round = 0; round < 3; round++) await post('warm', WARM_VISITORS, round);
+  await drained();
+
+  const idle = await measureWork(url, 1, () => new Promise((resolve) => setTimeout(resolve, IDLE_MS)));
+  const idlePerMs = (key: 'statements' | 'commits' | 'walRecords' | 'walBytes' | 'walSyncs') => idle.perOperation[key] / (IDLE_MS + SETTLE_MS);
+  console.log(`idle background: ${(idlePerMs('commits') * 1000).toFixed(2)} commits/s, ${(idlePerMs('statements') * 1000).toFixed(2)} statements/s`);
+
+  type Net = { statements: number; commits: number; walRecords: number; walBytes: number; walSyncs: number };
+  const measure = async (title: string, operations: number, operate: () => Promise<void>): Promise<Net> => {
+    let pollsBefore = 0;
+    let elapsed = 0;
+    let cpuUsed: number[] = [];
+    const report: WorkReport = await measureWork(url, operations, async () => {
+      pollsBefore = polls;
+      const started = performance.now();
+      const cpuBefore = cpu();
+      await operate();
+      await drained();
+      cpuUsed = cpu().map((ms, index) => ms - cpuBefore[index]!);
+      elapsed = performance.now() - started;
+    });
+    const window = elapsed + SETTLE_MS;
+    const pollsPer = (polls - pollsBefore) / operations;
+    const { perOperation } = report;
+    const net: Net = {
+      statements: perOperation.statements - pollsPer - (idlePerMs('statements') * window) / operations,
+      commits: perOperation.commits - pollsPer - (idlePerMs('commits') * window) / operations,
+      walRecords: perOperation.walRecords - (idlePerMs('walRecords') * window) / operations,
+      walBytes: perOperation.walBytes - (idlePerMs('walBytes') * window) / operations,
+      walSyncs: perOperation.walSyncs - (idlePerMs('walSyncs') * window) / operations,
+    };
+    console.log(`\n${title}`);
+    console.log(report.lines.join('\n'));
+    console.log(
+      `net of ${pollsPer.toFixed(2)} polls and the idle background: ${net.statements.toFixed(2)} statements, ${net.commits.toFixed(2)} commits, ` +
+        `${net.walRecords.toFixed(1)} WAL records, ${net.walBytes.toFixed(0)} WAL bytes, ${net.walSyncs.toFixed(2)} WAL fsyncs`,
+    );
+    const [api, work, postgres] = cpuUsed.map((ms) => ((ms / operations) * 1000).toFixed(0));
+    console.log(`CPU per operation (the machine shared; from /proc, 10 ms ticks): API ${api} µs, worker ${work} µs, PostgreSQL ${postgres} µs`);
+    return net;
+  };
+
+  const first = await measure(`first message of a new visitor (contact created, session opened, the bot greets), ${VISITORS} visitors`, VISITORS, () =>
+    post('v', VISITORS, 0),
+  );
+  const later = await measure(`later messages (the bot silent, typing ended), two per visitor`, 2 * VISITORS, async () => {
+    await post('v', VISITORS, 1);
+    await post('v', VISITORS, 2);
+  });
+  const mix = (key: keyof Net) => (first[key] + 2 * later[key]) / 3;
+  console.log(
+    `\nper visitor message, the events bench's mix (one first message, two later): ${mix('statements').toFixed(2)} statements, ` +
+      `${mix('commits').toFixed(2)} commits, ${mix('walRecords').toFixed(1)} WAL records, ${mix('walBytes').toFixed(0)} WAL bytes, ${mix('walSyncs').toFixed(2)} WAL fsyncs`,
+  );
+  await poller.end();
+  await worker.stop();
+  await service.process.stop();
+} finally {
+  await cleanUp();
+}
+process.exit(0);
