@@ -25,7 +25,8 @@ export async function startCountingDatabase(): Promise<{ url: string }> {
   return { url: postgres.url };
 }
 
-type Totals = { commits: number; blocks: number; inserted: number; updated: number; deleted: number; hotUpdated: number; walRecords: number; walBytes: number };
+type TableWrites = { inserted: number; updated: number; hotUpdated: number; deleted: number };
+type Totals = { commits: number; blocks: number; inserted: number; updated: number; deleted: number; hotUpdated: number; walRecords: number; walBytes: number; tables: Map<string, TableWrites> };
 
 /**
  * Backends report their statistics when idle, at most once a second, and an idle backend
@@ -42,7 +43,15 @@ async function totals(client: pg.Client): Promise<Totals> {
          from pg_stat_database d, pg_stat_wal w where d.datname = current_database()`,
     )
   ).rows;
+  const tables = new Map<string, TableWrites>();
+  const { rows } = await client.query(
+    `select schemaname || '.' || relname as name, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del from pg_stat_all_tables where n_tup_ins + n_tup_upd + n_tup_del > 0`,
+  );
+  for (const row of rows) {
+    tables.set(row.name, { inserted: Number(row.n_tup_ins), updated: Number(row.n_tup_upd), hotUpdated: Number(row.n_tup_hot_upd), deleted: Number(row.n_tup_del) });
+  }
   return {
+    tables,
     commits: Number(db.xact_commit),
     blocks: Number(db.blocks),
     inserted: Number(db.tup_inserted),
@@ -58,10 +67,10 @@ export type WorkReport = { lines: string[] };
 
 /**
  * Runs `operate()` (which performs `operations` operations) between two snapshots and
- * reports the work per operation: totals, then each statement run at least once per ten
- * operations, most frequent first.
+ * reports the work per operation: totals, then each statement run at least `minCalls` times per
+ * operation (once per ten operations unless told), most frequent first.
  */
-export async function measureWork(url: string, operations: number, operate: () => Promise<void>): Promise<WorkReport> {
+export async function measureWork(url: string, operations: number, operate: () => Promise<void>, minCalls = 0.1): Promise<WorkReport> {
   const client = new pg.Client(url);
   await client.connect();
   try {
@@ -69,13 +78,13 @@ export async function measureWork(url: string, operations: number, operate: () =
     await client.query('select pg_stat_statements_reset()');
     await operate();
     const after = await totals(client);
-    const per = (key: keyof Totals, digits = 2) => ((after[key] - before[key]) / operations).toFixed(digits);
+    const per = (key: Exclude<keyof Totals, 'tables'>, digits = 2) => ((after[key] - before[key]) / operations).toFixed(digits);
     const statements = (
       await client.query<{ calls: string; rows: string; ms: number; blocks: string; toplevel: boolean; query: string }>(
         `select calls, rows, total_exec_time as ms, shared_blks_hit + shared_blks_read as blocks, toplevel,
                 left(regexp_replace(query, '\\s+', ' ', 'g'), 120) as query
-           from pg_stat_statements where calls * 10 >= $1 order by toplevel desc, calls desc, total_exec_time desc`,
-        [operations],
+           from pg_stat_statements where calls >= $1 order by toplevel desc, calls desc, total_exec_time desc`,
+        [operations * minCalls],
       )
     ).rows;
     const topLevel = statements.filter((row) => row.toplevel).reduce((sum, row) => sum + Number(row.calls), 0);
@@ -83,9 +92,15 @@ export async function measureWork(url: string, operations: number, operate: () =
       `per operation (${operations}): ${(topLevel / operations).toFixed(2)} statements, ${per('commits')} commits, ${per('blocks', 0)} blocks, ` +
         `${per('inserted')} rows inserted, ${per('updated')} updated (${per('hotUpdated')} HOT), ${per('deleted')} deleted, ` +
         `${per('walRecords', 1)} WAL records, ${per('walBytes', 0)} WAL bytes`,
+      ...[...after.tables].flatMap(([name, writes]) => {
+        const was = before.tables.get(name) ?? { inserted: 0, updated: 0, hotUpdated: 0, deleted: 0 };
+        const of = (key: keyof TableWrites) => (writes[key] - was[key]) / operations;
+        if (of('inserted') + of('updated') + of('deleted') < minCalls) return [];
+        return [`  ${name}: ${of('inserted').toFixed(3)} inserted, ${of('updated').toFixed(3)} updated (${of('hotUpdated').toFixed(3)} HOT), ${of('deleted').toFixed(3)} deleted`];
+      }),
       ...statements.map(
         (row) =>
-          `${(Number(row.calls) / operations).toFixed(2).padStart(6)} ${row.toplevel ? '' : '  (nested) '}${((row.ms / operations) * 1000).toFixed(0).padStart(5)} µs ` +
+          `${(Number(row.calls) / operations).toFixed(minCalls < 0.01 ? 4 : 2).padStart(minCalls < 0.01 ? 8 : 6)} ${row.toplevel ? '' : '  (nested) '}${((row.ms / operations) * 1000).toFixed(0).padStart(5)} µs ` +
           `${(Number(row.blocks) / operations).toFixed(0).padStart(4)} blocks  ${row.query}`,
       ),
     ];
