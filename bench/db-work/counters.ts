@@ -21,6 +21,7 @@ export async function startCountingDatabase(): Promise<{ url: string }> {
   const setup = new pg.Client(postgres.url);
   await setup.connect();
   await setup.query('create extension if not exists pg_stat_statements');
+  await setup.query('create extension if not exists pg_walinspect').catch(() => undefined);
   await setup.end();
   return { url: postgres.url };
 }
@@ -76,8 +77,10 @@ export async function measureWork(url: string, operations: number, operate: () =
   try {
     const before = await totals(client);
     await client.query('select pg_stat_statements_reset()');
+    const [{ lsn: startLsn }] = (await client.query(`select pg_current_wal_lsn() as lsn`)).rows;
     await operate();
     const after = await totals(client);
+    const [{ lsn: endLsn }] = (await client.query(`select pg_current_wal_lsn() as lsn`)).rows;
     const per = (key: Exclude<keyof Totals, 'tables'>, digits = 2) => ((after[key] - before[key]) / operations).toFixed(digits);
     const statements = (
       await client.query<{ calls: string; rows: string; ms: number; blocks: string; toplevel: boolean; query: string }>(
@@ -104,6 +107,19 @@ export async function measureWork(url: string, operations: number, operate: () =
           `${(Number(row.blocks) / operations).toFixed(0).padStart(4)} blocks  ${row.query}`,
       ),
     ];
+    // WAL by record type (pg_walinspect, when the server has it): what the WAL records are.
+    const walTypes = await client
+      .query<{ type: string; count: string; bytes: string }>(
+        `select "resource_manager/record_type" as type, count, record_size + fpi_size as bytes
+           from pg_get_wal_stats($1, $2, true) where count > 0 order by count desc`,
+        [startLsn, endLsn],
+      )
+      .then((result) => result.rows)
+      .catch(() => []);
+    for (const row of walTypes) {
+      if (Number(row.count) / operations < minCalls) continue;
+      lines.push(`  WAL ${row.type}: ${(Number(row.count) / operations).toFixed(2)} records, ${(Number(row.bytes) / operations).toFixed(0)} bytes`);
+    }
     return { lines };
   } finally {
     await client.end();
