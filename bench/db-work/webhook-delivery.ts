@@ -14,6 +14,7 @@ import { createLogger } from '../../server/log.ts';
 import { createServices } from '../../server/start-service.ts';
 import { mintSigningSecret } from '../../server/webhooks/signature.ts';
 import { createLocalCa } from '../../test/helpers/local-ca.ts';
+import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
 import { BENCH_SECRET_KEY } from '../database.ts';
 import { atCleanup, cleanUp, tempDir } from '../processes.ts';
 import { startWorkerRole } from '../scenarios/servers.ts';
@@ -82,9 +83,28 @@ try {
 
   await run(Math.min(200, EVENTS));
   const deliveries = EVENTS * SUBSCRIPTIONS;
-  const report = await measureWork(url, deliveries, () => run(EVENTS), 0.002);
+  // CPU besides the counters: it moves with the machine's load, so compare it only in
+  // alternating runs on a quiet machine.
+  const postmaster = await postmasterPid(url);
+  let cpu = { postgres: 0, worker: 0, seconds: 0 };
+  const report = await measureWork(
+    url,
+    deliveries,
+    async () => {
+      const postgresBefore = postgresCpuMs(postmaster);
+      const workerBefore = processCpuMs(worker.child.pid!);
+      const started = performance.now();
+      await run(EVENTS);
+      cpu = { postgres: postgresCpuMs(postmaster) - postgresBefore, worker: processCpuMs(worker.child.pid!) - workerBefore, seconds: (performance.now() - started) / 1000 };
+    },
+    0.002,
+  );
   console.log(`${EVENTS} events, ${SUBSCRIPTIONS} subscriptions each: per delivery (per event: ×${SUBSCRIPTIONS})`);
   console.log(report.lines.join('\n'));
+  console.log(
+    `CPU per delivery: PostgreSQL ${((cpu.postgres * 1000) / deliveries).toFixed(0)} µs, worker ${((cpu.worker * 1000) / deliveries).toFixed(0)} µs ` +
+      `(${deliveries} deliveries in ${cpu.seconds.toFixed(1)} s, the bench's own polling included)`,
+  );
   if (receiver.badSignatures > 0 || receiver.unsigned > 0) throw new Error(`receiver: ${receiver.unsigned} unsigned, ${receiver.badSignatures} bad signatures`);
   await worker.stop();
 } finally {
