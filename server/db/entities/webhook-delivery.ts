@@ -14,8 +14,9 @@ export const WebhookDeliverySchema = defineEntity({
     id: p.text().primary(),
     event: () => p.manyToOne(Event).ref().deleteRule('cascade').index(false),
     subscription: () => p.manyToOne(WebhookSubscription).ref().deleteRule('cascade').index(false),
-    // The account where the event happened (a client account for inherited deliveries).
-    account: () => p.manyToOne(Account).ref().deleteRule('cascade').index(false),
+    // The account where the event happened (a client account for inherited deliveries). No
+    // key of its own: the event's key (event_id, account_id) holds it.
+    account: () => p.manyToOne(Account).ref().createForeignKeyConstraint(false).index(false),
     // pending | succeeded | failed | dropped
     status: p.text().default('pending'),
     attempts: p.integer().default(0),

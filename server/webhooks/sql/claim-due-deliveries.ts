@@ -1,10 +1,11 @@
 // Claims due deliveries for one sending round: pending, due, and not leased by another
 // worker (or leased by one that died: its lease has expired). The lease covers one attempt
 // (time-out plus margin); a worker killed mid-attempt leaves the delivery due again after
-// it, with the same id. The lease moves `next_attempt_at` to its end as well as setting
-// `locked_until`: a leased delivery is simply not due, so it leaves the head of the due
-// index and the next claim does not step over every delivery in flight. Recording the
-// attempt sets `next_attempt_at` again (from the first attempt, Delivery rule 2).
+// it, with the same id. The lease sets `locked_until` and nothing else: no index holds that
+// column, so on a page with room (the table's fillfactor) the claim is a HOT update, writing
+// no index entry. A leased delivery stays at the head of the due index while its attempt
+// runs, and the next claim steps over it (at most the rounds in flight). Recording the
+// attempt sets `next_attempt_at` (from the first attempt, Delivery rule 2) and clears the lease.
 // Returns what the attempt needs: the event payload, the subscription as it is now
 // (send-time checks) and its health for the delivery's account.
 import type pg from 'pg';
@@ -42,8 +43,7 @@ with due as (
 ),
 leased as (
   update webhook_deliveries d
-  set locked_until = now() + ${leaseMs}::float8 * interval '1 millisecond',
-      next_attempt_at = now() + ${leaseMs}::float8 * interval '1 millisecond'
+  set locked_until = now() + ${leaseMs}::float8 * interval '1 millisecond'
   from due
   where d.id = due.id
   returning d.id, d.event_id, d.subscription_id, d.account_id, d.attempts, d.locked_until

@@ -1,6 +1,10 @@
 // Queues the deliveries of a claimed batch of events in one statement, marks the events
 // dispatched in the same statement.
-// `on conflict do nothing`: dispatching an event again never duplicates its deliveries.
+// Dispatching an event again never duplicates its deliveries: a delivery already queued for
+// the (event, subscription) is skipped. Checked by a lookup rather than `on conflict do
+// nothing`, whose speculative insertion writes one more WAL record per delivery; the claimed
+// events are locked by this transaction, so no other dispatcher queues them meanwhile (and
+// the unique index still stands behind it).
 import type pg from 'pg';
 import { prepared, queryRows, sql } from '../../db/sql.ts';
 
@@ -11,7 +15,10 @@ with queued as (
   from unnest(${deliveries.map((d) => d.id)}::text[], ${deliveries.map((d) => d.eventId)}::text[],
               ${deliveries.map((d) => d.subscriptionId)}::text[], ${deliveries.map((d) => d.accountId)}::text[])
        as d (id, event_id, subscription_id, account_id)
-  on conflict (event_id, subscription_id, account_id) do nothing
+  where not exists (
+    select 1 from webhook_deliveries w
+    where w.event_id = d.event_id and w.subscription_id = d.subscription_id and w.account_id = d.account_id
+  )
   returning 1
 ),
 dispatched as (
