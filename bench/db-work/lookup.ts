@@ -8,6 +8,7 @@
 //   node bench/db-work/lookup.ts [requests] [rate/s] [rounds] [other-tree]
 //
 // LOOKUP_KINDS=rest,trpc picks the surfaces (both by default); LOOKUP_ACCOUNTS the accounts (3,000).
+import pg from 'pg';
 import { Agent, request } from 'undici';
 import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
 import { seedAccounts } from '../database.ts';
@@ -69,6 +70,20 @@ type Round = { label: string; kind: string; serverCpuMs: number; postgresCpuMs: 
 
 try {
   const { url } = await startCountingDatabase();
+  // Planning is work of its own (a statement may be planned at every execution): count it too.
+  const admin = new pg.Client(url);
+  await admin.connect();
+  await admin.query(`alter system set pg_stat_statements.track_planning = on`);
+  await admin.query('select pg_reload_conf()');
+  /** Plans and planning time per lookup of the statements measureWork just counted. */
+  const planning = async (): Promise<string[]> => {
+    const { rows } = await admin.query<{ calls: string; plans: string; ms: number; query: string }>(
+      `select calls, plans, total_plan_time as ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 60) as query
+         from pg_stat_statements where toplevel and calls * 10 >= $1 order by calls desc`,
+      [REQUESTS],
+    );
+    return rows.map((row) => `planned ${(Number(row.plans) / REQUESTS).toFixed(2)} per lookup, ${((row.ms / REQUESTS) * 1000).toFixed(0)} µs: ${row.query}`);
+  };
   process.stderr.write(`seeding ${ACCOUNTS} accounts\n`);
   const { targets } = await seedAccounts(url, ACCOUNTS);
   const trees: Array<{ label: string; tree: string }> = OTHER_TREE
@@ -93,7 +108,7 @@ try {
           await drive(server.origin, kind, targets, REQUESTS);
           cpu = { server: processCpuMs(pid) - before.server, postgres: postgresCpuMs(postmaster) - before.postgres };
         });
-        const result = { label, kind, serverCpuMs: cpu.server / REQUESTS, postgresCpuMs: cpu.postgres / REQUESTS, work: report.lines };
+        const result = { label, kind, serverCpuMs: cpu.server / REQUESTS, postgresCpuMs: cpu.postgres / REQUESTS, work: [...report.lines, ...(await planning())] };
         rounds.push(result);
         process.stderr.write(
           `round ${round} ${kind} ${label}: server ${result.serverCpuMs.toFixed(3)} ms, PostgreSQL ${result.postgresCpuMs.toFixed(3)} ms per lookup\n  ${report.lines.join('\n  ')}\n`,
@@ -115,6 +130,7 @@ try {
     }
   }
   for (const { server } of services) await server.process.stop();
+  await admin.end();
 } finally {
   await cleanUp();
 }
