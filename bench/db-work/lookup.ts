@@ -8,6 +8,8 @@
 //   node bench/db-work/lookup.ts [requests] [rate/s] [rounds] [other-tree]
 //
 // LOOKUP_KINDS=rest,trpc picks the surfaces (both by default); LOOKUP_ACCOUNTS the accounts (3,000).
+// The REST rounds also measure bench/bare-server.ts in its two-read mode (the lookups' target
+// baseline) unless LOOKUP_BARE=0.
 import pg from 'pg';
 import { Agent, request } from 'undici';
 import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
@@ -15,7 +17,7 @@ import { seedAccounts } from '../database.ts';
 import type { LoadTarget } from '../load.ts';
 import { median } from '../measure.ts';
 import { cleanUp, root } from '../processes.ts';
-import { startApiProcess, type StartedServer } from '../scenarios/servers.ts';
+import { startApiProcess, startBareServer, type StartedServer } from '../scenarios/servers.ts';
 import { measureWork, startCountingDatabase } from './counters.ts';
 
 const REQUESTS = Number(process.argv[2]) || 20_000;
@@ -94,13 +96,16 @@ try {
     : [{ label: 'this', tree: root }];
   const services: Array<{ label: string; server: StartedServer }> = [];
   for (const { label, tree } of trees) services.push({ label, server: await startApiProcess(url, {}, [], tree) });
+  // The floor the lookups' targets stand against (REST only): bare fastify doing the two reads.
+  if (process.env.LOOKUP_BARE !== '0') services.push({ label: 'bare', server: await startBareServer(url, services[0]!.server.dataDir, 'two-reads') });
   const postmaster = await postmasterPid(url);
-  for (const { server } of services) for (const kind of KINDS) await drive(server.origin, kind, targets, 2_000);
+  for (const { label, server } of services) for (const kind of KINDS) if (label !== 'bare' || kind === 'rest') await drive(server.origin, kind, targets, 2_000);
 
   const rounds: Round[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     for (const kind of KINDS) {
       for (const { label, server } of round % 2 === 1 ? services : [...services].reverse()) {
+        if (label === 'bare' && kind !== 'rest') continue;
         const pid = server.process.child.pid!;
         let cpu = { server: 0, postgres: 0 };
         const report = await measureWork(url, REQUESTS, async () => {
@@ -120,6 +125,7 @@ try {
   console.log(`${REQUESTS} lookups a round at ${RATE}/s over ${ACCOUNTS} keys, ${ROUNDS} rounds; CPU ms per lookup, median [min–max]`);
   for (const kind of KINDS) {
     for (const { label } of services) {
+      if (label === 'bare' && kind !== 'rest') continue;
       const mine = rounds.filter((round) => round.kind === kind && round.label === label);
       const spread = (pick: (round: Round) => number) => {
         const values = mine.map(pick);
