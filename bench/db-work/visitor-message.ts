@@ -3,6 +3,7 @@
 //
 //   node bench/db-work/visitor-message.ts [messages]
 import { Agent, request } from 'undici';
+import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
 import { seedAccounts } from '../database.ts';
 import { cleanUp } from '../processes.ts';
 import { startApiProcess } from '../scenarios/servers.ts';
@@ -51,8 +52,21 @@ try {
     await Promise.all(Array.from({ length: 4 }, lane));
   };
   await post(2 * VISITORS);
-  const report = await measureWork(url, MESSAGES, () => post(MESSAGES));
+  // CPU over the messages alone (from /proc, 10 ms ticks; it moves with the machine's other load, the counts do not).
+  const postmaster = await postmasterPid(url);
+  let cpu = { api: 0, postgres: 0, ms: 0 };
+  const report = await measureWork(url, MESSAGES, async () => {
+    const api = processCpuMs(service.process.child.pid!);
+    const postgres = postgresCpuMs(postmaster);
+    const started = performance.now();
+    await post(MESSAGES);
+    cpu = { api: processCpuMs(service.process.child.pid!) - api, postgres: postgresCpuMs(postmaster) - postgres, ms: performance.now() - started };
+  });
   console.log(report.lines.join('\n'));
+  console.log(
+    `CPU per message: API process ${((cpu.api / MESSAGES) * 1000).toFixed(0)} µs, PostgreSQL ${((cpu.postgres / MESSAGES) * 1000).toFixed(0)} µs; ` +
+      `${(MESSAGES / (cpu.ms / 1000)).toFixed(0)} messages/s from 4 lanes`,
+  );
   await service.process.stop();
 } finally {
   await cleanUp();
