@@ -156,7 +156,7 @@ if (mode === 'silent-writes') {
       values: [widgetId, ownerId],
     });
     if (rows.length === 0) return reply.code(404).send({ success: false, message: 'Chat widget not found' });
-    await countVisitorMessage(pool, SILENT_LIMITS, ownerId, widgetId, visitorId, request.ip);
+    await countVisitorMessage(pool, SILENT_LIMITS, { accountId: ownerId, widgetId, visitorKey: visitorId, address: request.ip });
     const client = await pool.connect();
     try {
       await client.query('begin');

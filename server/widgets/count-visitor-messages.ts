@@ -35,15 +35,11 @@ function messageBuckets(limits: MessageLimits, widgetId: string, visitorKey: str
   ];
 }
 
+/** Whose message is counted: the widget's account, the widget, the visitor's key and the client's address. */
+export type CountedMessage = { accountId: string; widgetId: string; visitorKey: string; address: string };
+
 /** Counts one visitor message, or refuses it with 429 and Retry-After (seconds until the window resets). */
-export async function countVisitorMessage(
-  pool: pg.Pool,
-  limits: MessageLimits,
-  accountId: string,
-  widgetId: string,
-  visitorKey: string,
-  address: string,
-): Promise<void> {
+export async function countVisitorMessage(pool: pg.Pool, limits: MessageLimits, { accountId, widgetId, visitorKey, address }: CountedMessage): Promise<void> {
   await countVisitorRequest(pool, 'count-visitor-message', messageBuckets(limits, widgetId, visitorKey, address), [widgetId, visitorKey, accountId]);
 }
 
@@ -56,10 +52,7 @@ export async function countVisitorMessage(
 export async function countVisitorMessageReadingWidget(
   pool: pg.Pool,
   limits: MessageLimits,
-  accountId: string,
-  widgetId: string,
-  visitorKey: string,
-  address: string,
+  { accountId, widgetId, visitorKey, address }: CountedMessage,
 ): Promise<WidgetIdentity | null> {
   const counting = countBucketsSql(messageBuckets(limits, widgetId, visitorKey, address), 4);
   const row = await runCountingStatement<CountedRow & WidgetIdentity & { found: boolean }>(pool, {

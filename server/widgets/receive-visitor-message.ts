@@ -68,15 +68,15 @@ export type VisitorMessageDeps = { pool: pg.Pool; secrets: Secrets; limits: Mess
  * read in one statement, then the widget's checks run (404, 403 for a foreign origin, 401
  * when it requires a token), as the conversation poll does.
  */
+/** The message's widget as the visitor names it: the owner's account, the widget, and the visitor's own id. */
+type MessageTarget = { ownerId: string; widgetId: string; fromId: string };
+
 async function countReadingWidget(
-  pool: pg.Pool,
-  limits: MessageLimits,
-  ownerId: string,
-  widgetId: string,
-  fromId: string,
+  { pool, limits }: VisitorMessageDeps,
+  { ownerId, widgetId, fromId }: MessageTarget,
   request: VisitorRequest,
 ): Promise<{ widget: WidgetIdentity; visitor: WidgetVisitor }> {
-  const widget = await countVisitorMessageReadingWidget(pool, limits, ownerId, widgetId, fromId, request.address);
+  const widget = await countVisitorMessageReadingWidget(pool, limits, { accountId: ownerId, widgetId, visitorKey: fromId, address: request.address });
   if (!widget) throw new NotFoundError('Chat widget not found');
   refuseForeignOrigin(request, readSettings(widget.settings));
   const visitor: WidgetVisitor = { key: fromId, verified: null };
@@ -86,12 +86,8 @@ async function countReadingWidget(
 
 /** With an identity token, the visitor is known once the widget's secret has verified it: the widget is read first. */
 async function readThenCount(
-  pool: pg.Pool,
-  secrets: Secrets,
-  limits: MessageLimits,
-  ownerId: string,
-  widgetId: string,
-  fromId: string,
+  { pool, secrets, limits }: VisitorMessageDeps,
+  { ownerId, widgetId, fromId }: MessageTarget,
   request: VisitorRequest,
 ): Promise<{ widget: WidgetIdentity; visitor: WidgetVisitor }> {
   const [widget] = (await pool.query<WidgetIdentity>({ ...WIDGET_SETTINGS, values: [widgetId, ownerId] })).rows;
@@ -101,12 +97,12 @@ async function readThenCount(
   const visitor = (await countingRefusals(pool, request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE, () =>
     resolveWidgetVisitor(secrets, widget, fromId, request.identityToken),
   ))!;
-  await countVisitorMessage(pool, limits, ownerId, widgetId, visitor.key, request.address);
+  await countVisitorMessage(pool, limits, { accountId: ownerId, widgetId, visitorKey: visitor.key, address: request.address });
   return { widget, visitor };
 }
 
 export async function receiveVisitorMessage(
-  { pool, secrets, limits }: VisitorMessageDeps,
+  deps: VisitorMessageDeps,
   ownerId: string | undefined,
   input: VisitorMessageInput,
   request: VisitorRequest,
@@ -119,13 +115,11 @@ export async function receiveVisitorMessage(
     throw new InvalidInputError('customData.mediaUrl is required with mediaContentType', { details: [{ path: 'customData.mediaUrl', message: 'is required with mediaContentType' }] });
   }
   // Counted before the transaction: a refused message costs one statement, not a transaction.
-  const { visitor } =
-    request.identityToken === undefined
-      ? await countReadingWidget(pool, limits, ownerId, widgetId, customData.fromId, request)
-      : await readThenCount(pool, secrets, limits, ownerId, widgetId, customData.fromId, request);
+  const target = { ownerId, widgetId, fromId: customData.fromId };
+  const { visitor } = request.identityToken === undefined ? await countReadingWidget(deps, target, request) : await readThenCount(deps, target, request);
   const visitorId = visitor.key;
 
-  return withPoolTransaction(pool, async (client) => {
+  return withPoolTransaction(deps.pool, async (client) => {
     const contact = await findOrCreateVisitorContact(client, ownerId, widgetId, visitorId, visitor.verified);
     // Read under the contact's lock: a contact that is not archived costs no statement here.
     if (contact.archived) await unarchiveOnInbound(client, ownerId, contact.block.id);
