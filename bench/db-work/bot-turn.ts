@@ -14,12 +14,11 @@
 //
 //   node bench/db-work/bot-turn.ts [visitors]
 import pg from 'pg';
-import { Agent, request } from 'undici';
 import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
-import { seedAccounts } from '../database.ts';
 import { cleanUp } from '../processes.ts';
-import { startApiProcess, startWorkerRole } from '../scenarios/servers.ts';
-import { measureWork, startCountingDatabase, type WorkReport } from './counters.ts';
+import { startWorkerRole } from '../scenarios/servers.ts';
+import { startWidgetService } from './widget-service.ts';
+import { measureWork, startCountingDatabase, STATS_SETTLE_MS, type WorkReport } from './counters.ts';
 
 const VISITORS = Number(process.argv[2]) || 300;
 const WARM_VISITORS = 100;
@@ -27,35 +26,11 @@ const WIDGETS = 20;
 const LANES = 4;
 const POLL_MS = 100;
 const IDLE_MS = 10_000;
-/** measureWork's window is the operation plus this settle (its second snapshot waits it out). */
-const SETTLE_MS = 11_500;
-const insecure = new Agent({ connect: { rejectUnauthorized: false }, connections: 8 });
 
 try {
   const { url } = await startCountingDatabase();
-  const { targets } = await seedAccounts(url, 1);
-  const many = '10000000';
-  const service = await startApiProcess(url, {
-    WIDGET_REQUESTS_PER_IP_PER_MINUTE: many,
-    WIDGET_MESSAGES_PER_IP_PER_MINUTE: many,
-    WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: many,
-    WIDGET_SOCKETS_PER_IP: many,
-  });
+  const { service, call, widgets, owner } = await startWidgetService(url, WIDGETS);
   const worker = await startWorkerRole(url);
-  const call = async (method: string, pathname: string, body?: unknown, apiKey?: string) => {
-    const response = await request(service.origin + pathname, {
-      method: method as 'GET',
-      dispatcher: insecure,
-      headers: { 'content-type': 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.body.text();
-    if (response.statusCode >= 300) throw new Error(`${method} ${pathname}: ${response.statusCode} ${text}`);
-    return JSON.parse(text) as { data: Record<string, unknown> };
-  };
-  const widgets: string[] = [];
-  for (let index = 0; index < WIDGETS; index++) widgets.push(String((await call('POST', '/v1/chat-widgets', { name: `w${index}`, settings: {} }, targets[0]!.apiKey)).data.id));
-  const owner = String((await call('GET', `/v1/chat-widget-config?configId=${widgets[0]}`)).data.userId);
 
   const postmaster = await postmasterPid(url);
   /** CPU milliseconds so far of the API process, the worker and PostgreSQL. */
@@ -91,7 +66,7 @@ try {
   await drained();
 
   const idle = await measureWork(url, 1, () => new Promise((resolve) => setTimeout(resolve, IDLE_MS)));
-  const idlePerMs = (key: 'statements' | 'commits' | 'walRecords' | 'walBytes' | 'walSyncs') => idle.perOperation[key] / (IDLE_MS + SETTLE_MS);
+  const idlePerMs = (key: 'statements' | 'commits' | 'walRecords' | 'walBytes' | 'walSyncs') => idle.perOperation[key] / (IDLE_MS + STATS_SETTLE_MS);
   console.log(`idle background: ${(idlePerMs('commits') * 1000).toFixed(2)} commits/s, ${(idlePerMs('statements') * 1000).toFixed(2)} statements/s`);
 
   type Net = { statements: number; commits: number; walRecords: number; walBytes: number; walSyncs: number };
@@ -108,7 +83,7 @@ try {
       cpuUsed = cpu().map((ms, index) => ms - cpuBefore[index]!);
       elapsed = performance.now() - started;
     });
-    const window = elapsed + SETTLE_MS;
+    const window = elapsed + STATS_SETTLE_MS;
     const pollsPer = (polls - pollsBefore) / operations;
     const { perOperation } = report;
     const net: Net = {

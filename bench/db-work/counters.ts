@@ -45,7 +45,7 @@ type Snapshot = Totals & { tables: Map<string, TableWrites> };
  * Backends report their statistics when idle, at most once a second, and an idle backend
  * within ten seconds: wait that long before reading, or the last operations are missing.
  */
-const STATS_SETTLE_MS = 11_500;
+export const STATS_SETTLE_MS = 11_500;
 
 async function totals(client: pg.Client): Promise<Snapshot> {
   await new Promise((resolve) => setTimeout(resolve, STATS_SETTLE_MS));
@@ -106,7 +106,7 @@ export async function measureWork(url: string, operations: number, operate: () =
       await client.query<{ calls: string; rows: string; ms: number; blocks: string; toplevel: boolean; query: string }>(
         `select calls, rows, total_exec_time as ms, shared_blks_hit + shared_blks_read as blocks, toplevel,
                 left(regexp_replace(query, '\\s+', ' ', 'g'), 120) as query
-           from pg_stat_statements where calls >= $1 order by toplevel desc, calls desc, total_exec_time desc`,
+           from pg_stat_statements where calls >= $1::float8 order by toplevel desc, calls desc, total_exec_time desc`,
         [operations * minCalls],
       )
     ).rows;

@@ -2,42 +2,18 @@
 // at steady state: each visitor already has its contact and an open session.
 //
 //   node bench/db-work/visitor-message.ts [messages]
-import { Agent, request } from 'undici';
 import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
-import { seedAccounts } from '../database.ts';
 import { cleanUp } from '../processes.ts';
-import { startApiProcess } from '../scenarios/servers.ts';
+import { startWidgetService } from './widget-service.ts';
 import { measureWork, startCountingDatabase } from './counters.ts';
 
 const MESSAGES = Number(process.argv[2]) || 1000;
 const VISITORS = 200;
 const WIDGETS = 20;
-const insecure = new Agent({ connect: { rejectUnauthorized: false }, connections: 8 });
 
 try {
   const { url } = await startCountingDatabase();
-  const { targets } = await seedAccounts(url, 1);
-  const many = '10000000';
-  const service = await startApiProcess(url, {
-    WIDGET_REQUESTS_PER_IP_PER_MINUTE: many,
-    WIDGET_MESSAGES_PER_IP_PER_MINUTE: many,
-    WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: many,
-    WIDGET_SOCKETS_PER_IP: many,
-  });
-  const call = async (method: string, pathname: string, body?: unknown, apiKey?: string) => {
-    const response = await request(service.origin + pathname, {
-      method: method as 'GET',
-      dispatcher: insecure,
-      headers: { 'content-type': 'application/json', ...(apiKey ? { 'x-api-key': apiKey } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.body.text();
-    if (response.statusCode >= 300) throw new Error(`${method} ${pathname}: ${response.statusCode} ${text}`);
-    return JSON.parse(text) as { data: Record<string, unknown> };
-  };
-  const widgets: string[] = [];
-  for (let index = 0; index < WIDGETS; index++) widgets.push(String((await call('POST', '/v1/chat-widgets', { name: `w${index}`, settings: {} }, targets[0]!.apiKey)).data.id));
-  const owner = String((await call('GET', `/v1/chat-widget-config?configId=${widgets[0]}`)).data.userId);
+  const { service, call, widgets, owner } = await startWidgetService(url, WIDGETS);
   const post = async (count: number) => {
     let next = 0;
     const lane = async () => {
