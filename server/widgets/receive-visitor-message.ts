@@ -3,10 +3,11 @@
 // Replies when it answers the bot), the bot-typing flag, the live events for open widget
 // pages, and the job that takes the bot's turn (workers/chat-widget-message.ts). The job is
 // keyed by the message id, which is the `messageId` answered: one id names both. All of it
-// is SQL on the pool, seven statements with BEGIN and COMMIT (sql/store-visitor-message.ts),
-// and one more that brings an archived contact back: this is the push's latency. Before it,
-// one statement counts the message against the abuse limits and reads the widget (two for a
-// visitor with an identity token: the widget's secret names the visitor the count is for).
+// is SQL on the pool: BEGIN, the contact's lock, the session read, one write, COMMIT
+// (sql/store-visitor-message.ts), and one more statement that brings an archived contact
+// back. Before it, one statement counts the message against the abuse limits and reads the
+// widget (two for a visitor with an identity token: the widget's secret names the visitor
+// the count is for). Those six round trips are the push's latency.
 import type pg from 'pg';
 import { z } from 'zod';
 import { unarchiveOnInbound } from '../contacts/archive-contact.ts';
@@ -63,13 +64,14 @@ export type BotTurnJob = {
 
 export type VisitorMessageDeps = { pool: pg.Pool; secrets: Secrets; limits: MessageLimits };
 
+/** The message's widget as the visitor names it: the owner's account, the widget, and the visitor's own id. */
+type MessageTarget = { ownerId: string; widgetId: string; fromId: string };
+
 /**
  * A visitor with no identity token is its `fromId`: the message is counted and the widget
  * read in one statement, then the widget's checks run (404, 403 for a foreign origin, 401
  * when it requires a token), as the conversation poll does.
  */
-/** The message's widget as the visitor names it: the owner's account, the widget, and the visitor's own id. */
-type MessageTarget = { ownerId: string; widgetId: string; fromId: string };
 
 async function countReadingWidget(
   { pool, limits }: VisitorMessageDeps,

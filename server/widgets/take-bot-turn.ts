@@ -23,7 +23,7 @@ import { conversationMessageOf } from './conversation-message.ts';
 import { handOffConversation } from './hand-off-conversation.ts';
 import { WIDGET_CHANNEL } from './find-or-create-visitor.ts';
 import type { BotTurnJob } from './receive-visitor-message.ts';
-import { readSettings, type WidgetSettings } from './widget-settings.ts';
+import { readSettings } from './widget-settings.ts';
 
 export const DEFAULT_GREETING = 'Hi! Thanks for your message. We will get back to you here as soon as we can.';
 export const AWAY_MESSAGE_INTERVAL_MINUTES = 10;
@@ -104,11 +104,6 @@ function replyReadSql(contactId: string, checkRecent: boolean): Sql {
  */
 const FLAG_ONLY_COMMIT = sql`set_config('synchronous_commit', 'off', true)`;
 
-/** Ends typing (for a turn that replies nothing). */
-function clearTypingSql(contactId: string): Sql {
-  return sql`update contacts set is_bot_typing = false where id = ${contactId} returning ${FLAG_ONLY_COMMIT}`;
-}
-
 /**
  * Typing ends when this is the contact's newest visitor message (a later one waits for its
  * own turn); `flagOnly`: the turn writes nothing else.
@@ -152,8 +147,8 @@ export async function takeBotTurn(em: EntityManager, job: BotTurnJob, feed: Pick
       const endsTyping = contact.is_bot_typing && read!.latest_id === job.messageId;
       if (read!.recent) {
         if (endsTyping) {
-          await runSql(tx, clearTypingSql(job.contactId));
-          typingEnded();
+          const ended = await runSql(tx, endTypingSql(job.contactId, job.messageId, true));
+          if (ended.rowCount > 0) typingEnded();
         }
         return 'silent';
       }
