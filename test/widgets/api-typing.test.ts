@@ -67,6 +67,16 @@ async function heardTyping(visitor: Visitor, from: number): Promise<Heard> {
   }
 }
 
+/** Waits until the socket has heard `count` typing-on events (those already announced arrive asynchronously). */
+async function heardTypingOn(visitor: Visitor, count: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  const on = () => visitor.heard.filter((heard) => heard.name === 'typing' && (heard.payload as { isBotTyping?: boolean }).isBotTyping === true).length;
+  while (on() < count) {
+    if (Date.now() > deadline) throw new Error(`fewer than ${count} typing-on events heard: ${JSON.stringify(visitor.heard)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 describe('POST /contacts/{contactId}/typing', () => {
   test('on: 200 {success}, the poll answers isBotTyping true and the socket hears it; off: false on both', async () => {
     const conversation = await visitorConversation();
@@ -113,7 +123,9 @@ describe('POST /contacts/{contactId}/typing', () => {
       ]);
       expect(jobs.rowCount).toBe(1);
 
-      // Instead of waiting 15 s: the stored end and the expiry job move into the past.
+      // Instead of waiting 15 s: the stored end and the expiry job move into the past. Both
+      // announcements of "on" are heard first, so the next typing event is the expiry's.
+      await heardTypingOn(visitor, 2);
       const from = visitor.heard.length;
       await service.services.pool.query(`update contacts set bot_typing_until = now() - interval '1 second' where id = $1`, [conversation.contactId]);
       expect(await isBotTyping(conversation)).toBe(false);
