@@ -2,7 +2,7 @@
 // measured in the same run, and writes bench/results/latest.{md,json}.
 //
 // Knobs: BENCH_DURATION (seconds per round, 10), BENCH_ROUNDS (5), BENCH_CONNECTIONS (50),
-// BENCH_ONLY (comma list of read, scaleout, startup, webhooks, push, assets), BENCH_ACCOUNTS (3000).
+// BENCH_ONLY (comma list of read, scaleout, startup, webhooks, push, assets, events), BENCH_ACCOUNTS (3000).
 import { writeFile } from 'node:fs/promises';
 import { seedAccounts, startBenchDatabase } from './database.ts';
 import type { LoadTarget } from './load.ts';
