@@ -2,10 +2,10 @@
 // messages (its session, New Message, and Replies when it answers the bot), and in the same
 // statement the widget's own parts: the live events and, when the bot's turn may say or do
 // something, the bot-typing flag (naming this message as the one whose turn ends it) and the
-// job that takes the turn. A message whose turn is known to be silent (job.needed false:
-// the bot is paused for the contact, or the widget gives it nothing to say to a message that
-// opens no session, has no away message and names no hand-off keyword) gets neither: no
-// typing shown, no job, no commit of the worker's. The caller holds the contact's row lock,
+// job that takes the turn. A message whose turn is known to be silent (the bot is paused for
+// the contact, or job.needed says the widget gives it nothing to say: the message opens no
+// session, the widget has no away message and the message names no hand-off keyword) gets
+// neither: no typing shown, no job, no commit of the worker's. The caller holds the contact's row lock,
 // so the open session read first is still the open one when the write runs, and a retry of
 // the same message (its `messageSid`) finds the first one.
 import type pg from 'pg';
