@@ -6,8 +6,9 @@
 // - `two-reads`: only the read a lookup cannot avoid (the key by its HMAC), no counting,
 //   so the difference measured is everything the service adds, rate limits included;
 // - `silent-writes`: authenticates as `counting`, and also takes visitor messages: the
-//   service's own counting and writers (the contact, the message and its events, the
-//   bot-typing flag) and the bot's job row, in one transaction that notifies nothing: no
+//   service's own counting and writers (the contact, the message and its events, and, for a
+//   message whose bot turn the service would queue, the bot-typing flag and the bot's job
+//   row: receive-visitor-message.ts's botTurnNeeded), in one transaction that notifies nothing: no
 //   conversation pg_notify, and the job row inserted directly instead of by `add_job`
 //   (whose insert notification is the other notify). Its job rows name a task no worker
 //   runs, so they cost the worker nothing. The scenario `events` gives it accounts without
@@ -28,6 +29,8 @@ import { resolveKeyAndSpend } from '../server/rate-limit/spend-key-tokens.ts';
 import { MAIN_KEY_RATE_LIMIT } from '../server/rate-limit/limits.ts';
 import { createSecrets } from '../server/secrets.ts';
 import { countVisitorMessage } from '../server/widgets/count-visitor-messages.ts';
+import { botTurnNeeded } from '../server/widgets/receive-visitor-message.ts';
+import { readSettings } from '../server/widgets/widget-settings.ts';
 import { findOrCreateVisitorContact, WIDGET_CHANNEL } from '../server/widgets/find-or-create-visitor.ts';
 
 const env = (name: string) => {
@@ -181,8 +184,8 @@ if (mode === 'silent-writes') {
           repeatOf: customData.messageSid ?? null,
         },
         ({ message, sessionStarted }) => ({
-          writes: [
-            sql`update contacts set is_bot_typing = is_bot_active where id = ${contact.block.id}::text`,
+          writes: !(contact.isBotActive && botTurnNeeded(readSettings(rows[0].settings), customData.body, sessionStarted)) ? [] : [
+            sql`update contacts set is_bot_typing = true, bot_typing_for = ${message.id}::text where id = ${contact.block.id}::text`,
             sql`insert into graphile_worker._private_jobs (task_id, payload, run_at, max_attempts, key)
   select t.id, ${JSON.stringify({ accountId: ownerId, widgetId, contactId: contact.block.id, messageId: message.id, firstOfSession: sessionStarted })}::json,
          now(), 25, ${`${SILENT_TASK}:${message.id}`}::text

@@ -15,12 +15,29 @@ export const WIDGET_CHANNEL = 'chat_widget';
  * The visitor's contact, locked for the rest of the transaction: what a message's events show
  * of it, and whether it is archived (under the lock, so still true when the message is stored).
  */
-export type VisitorContact = { block: ContactEventBlock; isBotActive: boolean; archived: boolean; created: boolean };
+export type VisitorContact = {
+  block: ContactEventBlock;
+  isBotActive: boolean;
+  /** The visitor sees the typing indicator: an earlier message's bot turn, or someone typing through the API. */
+  typing: boolean;
+  archived: boolean;
+  created: boolean;
+};
 
-type ContactRow = { id: string; phone_number: string | null; email: string | null; first_name: string; last_name: string; is_bot_active: boolean; archived: boolean };
-const CONTACT_COLUMNS = 'id, phone_number, email, first_name, last_name, is_bot_active, archived_at is not null as archived';
+type ContactRow = {
+  id: string;
+  phone_number: string | null;
+  email: string | null;
+  first_name: string;
+  last_name: string;
+  is_bot_active: boolean;
+  typing: boolean;
+  archived: boolean;
+};
+const CONTACT_COLUMNS =
+  'id, phone_number, email, first_name, last_name, is_bot_active, is_bot_typing or coalesce(bot_typing_until > now(), false) as typing, archived_at is not null as archived';
 /** The same, read back from a statement's RETURNING. */
-const RETURNED_COLUMNS = 'id, phone_number, email, first_name, last_name, is_bot_active, archived';
+const RETURNED_COLUMNS = 'id, phone_number, email, first_name, last_name, is_bot_active, typing, archived';
 
 const lockVisitorContact = (widgetId: string, visitorId: string, accountId: string) =>
   prepared(
@@ -70,7 +87,7 @@ function namesOf(name: string | null): [string | null, string | null] {
 
 function visitorContact(row: ContactRow, created: boolean): VisitorContact {
   const block = { id: row.id, phone_number: row.phone_number, email: row.email, first_name: row.first_name, last_name: row.last_name };
-  return { block, isBotActive: row.is_bot_active, archived: row.archived, created };
+  return { block, isBotActive: row.is_bot_active, typing: row.typing, archived: row.archived, created };
 }
 
 /**

@@ -7,7 +7,9 @@
 // (sql/store-visitor-message.ts), and one more statement that brings an archived contact
 // back. Before it, one statement counts the message against the abuse limits and reads the
 // widget (two for a visitor with an identity token: the widget's secret names the visitor
-// the count is for). Those six round trips are the push's latency.
+// the count is for). Those six round trips are the push's latency. A message whose bot turn
+// is known to be silent from the widget's settings (botTurnNeeded) queues no job and shows
+// no typing: with default settings, every message but a session's first.
 import type pg from 'pg';
 import { z } from 'zod';
 import { unarchiveOnInbound } from '../contacts/archive-contact.ts';
@@ -21,7 +23,8 @@ import { findOrCreateVisitorContact, WIDGET_CHANNEL } from './find-or-create-vis
 import { storeVisitorMessage } from './sql/store-visitor-message.ts';
 import { checkWidgetVisitor, resolveWidgetVisitor, type VisitorRequest, type WidgetIdentity, type WidgetVisitor } from './visitor-identity.ts';
 import { MAX_WIDGET_ID_LENGTH } from './widget-record.ts';
-import { readSettings } from './widget-settings.ts';
+import { matchHandoffKeyword } from './take-bot-turn.ts';
+import { readSettings, type WidgetSettings } from './widget-settings.ts';
 
 export const CHAT_WIDGET_MESSAGE_TASK = 'chat_widget_message';
 /** Longest visitor message text. */
@@ -62,7 +65,20 @@ export type BotTurnJob = {
   firstOfSession: boolean;
 };
 
+/**
+ * Whether the bot's turn for a visitor message may say or do anything, by the widget's
+ * settings as the message arrives (take-bot-turn.ts decides the rest under the contact's
+ * lock): a session's first message is greeted, a later one may get the away message, and
+ * one naming a hand-off keyword hands off. Otherwise the turn would only end typing.
+ */
+export function botTurnNeeded(settings: WidgetSettings, body: string, firstOfSession: boolean): boolean {
+  return firstOfSession || settings.awayMessage !== undefined || matchHandoffKeyword(body, settings.handoffKeywords) !== null;
+}
+
 export type VisitorMessageDeps = { pool: pg.Pool; secrets: Secrets; limits: MessageLimits };
+
+/** The widget's settings, and the visitor the message is from. */
+type WidgetAndVisitor = { settings: WidgetSettings; visitor: WidgetVisitor };
 
 /** The message's widget as the visitor names it: the owner's account, the widget, and the visitor's own id. */
 type MessageTarget = { ownerId: string; widgetId: string; fromId: string };
@@ -77,13 +93,14 @@ async function countReadingWidget(
   { pool, limits }: VisitorMessageDeps,
   { ownerId, widgetId, fromId }: MessageTarget,
   request: VisitorRequest,
-): Promise<{ widget: WidgetIdentity; visitor: WidgetVisitor }> {
+): Promise<WidgetAndVisitor> {
   const widget = await countVisitorMessageReadingWidget(pool, limits, { accountId: ownerId, widgetId, visitorKey: fromId, address: request.address });
   if (!widget) throw new NotFoundError('Chat widget not found');
-  refuseForeignOrigin(request, readSettings(widget.settings));
+  const settings = readSettings(widget.settings);
+  refuseForeignOrigin(request, settings);
   const visitor: WidgetVisitor = { key: fromId, verified: null };
   checkWidgetVisitor(widget.settings, visitor);
-  return { widget, visitor };
+  return { settings, visitor };
 }
 
 /** With an identity token, the visitor is known once the widget's secret has verified it: the widget is read first. */
@@ -91,16 +108,17 @@ async function readThenCount(
   { pool, secrets, limits }: VisitorMessageDeps,
   { ownerId, widgetId, fromId }: MessageTarget,
   request: VisitorRequest,
-): Promise<{ widget: WidgetIdentity; visitor: WidgetVisitor }> {
+): Promise<WidgetAndVisitor> {
   const [widget] = (await pool.query<WidgetIdentity>({ ...WIDGET_SETTINGS, values: [widgetId, ownerId] })).rows;
   if (!widget) throw new NotFoundError('Chat widget not found');
-  refuseForeignOrigin(request, readSettings(widget.settings));
+  const settings = readSettings(widget.settings);
+  refuseForeignOrigin(request, settings);
   // A verified user is one contact whatever visitor id this device sends.
   const visitor = (await countingRefusals(pool, request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE, () =>
     resolveWidgetVisitor(secrets, widget, fromId, request.identityToken),
   ))!;
   await countVisitorMessage(pool, limits, { accountId: ownerId, widgetId, visitorKey: visitor.key, address: request.address });
-  return { widget, visitor };
+  return { settings, visitor };
 }
 
 export async function receiveVisitorMessage(
@@ -118,7 +136,7 @@ export async function receiveVisitorMessage(
   }
   // Counted before the transaction: a refused message costs one statement, not a transaction.
   const target = { ownerId, widgetId, fromId: customData.fromId };
-  const { visitor } = request.identityToken === undefined ? await countReadingWidget(deps, target, request) : await readThenCount(deps, target, request);
+  const { settings, visitor } = request.identityToken === undefined ? await countReadingWidget(deps, target, request) : await readThenCount(deps, target, request);
   const visitorId = visitor.key;
 
   return withPoolTransaction(deps.pool, async (client) => {
@@ -141,6 +159,7 @@ export async function receiveVisitorMessage(
         task: CHAT_WIDGET_MESSAGE_TASK,
         // No visitor id in the payload: job payloads reach the worker's logs; the turn reads it from the contact.
         payload: (messageId, firstOfSession): BotTurnJob => ({ accountId: ownerId, widgetId, contactId: contact.block.id, messageId, firstOfSession }),
+        needed: (firstOfSession) => botTurnNeeded(settings, customData.body, firstOfSession),
       },
     });
   });

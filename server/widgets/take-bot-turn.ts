@@ -11,7 +11,10 @@
 //   so the visitor's push stays as short as it is.
 // A second message within AWAY_MESSAGE_INTERVAL_MINUTES of a bot reply gets no new reply
 // (the greeting already said someone will answer); its typing indicator ends all the same.
-// Then typing ends, unless a later visitor message is waiting for its own turn.
+// Then typing ends, unless a later visitor message is waiting for its own turn: typing ends
+// when this turn's message is the contact's newest visitor message, or the one the contact
+// names as the message whose turn ends it (`bot_typing_for`: a later message whose turn was
+// known to be silent got no turn, receive-visitor-message.ts).
 // Safe to retry: the reply carries the visitor message's id (external id
 // `bot-turn:<messageId>`), and a turn that finds it already recorded does not reply again.
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -51,6 +54,8 @@ export function matchHandoffKeyword(text: string, keywords: readonly string[] | 
 type LockedContact = ContactEventBlock & {
   is_bot_active: boolean;
   is_bot_typing: boolean;
+  /** This turn's message is the one whose turn ends the bot's typing. */
+  ends_typing: boolean;
   api_typing: boolean;
   widget_visitor_id: string;
   has_widget: boolean;
@@ -66,6 +71,7 @@ type LockedContact = ContactEventBlock & {
  */
 function lockContactSql(job: BotTurnJob, replyKey: string): Sql {
   return sql`select c.id, c.phone_number, c.email, c.first_name, c.last_name, c.is_bot_active, c.is_bot_typing,
+       coalesce(c.bot_typing_for = ${job.messageId}, false) as ends_typing,
        coalesce(c.bot_typing_until > now(), false) as api_typing, c.widget_visitor_id,
        w.id is not null as has_widget, w.settings,
        (select m.body from messages m where m.id = ${job.messageId}) as body,
@@ -105,12 +111,13 @@ function replyReadSql(contactId: string, checkRecent: boolean): Sql {
 const FLAG_ONLY_COMMIT = sql`set_config('synchronous_commit', 'off', true)`;
 
 /**
- * Typing ends when this is the contact's newest visitor message (a later one waits for its
- * own turn); `flagOnly`: the turn writes nothing else.
+ * Typing ends when this turn's message is the one the contact names for it, or the contact's
+ * newest visitor message (a later one waits for its own turn); `flagOnly`: the turn writes
+ * nothing else.
  */
 function endTypingSql(contactId: string, messageId: string, flagOnly: boolean): Sql {
   return sql`update contacts set is_bot_typing = false
-   where id = ${contactId} and is_bot_typing and ${latestInboundSql(contactId)} = ${messageId}::text
+   where id = ${contactId} and is_bot_typing and (bot_typing_for = ${messageId}::text or ${latestInboundSql(contactId)} = ${messageId}::text)
   returning ${flagOnly ? FLAG_ONLY_COMMIT : sql`id`}`;
 }
 
@@ -144,7 +151,7 @@ export async function takeBotTurn(em: EntityManager, job: BotTurnJob, feed: Pick
 
     if (candidate) {
       const [read] = await queryRows<ReplyRead>(tx, replyReadSql(job.contactId, !job.firstOfSession));
-      const endsTyping = contact.is_bot_typing && read!.latest_id === job.messageId;
+      const endsTyping = contact.is_bot_typing && (contact.ends_typing || read!.latest_id === job.messageId);
       if (read!.recent) {
         if (endsTyping) {
           const ended = await runSql(tx, endTypingSql(job.contactId, job.messageId, true));

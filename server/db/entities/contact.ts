@@ -28,6 +28,8 @@ export const ContactSchema = defineEntity({
     widgetVisitorId: p.text().nullable(),
     /** True while the bot prepares its turn in this contact's widget conversation. */
     isBotTyping: p.boolean().default(false),
+    /** The visitor message whose bot turn ends the bot's typing (the latest one given a turn). */
+    botTypingFor: p.text().nullable(),
     /** Until when someone typing through the API shows the visitor the typing indicator (POST /contacts/{id}/typing). */
     botTypingUntil: p.datetime().nullable(),
     /** Set while the contact is archived: out of GET /contacts pages, still found by lookups. */

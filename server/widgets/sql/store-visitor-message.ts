@@ -1,9 +1,13 @@
 // The writes of a visitor's message, no entity loaded: the message by the one writer of
 // messages (its session, New Message, and Replies when it answers the bot), and in the same
-// statement the widget's own parts: the bot-typing flag, the job that takes the bot's turn,
-// and the live events. The caller holds the contact's row lock, so the open session read
-// first is still the open one when the write runs, and a retry of the same message (its
-// `messageSid`) finds the first one.
+// statement the widget's own parts: the live events and, when the bot's turn may say or do
+// something, the bot-typing flag (naming this message as the one whose turn ends it) and the
+// job that takes the turn. A message whose turn is known to be silent (the bot is paused for
+// the contact, or job.needed says the widget gives it nothing to say: the message opens no
+// session, the widget has no away message and the message names no hand-off keyword) gets
+// neither: no typing shown, no job, no commit of the worker's. The caller holds the contact's row lock,
+// so the open session read first is still the open one when the write runs, and a retry of
+// the same message (its `messageSid`) finds the first one.
 import type pg from 'pg';
 import { sql } from '../../db/sql.ts';
 import { addJobSql } from '../../jobs.ts';
@@ -16,7 +20,7 @@ export type VisitorMessage = {
   accountId: string;
   widgetId: string;
   visitorId: string;
-  contact: { block: ContactEventBlock; isBotActive: boolean };
+  contact: { block: ContactEventBlock; isBotActive: boolean; typing: boolean };
   body: string;
   type: string;
   channel: string;
@@ -25,8 +29,11 @@ export type VisitorMessage = {
   mediaContentType: string | null;
   /** The widget's own id of the message: sent again, it names the same message. */
   externalId: string | null;
-  /** The bot's turn: its task, and its payload given the message id and whether the message opened a session. */
-  job: { task: string; payload(messageId: string, firstOfSession: boolean): unknown };
+  /**
+   * The bot's turn: its task, its payload given the message id and whether the message opened
+   * a session, and whether the turn may say or do anything at all (given the same).
+   */
+  job: { task: string; payload(messageId: string, firstOfSession: boolean): unknown; needed(firstOfSession: boolean): boolean };
 };
 
 /** Stores the message on `client`'s transaction; returns its id (the first one's, for a retry). */
@@ -54,9 +61,13 @@ export async function storeVisitorMessage(client: pg.ClientBase, visit: VisitorM
       const target = { accountId: visit.accountId, widgetId: visit.widgetId, visitorId: visit.visitorId, contactId };
       const live: ConversationEvent[] = [{ ...target, kind: 'message', message: conversationMessageOf(message) }];
       // The bot types only while it is active for the contact (not after a human took over).
-      if (visit.contact.isBotActive) live.push({ ...target, kind: 'typing', isBotTyping: true });
+      const turn = visit.contact.isBotActive && visit.job.needed(sessionStarted);
+      // With no turn of its own, the message still shows the indicator that is on (an earlier
+      // message's turn, or someone typing through the API), as a message with a turn does.
+      if (turn || visit.contact.typing) live.push({ ...target, kind: 'typing', isBotTyping: true });
+      if (!turn) return { calls: [notifyConversationSql(live)] };
       return {
-        writes: [sql`update contacts set is_bot_typing = is_bot_active where id = ${contactId}::text`],
+        writes: [sql`update contacts set is_bot_typing = true, bot_typing_for = ${message.id}::text where id = ${contactId}::text`],
         calls: [
           addJobSql({ task: visit.job.task, payload: visit.job.payload(message.id, sessionStarted), jobKey: `${visit.job.task}:${message.id}` }),
           notifyConversationSql(live),
