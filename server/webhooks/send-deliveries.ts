@@ -17,7 +17,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { OutboundClient, OutboundResult } from '../outbound/http-client.ts';
 import type { Secrets } from '../secrets.ts';
-import { deliveryHeaders } from './signature.ts';
+import { deliveryHeaders, signingKeys, type SigningKeys } from './signature.ts';
 import { recordDeliveryOutcomes, type DeliveryOutcome } from './record-delivery-outcomes.ts';
 import { claimDueDeliveries, type ClaimedDelivery } from './sql/claim-due-deliveries.ts';
 import { wakeSenderAt, wakeUpBucket } from './sql/wake-sender.ts';
@@ -143,7 +143,7 @@ async function wakeAfterRound(deps: SenderDeps, connection: pg.PoolClient): Prom
 
 /** One attempt per delivery, concurrently; the outcomes in completion order (health counts consecutive failures in that order). */
 async function sendAll(deps: SenderDeps, deliveries: ClaimedDelivery[]): Promise<DeliveryOutcome[]> {
-  const secretsBySubscription = new Map<string, string | null>();
+  const secretsBySubscription = new Map<string, SigningKeys | null>();
   const outcomes: DeliveryOutcome[] = [];
   await Promise.all(
     deliveries.map(async (delivery) => {
@@ -162,13 +162,13 @@ async function sendAll(deps: SenderDeps, deliveries: ClaimedDelivery[]): Promise
 async function attempt(
   deps: SenderDeps,
   delivery: ClaimedDelivery,
-  secretsBySubscription: Map<string, string | null>,
+  secretsBySubscription: Map<string, SigningKeys | null>,
   attemptedAtMs: number,
 ): Promise<OutboundResult> {
   let secret = secretsBySubscription.get(delivery.subscriptionId);
   if (secret === undefined) {
     try {
-      secret = delivery.signingSecretSealed === null ? null : deps.secrets.unseal(delivery.signingSecretSealed);
+      secret = delivery.signingSecretSealed === null ? null : signingKeys(deps.secrets.unseal(delivery.signingSecretSealed));
     } catch {
       return { delivered: false, statusCode: null, durationMs: 0, failure: { type: 'unknown', message: 'the signing secret cannot be opened' } };
     }
