@@ -18,9 +18,8 @@ export const WebhookAttemptSchema = defineEntity({
   },
   indexes: [
     { properties: ['delivery', 'attempt'], name: 'webhook_attempts_delivery_id_attempt_index' },
-    // Metrics read the last minutes' attempts at scrape time. A block-range index: attempts
-    // are appended in time order, and the unsummarized tail costs an insert nothing.
-    { properties: ['createdAt'], name: 'webhook_attempts_created_at_index', type: 'brin' },
+    // Metrics read the last minutes' attempts at scrape time.
+    { properties: ['createdAt'], name: 'webhook_attempts_created_at_index' },
   ],
 });
 
