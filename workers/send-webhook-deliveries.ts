@@ -1,6 +1,7 @@
-// Task `send-webhook-deliveries`: makes the due delivery attempts. Woken by dispatch,
-// by a job at each retry's time and at each lease's expiry, and every minute by cron.
-// The process's one outbound client and sender state (round slots, recorder) are shared by
+// Task `send-webhook-deliveries`: makes the due delivery attempts. Woken by dispatch, by a
+// job at each retry's time and at each round's limit (for a worker cut off mid-round), and
+// every minute by cron.
+// The process's one outbound client and sender state (its pass, wake-ups added) are shared by
 // every run of the task.
 import type { Task } from 'graphile-worker';
 import type { OutboundClient } from '../server/outbound/http-client.ts';
@@ -15,7 +16,7 @@ export const sendWebhookDeliveriesCrontab = `* * * * * ${SEND_WEBHOOK_DELIVERIES
 export function sendWebhookDeliveriesTask(services: Services, client: OutboundClient): Task {
   const deps = {
     pool: services.pool,
-    state: senderState({ pool: services.pool, retrySchedule: services.config.WEBHOOK_RETRY_SCHEDULE, disableAfter: services.config.WEBHOOK_DISABLE_AFTER }),
+    state: senderState(),
     client,
     secrets: services.secrets,
     log: services.log.child({ task: SEND_WEBHOOK_DELIVERIES_TASK }),

@@ -2,36 +2,38 @@
 // outbound client (concurrently), and records the outcomes. One pass at a time per process
 // runs the rounds, several side by side (lanes, sending-pass.ts) while full rounds say more
 // is due, so the connections stay busy while a round is claimed or recorded; the lanes are
-// bounded (the leases are sized for it). A wake-up arriving while a pass runs joins it and
-// its job ends at once, leaving its Graphile Worker slot to dispatch. The outcomes of rounds that
-// finish together are recorded in one transaction, one at a time per process, so concurrent
-// rounds do not queue on each other's health rows and commits.
+// bounded. A wake-up arriving while a pass runs joins it and its job ends at once, leaving
+// its Graphile Worker slot to dispatch.
+// A round is one transaction: the claim locks its deliveries (claim-due-deliveries.ts), the
+// transaction stays open while their attempts are made, and the outcomes are recorded on it
+// before it commits. Nothing is written to lease a delivery, and no commit of its own
+// claims it. A worker that dies mid-round loses its connection and its transaction with it:
+// the deliveries are unlocked and due again (at least once). The server ends a transaction
+// left idle longer than a round can take (roundLimitMs), so a worker that hangs or is cut
+// off holds them, a pool connection and vacuum's horizon no longer than that.
 // At send time the subscription is checked again: switched off, or its URL auto-disabled
 // for the account, drops the delivery (Delivery rules 1 and 4).
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { OutboundClient, OutboundResult } from '../outbound/http-client.ts';
 import type { Secrets } from '../secrets.ts';
-import { deliveryHeaders } from './signature.ts';
+import { deliveryHeaders, signingKeys, type SigningKeys } from './signature.ts';
 import { recordDeliveryOutcomes, type DeliveryOutcome } from './record-delivery-outcomes.ts';
 import { claimDueDeliveries, type ClaimedDelivery } from './sql/claim-due-deliveries.ts';
 import { wakeSenderAt, wakeUpBucket } from './sql/wake-sender.ts';
-import { withPoolTransaction } from '../db/pool-transaction.ts';
 import { passState, runOrJoinPass, type PassState } from './sending-pass.ts';
 
 /** Deliveries claimed per round; equal to the per-origin concurrency, so none of a round waits for another of it. */
 export const SEND_BATCH_SIZE = 64;
 /** Rounds (lanes of the pass) that may run at once in one process. */
 const CONCURRENT_ROUNDS = 4;
-const LEASE_MARGIN_MS = 5_000;
+const ROUND_MARGIN_MS = 5_000;
 
 /** What the process's sender shares across runs of the task (senderState()). */
 export type SenderState = {
   /** The pass running in this process, if any (sending-pass.ts). */
   passes: PassState;
-  /** Records outcomes, a transaction at a time. */
-  recorder: OutcomeRecorder;
-  /** Second buckets whose lease-expiry wake-up a committed claim of this process has added. */
+  /** Second buckets whose wake-up (for a round cut off with this process) a commit of this process has added. */
   wakeUpsAdded: Set<number>;
 };
 
@@ -46,19 +48,19 @@ export type SenderDeps = {
   disableAfter: number;
 };
 
-/** Options for the process's one outbound client, matched to the batch size and the lease. */
+/** Options for the process's one outbound client, matched to the batch size and the round limit. */
 export const SENDER_CLIENT_LIMITS = { maxConcurrentPerOrigin: SEND_BATCH_SIZE, maxConcurrent: SEND_BATCH_SIZE * CONCURRENT_ROUNDS + 1 };
 
 /**
- * How long a claimed delivery stays leased: its own attempt may wait behind the other rounds'
- * attempts to the same origin, each bounded by the time-out.
+ * How long a round's transaction may stay idle while its attempts run: an attempt may wait
+ * behind the other rounds' attempts to the same origin, each bounded by the time-out.
  */
-export function leaseMs(timeoutMs: number): number {
-  return timeoutMs * CONCURRENT_ROUNDS + LEASE_MARGIN_MS;
+export function roundLimitMs(timeoutMs: number): number {
+  return timeoutMs * CONCURRENT_ROUNDS + ROUND_MARGIN_MS;
 }
 
-export function senderState(deps: { pool: pg.Pool; retrySchedule: readonly number[]; disableAfter: number }): SenderState {
-  return { passes: passState(), recorder: outcomeRecorder(deps), wakeUpsAdded: new Set() };
+export function senderState(): SenderState {
+  return { passes: passState(), wakeUpsAdded: new Set() };
 }
 
 /** Sends every due delivery in a pass of rounds, or joins the pass running in this process (sending-pass.ts). */
@@ -66,44 +68,82 @@ export function sendDueDeliveries(deps: SenderDeps): Promise<number> {
   return runOrJoinPass(deps.state.passes, (claimed) => sendRound(deps, claimed), { batchSize: SEND_BATCH_SIZE, maxLanes: CONCURRENT_ROUNDS });
 }
 
-type OutcomeRecorder = { record(outcomes: DeliveryOutcome[]): Promise<void> };
-
 /**
- * One recording transaction at a time: outcomes handed in while one runs go together into
- * the next. Each caller's promise settles when the transaction holding its outcomes does.
+ * Claims and sends one round on a transaction of its own; returns how many it claimed and
+ * the recording of their outcomes (that transaction's end). The claim walks the due index
+ * in order and reaches each row by key: when the statistics lag a growing backlog, the
+ * planner would otherwise read and sort every due delivery, and scan the table to lock 64 of
+ * them.
  */
-function outcomeRecorder(deps: { pool: pg.Pool; retrySchedule: readonly number[]; disableAfter: number }): OutcomeRecorder {
-  let waiting: { outcomes: DeliveryOutcome[]; done: Promise<void>; start: () => void } | null = null;
-  let running: Promise<void> = Promise.resolve();
-  return {
-    record(outcomes) {
-      if (!waiting) {
-        let start!: () => void;
-        const started = new Promise<void>((resolve) => (start = resolve));
-        const batch: DeliveryOutcome[] = [];
-        const done = started.then(() => recordDeliveryOutcomes(deps, batch));
-        waiting = { outcomes: batch, done, start };
-        const next = waiting;
-        // The next batch starts once the running one has settled, and takes what came meanwhile.
-        void running.finally(() => {
-          if (waiting === next) waiting = null;
-          next.start();
-        });
-        running = done.catch(() => undefined);
-      }
-      waiting.outcomes.push(...outcomes);
-      return waiting.done;
-    },
+async function sendRound(deps: SenderDeps, claimed: (count: number) => void): Promise<{ count: number; recorded: Promise<void> }> {
+  const connection = await deps.pool.connect();
+  // The server ending the connection while it waits for the attempts (roundLimitMs) is an
+  // error event on it; the next statement fails, and the connection is discarded.
+  let lost: unknown;
+  const onError = (error: unknown) => (lost ??= error);
+  connection.on('error', onError);
+  let inTransaction = false;
+  let released = false;
+  /** Ends the transaction, if open, and returns the connection (discarding it after a failure); rethrows the failure. */
+  const end = async (failure?: unknown) => {
+    if (released) throw failure;
+    if (inTransaction) {
+      inTransaction = false;
+      await connection.query(failure === undefined ? 'commit' : 'rollback').catch((error: unknown) => (failure ??= error));
+    }
+    released = true;
+    failure ??= lost;
+    connection.removeListener('error', onError);
+    connection.release(failure as Error | undefined);
+    if (failure !== undefined) throw failure;
   };
+  try {
+    await wakeAfterRound(deps, connection);
+    const limitMs = Math.ceil(roundLimitMs(deps.timeoutMs));
+    inTransaction = true;
+    await connection.query(`begin; set local idle_in_transaction_session_timeout = ${limitMs}; set local enable_seqscan = off; set local enable_bitmapscan = off`);
+    const deliveries = await claimDueDeliveries(connection, SEND_BATCH_SIZE);
+    claimed(deliveries.length);
+    if (deliveries.length === 0) {
+      await end();
+      return { count: 0, recorded: Promise.resolve() };
+    }
+    const outcomes = await sendAll(deps, deliveries);
+    const recorded = recordDeliveryOutcomes(connection, deps, outcomes).then(
+      () => end(),
+      (error: unknown) => end(error),
+    );
+    // Awaited by the lane later; a failure is not unhandled meanwhile.
+    recorded.catch(() => undefined);
+    deps.log.debug({ deliveries: deliveries.length }, 'webhook round sent');
+    return { count: deliveries.length, recorded };
+  } catch (error) {
+    // end() rethrows it, after the rollback.
+    await end(error);
+    throw error;
+  }
 }
 
-/** Claims and sends one round; returns how many it claimed and the recording of their outcomes. */
-async function sendRound(deps: SenderDeps, claimed: (count: number) => void): Promise<{ count: number; recorded: Promise<void> }> {
-  const deliveries = await claim(deps);
-  claimed(deliveries.length);
-  if (deliveries.length === 0) return { count: 0, recorded: Promise.resolve() };
+/**
+ * Makes sure a wake-up is committed for the moment a round starting now is over at the
+ * latest, in case this process dies mid-round: its deliveries are due again then, and nothing
+ * else may wake a sender before the minute's sweep. One per second bucket: once this process
+ * has committed the wake-up of a second, rounds starting later do not queue on its row.
+ */
+async function wakeAfterRound(deps: SenderDeps, connection: pg.PoolClient): Promise<void> {
+  const { wakeUpsAdded } = deps.state;
+  const momentMs = Date.now() + roundLimitMs(deps.timeoutMs) + 1000;
+  const bucket = wakeUpBucket(momentMs);
+  if (wakeUpsAdded.has(bucket)) return;
+  await wakeSenderAt(connection, [momentMs]);
+  wakeUpsAdded.add(bucket);
+  const past = Math.floor(Date.now() / 1000);
+  for (const added of wakeUpsAdded) if (added < past) wakeUpsAdded.delete(added);
+}
 
-  const secretsBySubscription = new Map<string, string | null>();
+/** One attempt per delivery, concurrently; the outcomes in completion order (health counts consecutive failures in that order). */
+async function sendAll(deps: SenderDeps, deliveries: ClaimedDelivery[]): Promise<DeliveryOutcome[]> {
+  const secretsBySubscription = new Map<string, SigningKeys | null>();
   const outcomes: DeliveryOutcome[] = [];
   await Promise.all(
     deliveries.map(async (delivery) => {
@@ -113,56 +153,22 @@ async function sendRound(deps: SenderDeps, claimed: (count: number) => void): Pr
       }
       const attemptedAtMs = Date.now();
       const result = await attempt(deps, delivery, secretsBySubscription, attemptedAtMs);
-      // Kept in completion order: health counts consecutive failures in that order.
       outcomes.push({ delivery, attemptedAtMs, result });
     }),
   );
-  const recorded = deps.state.recorder.record(outcomes);
-  // Awaited by the lane later; a failure is not unhandled meanwhile.
-  recorded.catch(() => undefined);
-  deps.log.debug({ deliveries: deliveries.length }, 'webhook round sent');
-  return { count: deliveries.length, recorded };
-}
-
-/**
- * Claims a round and, in the same transaction, a wake-up at lease expiry in case this process
- * dies mid-round. The claim's commit does not wait for the disk: if the database loses it in a
- * crash, it loses the lease with it, and the deliveries are simply due again. The claim walks
- * the due index in order and reaches each row by key: when the statistics lag a growing
- * backlog, the planner would otherwise read and sort every due delivery, and scan the table
- * to lease 64 of them.
- */
-async function claim(deps: SenderDeps): Promise<ClaimedDelivery[]> {
-  const { wakeUpsAdded } = deps.state;
-  const { deliveries, added } = await withPoolTransaction(deps.pool, async (connection) => {
-    await connection.query('set local synchronous_commit = off; set local enable_seqscan = off; set local enable_bitmapscan = off');
-    const claimed = await claimDueDeliveries(connection, SEND_BATCH_SIZE, leaseMs(deps.timeoutMs));
-    if (claimed.leaseUntilMs === null) return { deliveries: claimed.deliveries, added: null };
-    // A committed claim of this process already added the wake-up of this second (a later
-    // commit never outlives an earlier one in a crash), so rounds do not queue on its row.
-    const bucket = wakeUpBucket(claimed.leaseUntilMs);
-    if (wakeUpsAdded.has(bucket)) return { deliveries: claimed.deliveries, added: null };
-    await wakeSenderAt(connection, [claimed.leaseUntilMs]);
-    return { deliveries: claimed.deliveries, added: bucket };
-  });
-  if (added !== null) {
-    wakeUpsAdded.add(added);
-    const past = Math.floor(Date.now() / 1000);
-    for (const bucket of wakeUpsAdded) if (bucket < past) wakeUpsAdded.delete(bucket);
-  }
-  return deliveries;
+  return outcomes;
 }
 
 async function attempt(
   deps: SenderDeps,
   delivery: ClaimedDelivery,
-  secretsBySubscription: Map<string, string | null>,
+  secretsBySubscription: Map<string, SigningKeys | null>,
   attemptedAtMs: number,
 ): Promise<OutboundResult> {
   let secret = secretsBySubscription.get(delivery.subscriptionId);
   if (secret === undefined) {
     try {
-      secret = delivery.signingSecretSealed === null ? null : deps.secrets.unseal(delivery.signingSecretSealed);
+      secret = delivery.signingSecretSealed === null ? null : signingKeys(deps.secrets.unseal(delivery.signingSecretSealed));
     } catch {
       return { delivered: false, statusCode: null, durationMs: 0, failure: { type: 'unknown', message: 'the signing secret cannot be opened' } };
     }

@@ -18,7 +18,8 @@ export const WebhookAttemptSchema = defineEntity({
   },
   indexes: [
     { properties: ['delivery', 'attempt'], name: 'webhook_attempts_delivery_id_attempt_index' },
-    // Metrics read the last minutes' attempts at scrape time.
+    // Metrics read the last minutes' attempts at scrape time, and the delivery log pages
+    // newest first by walking it backwards (a block-range index would serve neither order).
     { properties: ['createdAt'], name: 'webhook_attempts_created_at_index' },
   ],
 });

@@ -1,11 +1,13 @@
-// Claims due deliveries for one sending round: pending, due, and not leased by another
-// worker (or leased by one that died: its lease has expired). The lease covers one attempt
-// (time-out plus margin); a worker killed mid-attempt leaves the delivery due again after
-// it, with the same id. The lease sets `locked_until` and nothing else: no index holds that
-// column, so on a page with room (the table's fillfactor) the claim is a HOT update, writing
-// no index entry. A leased delivery stays at the head of the due index while its attempt
-// runs, and the next claim steps over it (at most the rounds in flight). Recording the
-// attempt sets `next_attempt_at` (from the first attempt, Delivery rule 2) and clears the lease.
+// Claims due deliveries for one sending round: pending, due, and not locked by another
+// round. The claim is a row lock (`for update skip locked`) held by the round's
+// transaction, which stays open while the round's attempts are made and records their
+// outcomes before it commits: no lease is written, and a worker that dies mid-round (or whose
+// connection the server ends, see send-deliveries.ts) leaves its deliveries unlocked and due
+// again at once, with the same ids. A locked delivery stays at the head of the due index while
+// its attempt runs, and the next claim steps over it (at most the rounds in flight).
+// `locked_until` is a lease written by senders of earlier versions; it is still honoured, so
+// a deployment may run both while it rolls over. Recording the attempt sets `next_attempt_at`
+// (from the first attempt, Delivery rule 2) and clears it.
 // Returns what the attempt needs: the event payload, the subscription as it is now
 // (send-time checks) and its health for the delivery's account.
 import type pg from 'pg';
@@ -30,9 +32,9 @@ export type ClaimedDelivery = {
   requestId: string | null;
 };
 
-const claimDue = (limit: number, leaseMs: number) => sql`
+const claimDue = (limit: number) => sql`
 with due as (
-  select d.id
+  select d.id, d.event_id, d.subscription_id, d.account_id, d.attempts
   from webhook_deliveries d
   where d.status = 'pending'
     and d.next_attempt_at <= now()
@@ -40,13 +42,6 @@ with due as (
   order by d.next_attempt_at
   limit ${limit}
   for update skip locked
-),
-leased as (
-  update webhook_deliveries d
-  set locked_until = now() + ${leaseMs}::float8 * interval '1 millisecond'
-  from due
-  where d.id = due.id
-  returning d.id, d.event_id, d.subscription_id, d.account_id, d.attempts, d.locked_until
 )
 select
   l.id,
@@ -60,20 +55,14 @@ select
   s.retries_enabled as "retriesEnabled",
   s.signing_secret_sealed as "signingSecretSealed",
   coalesce(h.is_disabled, false) as "urlDisabled",
-  e.request_id as "requestId",
-  (extract(epoch from l.locked_until) * 1000)::float8 as "leaseUntilMs"
-from leased l
+  e.request_id as "requestId"
+from due l
 join events e on e.id = l.event_id
 join webhook_subscriptions s on s.id = l.subscription_id
 left join webhook_health h on h.subscription_id = l.subscription_id and h.account_id = l.account_id
 `;
 
-export async function claimDueDeliveries(
-  client: pg.PoolClient,
-  limit: number,
-  leaseMs: number,
-): Promise<{ deliveries: ClaimedDelivery[]; leaseUntilMs: number | null }> {
-  const rows = await queryRows<ClaimedDelivery & { leaseUntilMs: number }>(client, prepared('claim-due-deliveries', claimDue(limit, leaseMs)));
-  const leaseUntilMs = rows.length ? rows[0]!.leaseUntilMs : null;
-  return { deliveries: rows, leaseUntilMs };
+/** Locks up to `limit` due deliveries on the caller's transaction and returns them. */
+export async function claimDueDeliveries(client: pg.PoolClient, limit: number): Promise<ClaimedDelivery[]> {
+  return queryRows<ClaimedDelivery>(client, prepared('claim-due-deliveries', claimDue(limit)));
 }

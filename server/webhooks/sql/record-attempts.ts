@@ -1,5 +1,5 @@
 // Writes one sending round's results in bulk: an attempt row per HTTP attempt (the
-// delivery log) and the new state of each delivery, releasing its lease.
+// delivery log) and the new state of each delivery (clearing a lease an earlier version wrote).
 import type pg from 'pg';
 import { prepared, queryRows, runSql, sql } from '../../db/sql.ts';
 

@@ -1,6 +1,6 @@
 // Jobs that wake the sender, added on the caller's transaction (they exist only if it
 // commits). Graphile Worker's insert notification makes a due job start at once; a
-// future one is found by its poll, so retries and lease expiries each get a job at
+// future one is found by its poll, so retries and round limits each get a job at
 // their time. Job keys bucket them per second: a thousand retries due in the same
 // second make one job.
 import type pg from 'pg';
