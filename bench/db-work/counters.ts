@@ -9,13 +9,17 @@ import { atCleanup, tempDir } from '../processes.ts';
 /** An embedded PostgreSQL with pg_stat_statements loaded (tracking nested statements too). */
 export async function startCountingDatabase(): Promise<{ url: string }> {
   const dataDir = await tempDir('db-work');
+  // The first start only writes the settings the second needs; it is stopped whether or not that works.
   const first = await startEmbeddedPostgres({ dataDir });
-  const client = new pg.Client(first.url);
-  await client.connect();
-  await client.query(`alter system set shared_preload_libraries = 'pg_stat_statements'`);
-  await client.query(`alter system set pg_stat_statements.track = 'all'`);
-  await client.end();
-  await first.stop();
+  try {
+    const client = new pg.Client(first.url);
+    await client.connect();
+    await client.query(`alter system set shared_preload_libraries = 'pg_stat_statements'`);
+    await client.query(`alter system set pg_stat_statements.track = 'all'`);
+    await client.end();
+  } finally {
+    await first.stop();
+  }
   const postgres = await startEmbeddedPostgres({ dataDir });
   atCleanup(() => postgres.stop());
   const setup = new pg.Client(postgres.url);
