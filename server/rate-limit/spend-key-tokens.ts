@@ -11,7 +11,7 @@
 import type pg from 'pg';
 import type { CountOptions } from './count-requests.ts';
 import { LeasedTokens, type Claim } from './leased-tokens.ts';
-import { ACCOUNT_RATE_CEILING, LEASE_DIVISOR, LEASE_MAX_BLOCK, WINDOW_SECONDS } from './limits.ts';
+import { ACCOUNT_RATE_CEILING, epochSql, LEASE_DIVISOR, LEASE_MAX_BLOCK, WINDOW_SECONDS, WINDOW_START_SQL } from './limits.ts';
 
 export type KeyRow = {
   key_id: string;
@@ -55,7 +55,7 @@ with caller as (
   from api_keys k join accounts a on a.id = k.account_id
   where k.key_hash = $1::bytea
 ), clock as (
-  select now() as now, to_timestamp(floor(extract(epoch from now()) / ${WINDOW_SECONDS}) * ${WINDOW_SECONDS}) as window_start
+  select now() as now, ${WINDOW_START_SQL} as window_start
 )`;
 }
 
@@ -64,8 +64,8 @@ with caller as (
  * uses (each column costs the process a parser and a property per row).
  */
 const CALLER_COLUMNS = `caller.key_id, caller.kind, caller.account_id, caller.scopes, caller.lapsed, caller.bucket_limit, caller.usable,
-  extract(epoch from clock.now)::float8 as now_epoch,
-  extract(epoch from clock.window_start)::float8 as window_epoch`;
+  ${epochSql('clock.now')} as now_epoch,
+  ${epochSql('clock.window_start')} as window_epoch`;
 
 /** A bucket's leased count in the current window, as stored. */
 const storedCount = (bucket: string) =>
