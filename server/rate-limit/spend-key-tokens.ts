@@ -86,7 +86,8 @@ select ${CALLER_COLUMNS},
   coalesce(${storedCount("'account:' || caller.account_id")}, 0) as account_count${withTarget ? `,
   ${targetAgency('$4')}` : ''}
 from caller, clock`;
-const KEY_READ_SQL = keyReadSql(false);
+/** Exported for bench/db-work/key-statement.ts. */
+export const KEY_READ_SQL = keyReadSql(false);
 const KEY_READ_FOR_USER_SQL = keyReadSql(true);
 
 // The statement of a request that leases. $2 leases a block of the key's bucket, $6 of the
