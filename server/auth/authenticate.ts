@@ -119,7 +119,7 @@ async function resolveApiKey(services: Services, value: string, userId: string |
     scopes: row.kind === 'scoped' ? (row.scopes as Scopes) : null,
     rateLimitPerMin: row.bucket_limit,
   };
-  return { credential, rateLimit: rateLimitState(row, credential, count, spend), targetAgencyId: row.target_agency_id };
+  return { credential, rateLimit: rateLimitState(row, credential, count, spend), targetAgencyId: row.target_agency_id ?? null };
 }
 
 /**

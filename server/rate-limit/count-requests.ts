@@ -6,7 +6,7 @@
 // spend-key-tokens.ts (no write per request); old windows go in sweep-old-windows.ts.
 // See limits.ts for the rules.
 import type pg from 'pg';
-import { ACCOUNT_RATE_CEILING, WINDOW_SECONDS } from './limits.ts';
+import { ACCOUNT_RATE_CEILING, epochSql, WINDOW_START_SQL } from './limits.ts';
 
 /** A session caller as its statement describes it. */
 export type CallerRow = {
@@ -38,7 +38,7 @@ export type CallerRow = {
 // it together); the account bucket only when the credential bucket counted.
 const COUNT_AND_SELECT = `
 , clock as (
-  select now() as now, to_timestamp(floor(extract(epoch from now()) / ${WINDOW_SECONDS}) * ${WINDOW_SECONDS}) as window_start
+  select now() as now, ${WINDOW_START_SQL} as window_start
 ), bucket_hit as (
   insert into rate_counters as c (bucket, window_start, count)
   select caller.bucket, clock.window_start, 1 from caller, clock where caller.usable and $2::boolean
@@ -54,8 +54,8 @@ const COUNT_AND_SELECT = `
 )
 select caller.key_id, caller.kind, caller.account_id, caller.key_hash, caller.scopes, caller.revoked,
   caller.expired, caller.plan, caller.bucket_limit, caller.usable,
-  extract(epoch from clock.now)::float8 as now_epoch,
-  extract(epoch from clock.window_start)::float8 as window_epoch,
+  ${epochSql('clock.now')} as now_epoch,
+  ${epochSql('clock.window_start')} as window_epoch,
   (select count from bucket_hit) as bucket_counted,
   (select count from account_hit) as account_counted,
   -- Only read when the bucket did not count this request (CASE skips the subquery otherwise).

@@ -11,7 +11,7 @@
 import type pg from 'pg';
 import type { CountOptions } from './count-requests.ts';
 import { LeasedTokens, type Claim } from './leased-tokens.ts';
-import { ACCOUNT_RATE_CEILING, LEASE_DIVISOR, LEASE_MAX_BLOCK, WINDOW_SECONDS } from './limits.ts';
+import { ACCOUNT_RATE_CEILING, epochSql, LEASE_DIVISOR, LEASE_MAX_BLOCK, WINDOW_SECONDS, WINDOW_START_SQL } from './limits.ts';
 
 export type KeyRow = {
   key_id: string;
@@ -34,7 +34,8 @@ export type KeyRow = {
   /** Tokens leased in the current window by all processes (after this statement's leases). */
   key_count: number;
   account_count: number;
-  target_agency_id: string | null;
+  /** The agency of the account `userId` selects; absent when the request has no `userId`. */
+  target_agency_id?: string | null;
 };
 
 /** A block for a bucket with `used` of `limit` leased (SQL expression; the caller ensures used < limit). */
@@ -55,7 +56,7 @@ with caller as (
   from api_keys k join accounts a on a.id = k.account_id
   where k.key_hash = $1::bytea
 ), clock as (
-  select now() as now, to_timestamp(floor(extract(epoch from now()) / ${WINDOW_SECONDS}) * ${WINDOW_SECONDS}) as window_start
+  select now() as now, ${WINDOW_START_SQL} as window_start
 )`;
 }
 
@@ -64,22 +65,30 @@ with caller as (
  * uses (each column costs the process a parser and a property per row).
  */
 const CALLER_COLUMNS = `caller.key_id, caller.kind, caller.account_id, caller.scopes, caller.lapsed, caller.bucket_limit, caller.usable,
-  extract(epoch from clock.now)::float8 as now_epoch,
-  extract(epoch from clock.window_start)::float8 as window_epoch`;
+  ${epochSql('clock.now')} as now_epoch,
+  ${epochSql('clock.window_start')} as window_epoch`;
 
 /** A bucket's leased count in the current window, as stored. */
 const storedCount = (bucket: string) =>
   `(select r.count from rate_counters r where r.bucket = ${bucket} and r.window_start = clock.window_start)`;
 
+/** The agency of the account `userId` (the parameter) selects. */
+const targetAgency = (userId: string) => `(select a.agency_id from accounts a where a.id = ${userId}::text) as target_agency_id`;
+
 // The statement of a request that spends tokens the process holds (or counts nothing): it
 // only reads, so PostgreSQL sets up no insert or update for it (that set-up, even with no
-// row to write, cost more than the key's read). $2 = main keys' limit, $3 = plans, $4 = userId.
-const KEY_READ_SQL = `${keyCaller('$2', '$3')}
+// row to write, cost more than the key's read). $2 = main keys' limit, $3 = plans, and when
+// the request names an account by `userId`, $4 = userId (without one there is no agency to
+// read, and a statement without that subquery costs PostgreSQL less).
+const keyReadSql = (withTarget: boolean) => `${keyCaller('$2', '$3')}
 select ${CALLER_COLUMNS},
   coalesce(${storedCount('caller.bucket')}, 0) as key_count,
-  coalesce(${storedCount("'account:' || caller.account_id")}, 0) as account_count,
-  (select a.agency_id from accounts a where a.id = $4::text) as target_agency_id
+  coalesce(${storedCount("'account:' || caller.account_id")}, 0) as account_count${withTarget ? `,
+  ${targetAgency('$4')}` : ''}
 from caller, clock`;
+/** Exported for bench/db-work/key-statement.ts. */
+export const KEY_READ_SQL = keyReadSql(false);
+const KEY_READ_FOR_USER_SQL = keyReadSql(true);
 
 // The statement of a request that leases. $2 leases a block of the key's bucket, $6 of the
 // account's (only when the key's budget let the request through: its lease granted tokens, or
@@ -114,7 +123,7 @@ select ${CALLER_COLUMNS},
     then coalesce((select granted from account_lease), 0) end as account_granted,
   coalesce((select count from key_lease), ${storedCount('caller.bucket')}, 0) as key_count,
   coalesce((select count from account_lease), ${storedCount("'account:' || caller.account_id")}, 0) as account_count,
-  (select a.agency_id from accounts a where a.id = $5::text) as target_agency_id
+  ${targetAgency('$5')}
 from caller, clock`;
 
 async function runStatement(pool: pg.Pool, keyHash: Buffer, options: CountOptions, lease: { key: boolean; account: boolean }) {
@@ -125,7 +134,9 @@ async function runStatement(pool: pg.Pool, keyHash: Buffer, options: CountOption
           text: KEY_LEASE_SQL,
           values: [keyHash, lease.key, options.fixedLimit, options.allowedPlans, options.userId, lease.account, options.count],
         }
-      : { name: 'resolve-key', text: KEY_READ_SQL, values: [keyHash, options.fixedLimit, options.allowedPlans, options.userId] };
+      : options.userId === null
+        ? { name: 'resolve-key', text: KEY_READ_SQL, values: [keyHash, options.fixedLimit, options.allowedPlans] }
+        : { name: 'resolve-key-for-user', text: KEY_READ_FOR_USER_SQL, values: [keyHash, options.fixedLimit, options.allowedPlans, options.userId] };
   const { rows } = await pool.query<KeyRow>(query);
   return rows[0] ?? null;
 }

@@ -10,7 +10,7 @@
 import type pg from 'pg';
 import { ApiError, RateLimitedError } from '../errors.ts';
 import { countRateLimitRefusal } from '../metrics/registry.ts';
-import { WINDOW_SECONDS } from '../rate-limit/limits.ts';
+import { epochSql, WINDOW_SECONDS, WINDOW_START_SQL } from '../rate-limit/limits.ts';
 import { sweepOldWindows } from '../rate-limit/sweep-old-windows.ts';
 
 /** Messages one visitor of a widget may send per minute. */
@@ -46,7 +46,7 @@ const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) as rate_asyn
  */
 export function countBucketsSql(buckets: CountedBucket[], first: number): { ctes: string; select: string; values: unknown[] } {
   const ctes = [
-    `rate_clock as (select now() as now, to_timestamp(floor(extract(epoch from now()) / ${WINDOW_SECONDS}) * ${WINDOW_SECONDS}) as window_start)`,
+    `rate_clock as (select now() as now, ${WINDOW_START_SQL} as window_start)`,
   ];
   const values: unknown[] = [];
   let passed = 'true';
@@ -66,8 +66,8 @@ export function countBucketsSql(buckets: CountedBucket[], first: number): { ctes
     // A bucket that does not apply passes the request on as the one before it did.
     passed = bucket.onlyIf ? `(${counted} or (${passed} and not ${applies}))` : counted;
   });
-  const select = `(select extract(epoch from now)::float8 from rate_clock) as rate_now,
-  (select extract(epoch from window_start)::float8 from rate_clock) as rate_window,
+  const select = `(select ${epochSql('now')} from rate_clock) as rate_now,
+  (select ${epochSql('window_start')} from rate_clock) as rate_window,
   ${passed} as rate_counted, ${ASYNC_COMMIT}`;
   return { ctes: ctes.join(',\n'), select, values };
 }
