@@ -46,6 +46,11 @@ const MAX_RATE = 4_000;
 const DRAIN_TIMEOUT_MS = 30_000;
 const DELIVERY_TIMEOUT_MS = 60_000;
 const SAMPLE_EVERY_MS = 20;
+/**
+ * Requests a step measures at least: a p99 over fewer than 100 requests is their slowest
+ * one, so at low rates one stray wait (a WAL flush, a background sweep) would end a ramp.
+ */
+const MIN_MEASURED = 400;
 /** Unmeasured load at the first rate before each ramp. */
 const WARMUP_RAMP_SECONDS = 5;
 const insecure = new Agent({ connect: { rejectUnauthorized: false } });
@@ -247,11 +252,12 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
   let stepNumber = 0;
   // Each run of the driver has new visitors and new phone numbers (the driver reports how many it used).
   const stepSpec = (side: Side, rate: number): DriverSpec => {
+    const measured = Math.max(measureSeconds, Math.ceil(MIN_MEASURED / rate));
     const spec = {
       origin: target.origin,
       rate,
       warmupSeconds,
-      measureSeconds,
+      measureSeconds: measured,
       widgets: widgets[side],
       accounts: accounts[side],
       visitorPrefix: `${runId}s${stepNumber++}`,
@@ -259,7 +265,7 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
       addresses: SOURCE_ADDRESSES,
     };
     // Generously past what the run will use: its contacts are counted only after it ends.
-    phones += Math.ceil(rate * (WARMUP_RAMP_SECONDS + measureSeconds + 1));
+    phones += Math.ceil(rate * (WARMUP_RAMP_SECONDS + measured + 1));
     return spec;
   };
   const runStep = async (side: Side, rate: number): Promise<Step> => {
@@ -291,12 +297,10 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
     const steps: Step[] = [];
     let ceiling = 0;
     try {
-      // What the ramp before left (the bare side inserts and deletes thousands of job rows
-      // per step, every side leaves dirty pages and dead rows) is cleaned up, untimed, so a
-      // ramp does not pay for the one before: the job table Graphile Worker polls is
-      // vacuumed and the dirty pages are written out.
+      // What the ramp before left is cleaned up, untimed, so a ramp does not pay for the one
+      // before: the bare side inserts and deletes thousands of job rows per step in the table
+      // Graphile Worker polls.
       await pool.query('vacuum graphile_worker._private_jobs');
-      await pool.query('checkpoint');
       // Fresh processes compile their code on the first requests: a few seconds of the
       // lowest rate, not measured, so the first step measures a warm server.
       progress(`events: warming ${side} up`);
@@ -379,7 +383,7 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
   const serviceAt = atCeiling('service');
   const label = `visitor messages and contact creates 1:1, p99 request latency < ${P99_LIMIT_MS} ms`;
   const notes = [
-    `Service: \`node server/main.ts\` ROLE=api (one process throughout) and ROLE=worker (started for each of its ramps) on the seeded database; ${ACCOUNTS} accounts each with one webhook subscription (${EVENT_NAMES.join(', ')}) to a loopback HTTPS receiver, ${WIDGETS} chat widgets. Load (bench/events/driver.ts): an open loop at a fixed rate alternating POST /v1/incoming-chat-widget-message (new visitors each step, ${3} messages each at most, from ${SOURCE_ADDRESSES} loopback addresses) and POST /v1/contacts (a new number each); latency from when each request was due, so it is the commit latency of those writes plus the HTTP around them. Rates from ${FIRST_RATE}/s, ×${RATE_FACTOR} per step (${warmupSeconds} s unmeasured, then ${measureSeconds} s measured) until a step's p99 reaches ${P99_LIMIT_MS} ms or a request fails, then one step between the last rate that passed and that one (when even ${FIRST_RATE}/s fails, half that rate, down to ${MIN_RATE}/s); the ceiling is the highest rate that passed, median over ${rounds} round(s). Each ramp starts with ${WARMUP_RAMP_SECONDS} s at ${FIRST_RATE}/s, not measured. Between steps the worker catches up.`,
+    `Service: \`node server/main.ts\` ROLE=api (one process throughout) and ROLE=worker (started for each of its ramps) on the seeded database; ${ACCOUNTS} accounts each with one webhook subscription (${EVENT_NAMES.join(', ')}) to a loopback HTTPS receiver, ${WIDGETS} chat widgets. Load (bench/events/driver.ts): an open loop at a fixed rate alternating POST /v1/incoming-chat-widget-message (new visitors each step, ${3} messages each at most, from ${SOURCE_ADDRESSES} loopback addresses) and POST /v1/contacts (a new number each); latency from when each request was due, so it is the commit latency of those writes plus the HTTP around them. Rates from ${FIRST_RATE}/s, ×${RATE_FACTOR} per step (${warmupSeconds} s unmeasured, then ${measureSeconds} s measured, longer when that is fewer than ${MIN_MEASURED} requests: a p99 of fewer than 100 is their slowest one) until a step's p99 reaches ${P99_LIMIT_MS} ms or a request fails, then one step between the last rate that passed and that one (when even ${FIRST_RATE}/s fails, half that rate, down to ${MIN_RATE}/s); the ceiling is the highest rate that passed, median over ${rounds} round(s). Each ramp starts with ${WARMUP_RAMP_SECONDS} s at ${FIRST_RATE}/s, not measured. Between steps the worker catches up.`,
     `Baseline: bench/bare-server.ts BARE_MODE=silent-writes, fastify + pg on the same database: the service's own rate counting and writers for a visitor message (contact, Contact Created, message, New Message/Replies) and, for a message the service queues a bot turn for (a session's first, with the default settings), the bot-typing flag and the bot's job row inserted directly, in one transaction without any NOTIFY; contact creates as the bare contact write (key counted, contact, list membership, Contact Created). Its accounts have no webhook subscription, so the outbox trigger queues nothing (and notifies nothing); no worker runs during its ramps (its job rows name no task), and its job rows and events are cleared between steps, untimed.`,
     `Events written by the service for subscribed accounts: ${expected}; distinct events that reached the receiver: ${delivered}.`,
     ...ramps.service.map((r, index) => `Service round ${index + 1} (ceiling ${r.ceiling}/s): ${r.steps.slice(-3).map(describeStep).join(' | ')}`),
