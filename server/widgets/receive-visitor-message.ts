@@ -88,7 +88,6 @@ type MessageTarget = { ownerId: string; widgetId: string; fromId: string };
  * read in one statement, then the widget's checks run (404, 403 for a foreign origin, 401
  * when it requires a token), as the conversation poll does.
  */
-
 async function countReadingWidget(
   { pool, limits }: VisitorMessageDeps,
   { ownerId, widgetId, fromId }: MessageTarget,
