@@ -21,13 +21,20 @@ export type DeliveryAttemptRecord = z.infer<typeof DeliveryAttemptRecord>;
 type AttemptRow = Omit<DeliveryAttemptRecord, 'created_at'> & { id: string; created_at: Date };
 
 // Ordered and compared in SQL: created_at has microseconds there, a JS Date only milliseconds.
-const pageSql = (subscriptionId: string, after: string | null, limit: number) => sql`
+// The subscription's own attempts are read newest first along its index, so a page costs the
+// same whatever other subscriptions send. The cursor's attempt is found within the subscription.
+// Exported for the plan's test.
+export const deliveryLogPageSql = (subscriptionId: string, after: string | null, limit: number) => sql`
 select a.id, a.delivery_id, e.name as event, a.attempt, a.status_code, a.duration_ms, a.error, a.created_at
 from webhook_attempts a
 join webhook_deliveries d on d.id = a.delivery_id
 join events e on e.id = d.event_id
-where d.subscription_id = ${subscriptionId}
-  and (${after}::text is null or (a.created_at, a.id) < (select created_at, id from webhook_attempts where id = ${after}::text))
+where a.subscription_id = ${subscriptionId}${
+  after === null
+    ? sql``
+    : sql`
+  and (a.created_at, a.id) < (select c.created_at, c.id from webhook_attempts c where c.id = ${after} and c.subscription_id = ${subscriptionId})`
+}
 order by a.created_at desc, a.id desc
 limit ${limit}`;
 
@@ -41,7 +48,7 @@ export async function listDeliveryAttempts(
   const subscription = await findSubscription(em, accountId, webhookId);
   // The row id, not the positional id: a cursor must not move to another subscription when positions shift.
   const scope = `webhook-deliveries:${subscription.id}`;
-  const { items, next_cursor } = await keysetPage(secrets, scope, input, (after, take) => queryRows<AttemptRow>(em, pageSql(subscription.id, after, take)));
+  const { items, next_cursor } = await keysetPage(secrets, scope, input, (after, take) => queryRows<AttemptRow>(em, deliveryLogPageSql(subscription.id, after, take)));
   return {
     deliveries: items.map(({ id: _id, created_at, ...attempt }) => ({ ...attempt, created_at: new Date(created_at).toISOString() })),
     next_cursor,

@@ -55,7 +55,7 @@ describe('retryOffsetFor: retried 1 m, 5 m, 30 m and 2 h after the first attempt
 describe('planDeliveryOutcomes', () => {
   test('a success is recorded as an attempt and counts one success for its subscription and account', () => {
     const plan = planDeliveryOutcomes([{ delivery: delivery(), attemptedAtMs: AT, result: ok }], SCHEDULE);
-    expect(plan.attempts).toEqual([{ id: expect.stringMatching(/^wha_/), deliveryId: 'whd_1', accountId: 'usr_1', attempt: 1, statusCode: 200, durationMs: 12, error: null }]);
+    expect(plan.attempts).toEqual([{ id: expect.stringMatching(/^wha_/), deliveryId: 'whd_1', accountId: 'usr_1', subscriptionId: 'whs_1', attempt: 1, statusCode: 200, durationMs: 12, error: null }]);
     expect(plan.updates).toEqual([{ id: 'whd_1', status: 'succeeded', attempts: 1, attemptedAtMs: AT, statusCode: 200, error: null, retryOffsetMs: null }]);
     expect(plan.health).toEqual([
       { subscriptionId: 'whs_1', accountId: 'usr_1', successes: 1, failures: 0, trailingFailures: 0, lastSuccessAtMs: AT + 12, lastFailure: null },

@@ -10,6 +10,8 @@ export const WebhookAttemptSchema = defineEntity({
     delivery: () => p.manyToOne(WebhookDelivery).ref().deleteRule('cascade').index(false),
     // The delivery's account, so the row lives with it when the database is sharded by account.
     accountId: p.text(),
+    // The delivery's subscription, so its log pages along its own index.
+    subscriptionId: p.text(),
     attempt: p.integer(),
     statusCode: p.integer().nullable(),
     durationMs: p.integer(),
@@ -18,8 +20,9 @@ export const WebhookAttemptSchema = defineEntity({
   },
   indexes: [
     { properties: ['delivery', 'attempt'], name: 'webhook_attempts_delivery_id_attempt_index' },
-    // Metrics read the last minutes' attempts at scrape time, and the delivery log pages
-    // newest first by walking it backwards (a block-range index would serve neither order).
+    // The delivery log: one subscription's attempts, newest first.
+    { properties: ['subscriptionId', 'createdAt', 'id'], name: 'webhook_attempts_subscription_id_created_at_id_index' },
+    // Metrics read the last minutes' attempts at scrape time.
     { properties: ['createdAt'], name: 'webhook_attempts_created_at_index' },
   ],
 });

@@ -7,6 +7,7 @@ export type AttemptRow = {
   id: string;
   deliveryId: string;
   accountId: string;
+  subscriptionId: string;
   attempt: number;
   statusCode: number | null;
   durationMs: number;
@@ -19,8 +20,9 @@ export async function insertAttempts(client: pg.PoolClient, attempts: AttemptRow
     client,
     prepared(
       'insert-webhook-attempts',
-      sql`insert into webhook_attempts (id, delivery_id, account_id, attempt, status_code, duration_ms, error)
+      sql`insert into webhook_attempts (id, delivery_id, account_id, subscription_id, attempt, status_code, duration_ms, error)
      select * from unnest(${attempts.map((a) => a.id)}::text[], ${attempts.map((a) => a.deliveryId)}::text[], ${attempts.map((a) => a.accountId)}::text[],
+                          ${attempts.map((a) => a.subscriptionId)}::text[],
                           ${attempts.map((a) => a.attempt)}::int[], ${attempts.map((a) => a.statusCode)}::int[],
                           ${attempts.map((a) => a.durationMs)}::int[], ${attempts.map((a) => a.error)}::text[])`,
     ),
