@@ -8,7 +8,8 @@ export const MessageSchema = defineEntity({
   tableName: 'messages',
   properties: {
     id: p.text().primary(),
-    account: () => p.manyToOne(Account).ref().deleteRule('cascade').index(false),
+    // No key of its own: the contact key (contact_id, account_id) holds it.
+    account: () => p.manyToOne(Account).ref().createForeignKeyConstraint(false).index(false),
     contact: () => p.manyToOne(Contact).ref().deleteRule('cascade').index(false),
     session: () => p.manyToOne(ChatSession).ref().nullable().deleteRule('cascade').index(false),
     direction: p.enum(['inbound', 'outbound', 'outbound-api'] as const),
