@@ -1,7 +1,8 @@
 // POST /incoming-chat-widget-message: a visitor's message, in ONE transaction: the
 // visitor's contact (created on the first message), the stored message (New Message, and
 // Replies when it answers the bot), the bot-typing flag, the live events for open widget
-// pages, and the job that takes the bot's turn (workers/chat-widget-message.ts). The job is
+// pages (announced right after the commit when there is no job), and the job that takes the
+// bot's turn (workers/chat-widget-message.ts). The job is
 // keyed by the message id, which is the `messageId` answered: one id names both. All of it
 // is SQL on the pool: BEGIN, the contact's lock, the session read, one write, COMMIT
 // (sql/store-visitor-message.ts), and one more statement that brings an archived contact
@@ -15,6 +16,7 @@ import { z } from 'zod';
 import { unarchiveOnInbound } from '../contacts/archive-contact.ts';
 import { withPoolTransaction } from '../db/pool-transaction.ts';
 import { InvalidInputError, MissingParametersError, NotFoundError } from '../errors.ts';
+import type { ConversationEventFeed } from '../process-services.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { countVisitorMessage, countVisitorMessageReadingWidget, type MessageLimits } from './count-visitor-messages.ts';
@@ -75,7 +77,7 @@ export function botTurnNeeded(settings: WidgetSettings, body: string, firstOfSes
   return firstOfSession || settings.awayMessage !== undefined || matchHandoffKeyword(body, settings.handoffKeywords) !== null;
 }
 
-export type VisitorMessageDeps = { pool: pg.Pool; secrets: Secrets; limits: MessageLimits };
+export type VisitorMessageDeps = { pool: pg.Pool; secrets: Secrets; limits: MessageLimits; feed: Pick<ConversationEventFeed, 'announce'> };
 
 /** The widget's settings, and the visitor the message is from. */
 type WidgetAndVisitor = { settings: WidgetSettings; visitor: WidgetVisitor };
@@ -138,7 +140,7 @@ export async function receiveVisitorMessage(
   const { settings, visitor } = request.identityToken === undefined ? await countReadingWidget(deps, target, request) : await readThenCount(deps, target, request);
   const visitorId = visitor.key;
 
-  return withPoolTransaction(deps.pool, async (client) => {
+  const stored = await withPoolTransaction(deps.pool, async (client) => {
     const contact = await findOrCreateVisitorContact(client, ownerId, widgetId, visitorId, visitor.verified);
     // Read under the contact's lock: a contact that is not archived costs no statement here.
     if (contact.archived) await unarchiveOnInbound(client, ownerId, contact.block.id);
@@ -162,4 +164,6 @@ export async function receiveVisitorMessage(
       },
     });
   });
+  await deps.feed.announce(stored.announce);
+  return { messageId: stored.messageId };
 }

@@ -1,8 +1,11 @@
 // The writes of a visitor's message, no entity loaded: the message by the one writer of
 // messages (its session, New Message, and Replies when it answers the bot), and in the same
-// statement the widget's own parts: the live events and, when the bot's turn may say or do
-// something, the bot-typing flag (naming this message as the one whose turn ends it) and the
-// job that takes the turn. A message whose turn is known to be silent (the bot is paused for
+// statement the widget's own parts: when the bot's turn may say or do something, the
+// bot-typing flag (naming this message as the one whose turn ends it), the job that takes the
+// turn and the live events (the job's add_job notifies in this transaction anyway). Without a
+// turn, the live events are handed back to be announced right after the commit
+// (ConversationEventFeed.announce): the message then commits without notifying, and does not
+// queue behind the other notifying commits for PostgreSQL's notify lock and their WAL flushes. A message whose turn is known to be silent (the bot is paused for
 // the contact, or job.needed says the widget gives it nothing to say: the message opens no
 // session, the widget has no away message and the message names no hand-off keyword) gets
 // neither: no typing shown, no job, no commit of the worker's. The caller holds the contact's row lock,
@@ -36,9 +39,13 @@ export type VisitorMessage = {
   job: { task: string; payload(messageId: string, firstOfSession: boolean): unknown; needed(firstOfSession: boolean): boolean };
 };
 
-/** Stores the message on `client`'s transaction; returns its id (the first one's, for a retry). */
-export async function storeVisitorMessage(client: pg.ClientBase, visit: VisitorMessage): Promise<{ messageId: string }> {
+/** What storeVisitorMessage wrote: the message id (the first one's, for a retry), and the live events to announce once it commits. */
+export type StoredVisitorMessage = { messageId: string; announce: ConversationEvent[] };
+
+/** Stores the message on `client`'s transaction. */
+export async function storeVisitorMessage(client: pg.ClientBase, visit: VisitorMessage): Promise<StoredVisitorMessage> {
   const contactId = visit.contact.block.id;
+  let announce: ConversationEvent[] = [];
   const written = await insertMessage(
     client,
     {
@@ -65,7 +72,10 @@ export async function storeVisitorMessage(client: pg.ClientBase, visit: VisitorM
       // With no turn of its own, the message still shows the indicator that is on (an earlier
       // message's turn, or someone typing through the API), as a message with a turn does.
       if (turn || visit.contact.typing) live.push({ ...target, kind: 'typing', isBotTyping: true });
-      if (!turn) return { calls: [notifyConversationSql(live)] };
+      if (!turn) {
+        announce = live;
+        return {};
+      }
       return {
         writes: [sql`update contacts set is_bot_typing = true, bot_typing_for = ${message.id}::text where id = ${contactId}::text`],
         calls: [
@@ -75,5 +85,5 @@ export async function storeVisitorMessage(client: pg.ClientBase, visit: VisitorM
       };
     },
   );
-  return { messageId: written.repeated ? written.messageId : written.message.id };
+  return { messageId: written.repeated ? written.messageId : written.message.id, announce };
 }
