@@ -1,36 +1,51 @@
-// Crash safety: a worker process killed mid-delivery loses no event. Its leases expire
-// and another worker sends the same deliveries again, with their original delivery ids
-// (at least once; Delivery rule 3: retries may produce duplicates).
-import { afterAll, beforeAll, expect, test } from 'vitest';
+// Crash safety: a sending round cut off mid-delivery loses no event. A round is one
+// transaction that holds its deliveries' row locks while their attempts run; when its worker
+// process is killed, or the database ends that transaction (as it does to a round left idle
+// past its limit, or when the connection is lost), the deliveries are unlocked and sent again
+// with their original delivery ids (at least once; Delivery rule 3: retries may produce
+// duplicates), by another worker or by the same one, which goes on.
+import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { workerProcesses } from '../helpers/worker-process.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { createTask, deliveriesOf, eventually, subscribe, WEBHOOK_ENV } from './webhook-fixtures.ts';
 
-const EVENTS = 5;
-
 let service: TestService;
 let receiver: WebhookReceiver;
 const workers = workerProcesses(() => service.databaseUrl);
-/** A worker process with this test's settings. */
+/** A worker process with this file's settings. */
 const startWorkerProcess = () => workers.start({ ...WEBHOOK_ENV, WEBHOOK_TIMEOUT_MS: '2000' });
 
 beforeAll(async () => {
-  // The API only: the deliveries are sent by the worker processes this test starts and kills.
+  // The API only: the deliveries are sent by the worker processes each test starts, kills and stops.
   service = await startTestService({ env: { ...WEBHOOK_ENV, ROLE: 'api' } });
-  receiver = await startWebhookReceiver();
 });
 
 afterAll(async () => {
-  await workers.stopAll();
-  await receiver?.close();
   await service?.stop();
 });
 
-test('a worker killed (SIGKILL) mid-delivery loses no event: every delivery reaches the receiver again with its original X-Webhook-Delivery', async () => {
+// Each test has its own receiver and its own worker processes.
+beforeEach(async () => {
+  receiver = await startWebhookReceiver();
+});
+
+afterEach(async () => {
+  await workers.stopAll();
+  await receiver?.close();
+});
+
+/** A new account subscribed to Task Created at the receiver, with `events` tasks created: the subscription's id. */
+async function subscriptionWithEvents(events: number): Promise<string> {
   const account = await service.createAccount();
   const subscriptionId = await subscribe(service, account.userId, { url: receiver.url, events: ['Task Created'] });
-  for (let i = 0; i < EVENTS; i++) await createTask(service, account.apiKey);
+  for (let i = 0; i < events; i++) await createTask(service, account.apiKey);
+  return subscriptionId;
+}
+
+test('a worker killed (SIGKILL) mid-delivery loses no event: every delivery reaches the receiver again with its original X-Webhook-Delivery', async () => {
+  const EVENTS = 5;
+  const subscriptionId = await subscriptionWithEvents(EVENTS);
 
   // The first worker's requests are held in flight (well past the moment it is killed).
   receiver.respondWith(() => ({ status: 200, delayMs: 120_000 }));
@@ -59,4 +74,34 @@ test('a worker killed (SIGKILL) mid-delivery loses no event: every delivery reac
   // The same event bodies as the cut-off attempts.
   const bodyOf = (requests: typeof resent, id: string) => requests.find((request) => request.headers['x-webhook-delivery'] === id)!.body;
   for (const id of heldIds) expect(bodyOf(resent, id)).toBe(bodyOf(inFlight, id));
+});
+
+test("a round whose transaction the database ends while its attempts run is sent again, with the same delivery ids, by the same worker process", async () => {
+  const EVENTS = 4;
+  const subscriptionId = await subscriptionWithEvents(EVENTS);
+
+  // The first attempts are held in flight while the round's transaction is ended.
+  receiver.respondWith(() => ({ status: 200, delayMs: 1_500 }));
+  const worker = await startWorkerProcess();
+  const inFlight = await receiver.waitFor(EVENTS, 20_000);
+  const heldIds = new Set(inFlight.slice(0, EVENTS).map((request) => request.headers['x-webhook-delivery'] as string));
+  expect(heldIds.size).toBe(EVENTS);
+  const { rows } = await service.services.pool.query<{ ended: boolean }>(
+    `select pg_terminate_backend(pid) as ended from pg_stat_activity
+     where datname = current_database() and state = 'idle in transaction' and query like '%webhook_deliveries%for update skip locked%'`,
+  );
+  expect(rows.map((row) => row.ended)).toEqual([true]);
+
+  receiver.respondWith(() => ({ status: 200 }));
+  const delivered = await eventually(
+    () => deliveriesOf(service, subscriptionId),
+    (list) => list.length === EVENTS && list.every((row) => row.status === 'succeeded'),
+    40_000,
+  );
+  expect(new Set(delivered.map((row) => row.id))).toEqual(heldIds);
+  // Each was received again after the cut-off attempts.
+  const resent = receiver.requests.slice(EVENTS).map((request) => request.headers['x-webhook-delivery'] as string);
+  expect(new Set(resent)).toEqual(heldIds);
+  expect(worker.exitCode).toBe(null);
+  expect(worker.signalCode).toBe(null);
 });
