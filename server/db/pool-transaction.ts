@@ -1,21 +1,74 @@
 // A transaction on one connection of the pg pool, for hot-path SQL kept off the ORM
-// (webhook dispatch, sending, recording, replay). A connection whose transaction
-// failed is discarded rather than returned to the pool in an unknown state.
+// (webhook dispatch, sending, recording, replay, visitor messages). A connection whose
+// transaction failed, or that the server ended meanwhile, is discarded rather than returned
+// to the pool in an unknown state.
 import type pg from 'pg';
 
-export async function withPoolTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/** A transaction whose end its caller decides: it may outlive the function that opened it. */
+export type OpenTransaction = {
+  client: pg.PoolClient;
+  /**
+   * Commits, or rolls back given a failure, and returns the connection to the pool (discarding
+   * it after any failure, the server's ending of it included); rethrows the failure. The
+   * transaction ends once: a later call only rethrows its failure.
+   */
+  end(failure?: unknown): Promise<void>;
+};
+
+export type OpenOptions = {
+  /** Runs on the connection before the transaction opens, committed on its own. */
+  first?: (client: pg.PoolClient) => Promise<unknown>;
+  /** What opens it: BEGIN, and any SET LOCAL sent with it in one round trip. */
+  begin?: string;
+};
+
+/**
+ * Checks out a connection and opens a transaction on it. The server ending the connection
+ * while the caller waits between statements (an idle-in-transaction limit, a lost network) is
+ * an error event on it: remembered, it fails end().
+ */
+export async function openPoolTransaction(pool: pg.Pool, options: OpenOptions = {}): Promise<OpenTransaction> {
   const client = await pool.connect();
-  let failed: Error | undefined;
+  let lost: unknown;
+  const onError = (error: unknown) => (lost ??= error);
+  client.on('error', onError);
+  let open = false;
+  let released = false;
+  const end = async (failure?: unknown): Promise<void> => {
+    if (released) {
+      if (failure !== undefined) throw failure;
+      return;
+    }
+    if (open) {
+      open = false;
+      await client.query(failure === undefined ? 'commit' : 'rollback').catch((error: unknown) => (failure ??= error));
+    }
+    released = true;
+    failure ??= lost;
+    client.removeListener('error', onError);
+    client.release(failure as Error | undefined);
+    if (failure !== undefined) throw failure;
+  };
   try {
-    await client.query('begin');
-    const result = await work(client);
-    await client.query('commit');
-    return result;
+    await options.first?.(client);
+    open = true;
+    await client.query(options.begin ?? 'begin');
   } catch (error) {
-    failed = error as Error;
-    await client.query('rollback').catch(() => {});
-    throw error;
-  } finally {
-    client.release(failed);
+    await end(error);
   }
+  return { client, end };
+}
+
+/** Runs `work` in a transaction: committed when it returns, rolled back when it throws. */
+export async function withPoolTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const transaction = await openPoolTransaction(pool);
+  let result: T;
+  try {
+    result = await work(transaction.client);
+  } catch (error) {
+    await transaction.end(error);
+    throw error;
+  }
+  await transaction.end();
+  return result;
 }

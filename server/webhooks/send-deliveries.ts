@@ -15,6 +15,7 @@
 // for the account, drops the delivery (Delivery rules 1 and 4).
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { openPoolTransaction } from '../db/pool-transaction.ts';
 import type { OutboundClient, OutboundResult } from '../outbound/http-client.ts';
 import type { Secrets } from '../secrets.ts';
 import { deliveryHeaders, signingKeys, type SigningKeys } from './signature.ts';
@@ -76,52 +77,34 @@ export function sendDueDeliveries(deps: SenderDeps): Promise<number> {
  * them.
  */
 async function sendRound(deps: SenderDeps, claimed: (count: number) => void): Promise<{ count: number; recorded: Promise<void> }> {
-  const connection = await deps.pool.connect();
-  // The server ending the connection while it waits for the attempts (roundLimitMs) is an
-  // error event on it; the next statement fails, and the connection is discarded.
-  let lost: unknown;
-  const onError = (error: unknown) => (lost ??= error);
-  connection.on('error', onError);
-  let inTransaction = false;
-  let released = false;
-  /** Ends the transaction, if open, and returns the connection (discarding it after a failure); rethrows the failure. */
-  const end = async (failure?: unknown) => {
-    if (released) throw failure;
-    if (inTransaction) {
-      inTransaction = false;
-      await connection.query(failure === undefined ? 'commit' : 'rollback').catch((error: unknown) => (failure ??= error));
-    }
-    released = true;
-    failure ??= lost;
-    connection.removeListener('error', onError);
-    connection.release(failure as Error | undefined);
-    if (failure !== undefined) throw failure;
-  };
+  const limitMs = Math.ceil(roundLimitMs(deps.timeoutMs));
+  const round = await openPoolTransaction(deps.pool, {
+    first: (connection) => wakeAfterRound(deps, connection),
+    begin: `begin; set local idle_in_transaction_session_timeout = ${limitMs}; set local enable_seqscan = off; set local enable_bitmapscan = off`,
+  });
+  let deliveries: ClaimedDelivery[];
+  let outcomes: DeliveryOutcome[];
   try {
-    await wakeAfterRound(deps, connection);
-    const limitMs = Math.ceil(roundLimitMs(deps.timeoutMs));
-    inTransaction = true;
-    await connection.query(`begin; set local idle_in_transaction_session_timeout = ${limitMs}; set local enable_seqscan = off; set local enable_bitmapscan = off`);
-    const deliveries = await claimDueDeliveries(connection, SEND_BATCH_SIZE);
+    deliveries = await claimDueDeliveries(round.client, SEND_BATCH_SIZE);
     claimed(deliveries.length);
     if (deliveries.length === 0) {
-      await end();
+      await round.end();
       return { count: 0, recorded: Promise.resolve() };
     }
-    const outcomes = await sendAll(deps, deliveries);
-    const recorded = recordDeliveryOutcomes(connection, deps, outcomes).then(
-      () => end(),
-      (error: unknown) => end(error),
-    );
-    // Awaited by the lane later; a failure is not unhandled meanwhile.
-    recorded.catch(() => undefined);
-    deps.log.debug({ deliveries: deliveries.length }, 'webhook round sent');
-    return { count: deliveries.length, recorded };
+    outcomes = await sendAll(deps, deliveries);
   } catch (error) {
     // end() rethrows it, after the rollback.
-    await end(error);
+    await round.end(error);
     throw error;
   }
+  const recorded = recordDeliveryOutcomes(round.client, deps, outcomes).then(
+    () => round.end(),
+    (error: unknown) => round.end(error),
+  );
+  // Awaited by the lane later; a failure is not unhandled meanwhile.
+  recorded.catch(() => undefined);
+  deps.log.debug({ deliveries: deliveries.length }, 'webhook round sent');
+  return { count: deliveries.length, recorded };
 }
 
 /**
