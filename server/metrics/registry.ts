@@ -29,7 +29,19 @@ export const rateLimitRefusals = new Counter({
   registers: [registry],
 });
 
+export const rateWindowSweeps = new Counter({
+  name: 'rate_window_sweeps_total',
+  help: 'Deletions of ended rate-limit windows this process ran, by outcome (done, failed: the rows wait for the next one).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
 /** Counts one 429 from a rate limiter. */
 export function countRateLimitRefusal(limiter: 'api_key' | 'widget_visitor'): void {
   rateLimitRefusals.inc({ limiter });
+}
+
+/** Counts one sweep of ended rate-limit windows. */
+export function countRateWindowSweep(outcome: 'done' | 'failed'): void {
+  rateWindowSweeps.inc({ outcome });
 }

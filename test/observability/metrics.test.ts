@@ -114,6 +114,7 @@ describe('access', () => {
       'http_requests_total',
       'http_request_duration_seconds',
       'rate_limit_refusals_total',
+      'rate_window_sweeps_total',
       'job_queue_depth',
       'job_queue_oldest_due_age_seconds',
       'webhook_attempts_recent',
