@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { ConversationEvent } from '../../server/realtime/conversation-events.ts';
 import { CHAT_WIDGET_MESSAGE_TASK } from '../../server/widgets/receive-visitor-message.ts';
-import { DEFAULT_GREETING, takeBotTurn } from '../../server/widgets/take-bot-turn.ts';
+import { takeBotTurn } from '../../server/widgets/take-bot-turn.ts';
+import { DEFAULT_GREETING } from '../../server/widgets/widget-settings.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { connectVisitor } from '../realtime/widget-fixtures.ts';
 
