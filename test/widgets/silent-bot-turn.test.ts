@@ -1,7 +1,7 @@
-// A visitor message whose bot turn is known to be silent from the widget's settings (no
-// session opened, no away message, no hand-off keyword in it) queues no turn and shows no
-// typing; an earlier message's turn still pending then ends the typing it started, though
-// its message is no longer the newest. A keyword or an away message still gets its turn.
+// A visitor message the bot has nothing to say to (no session opened, no away message, no
+// hand-off keyword in it) queues no turn and shows no typing; an earlier message's turn still
+// pending then ends the typing it started, though its message is no longer the newest. A
+// keyword still gets its turn, and an away message is still given (written with the message).
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { ConversationEvent } from '../../server/realtime/conversation-events.ts';
