@@ -46,8 +46,8 @@ export function botRepliedLatelySql(contactId: string): Sql {
 
 export type VisitorSessionRow = SessionRow & { replied_lately: boolean };
 
-/** The writer's session read, and whether the bot replied lately when `checkLately` (only an open session can be that recent). */
-function visitorSessionSql(contactId: string, repeatOf: string | null, checkLately: boolean): Sql {
+/** The writer's session read, and whether the bot replied lately when `checkLately` (only an open session can be that recent); exported for the plan's test. */
+export function visitorSessionSql(contactId: string, repeatOf: string | null, checkLately: boolean): Sql {
   const lately = checkLately ? sql`session.id is not null and ${botRepliedLatelySql(contactId)}` : sql`false`;
   return sql`select session.*, ${lately} as replied_lately from (${sessionQuery(contactId, false, repeatOf)}) session`;
 }
