@@ -39,11 +39,17 @@ try {
   const poller = new pg.Client(url);
   await poller.connect();
   let polls = 0;
-  /** Until no job is waiting or running (finished jobs are deleted). */
+  /**
+   * Until no bot turn is waiting or running (finished jobs are deleted). Only the turns: the
+   * webhook sender's wake-ups, queued for a few seconds ahead, need not be waited for.
+   */
   const drained = async () => {
     for (;;) {
       polls += 1;
-      const { rows } = await poller.query<{ n: number }>('select count(*)::int as n from graphile_worker._private_jobs where attempts < max_attempts');
+      const { rows } = await poller.query<{ n: number }>(
+        `select count(*)::int as n from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
+          where t.identifier = 'chat_widget_message' and j.attempts < j.max_attempts`,
+      );
       if (rows[0]!.n === 0) return;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
