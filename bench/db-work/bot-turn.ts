@@ -6,14 +6,16 @@
 // default settings: the first message of a visitor creates the contact and opens a session,
 // and the bot's greeting is written with it (no turn queued since the settings alone decide
 // it; a version that queued one is measured with its turn); the two later ones get no reply
-// (no away message). No account has a webhook subscription, so no dispatch job runs.
+// (no away message). With `away`, the widgets have an away message: the later messages come
+// within AWAY_MESSAGE_INTERVAL_MINUTES of the greeting, so the bot gives none, but each
+// message checks. No account has a webhook subscription, so no dispatch job runs.
 //
 // Two figures are subtracted from the raw counts: this script's own polls of the job queue
 // (one statement and one commit each), and the processes' idle background (the worker's
 // liveness sweeps and polling), measured on its own first, in proportion to each
 // measurement's length.
 //
-//   node bench/db-work/bot-turn.ts [visitors]
+//   node bench/db-work/bot-turn.ts [visitors] [away]
 import pg from 'pg';
 import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
 import { cleanUp } from '../processes.ts';
@@ -22,6 +24,7 @@ import { startWidgetService } from './widget-service.ts';
 import { measureWork, startCountingDatabase, STATS_SETTLE_MS, type WorkReport } from './counters.ts';
 
 const VISITORS = Number(process.argv[2]) || 300;
+const AWAY = process.argv[3] === 'away';
 const WARM_VISITORS = 100;
 const WIDGETS = 20;
 const LANES = 4;
@@ -30,7 +33,7 @@ const IDLE_MS = 10_000;
 
 try {
   const { url } = await startCountingDatabase();
-  const { service, call, widgets, owner } = await startWidgetService(url, WIDGETS);
+  const { service, call, widgets, owner } = await startWidgetService(url, WIDGETS, AWAY ? { awayMessage: 'We are away; someone will answer here.' } : {});
   const worker = await startWorkerRole(url);
 
   const postmaster = await postmasterPid(url);
@@ -114,7 +117,7 @@ try {
   const first = await measure(`first message of a new visitor (contact created, session opened, the bot greets), ${VISITORS} visitors`, VISITORS, () =>
     post('v', VISITORS, 0),
   );
-  const later = await measure(`later messages (the bot silent), two per visitor`, 2 * VISITORS, async () => {
+  const later = await measure(`later messages (the bot silent${AWAY ? ': the away message was not due' : ''}), two per visitor`, 2 * VISITORS, async () => {
     await post('v', VISITORS, 1);
     await post('v', VISITORS, 2);
   });
