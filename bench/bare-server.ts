@@ -6,13 +6,14 @@
 // - `two-reads`: only the read a lookup cannot avoid (the key by its HMAC), no counting,
 //   so the difference measured is everything the service adds, rate limits included;
 // - `silent-writes`: authenticates as `counting`, and also takes visitor messages: the
-//   service's own counting and writers (the contact, the message and its events, and, for a
-//   message whose bot turn the service would queue, the bot-typing flag and the bot's job
-//   row: receive-visitor-message.ts's botTurnNeeded), in one transaction that notifies nothing: no
-//   conversation pg_notify, and the job row inserted directly instead of by `add_job`
-//   (whose insert notification is the other notify). Its job rows name a task no worker
-//   runs, so they cost the worker nothing. The scenario `events` gives it accounts without
-//   webhook subscriptions, so the outbox trigger queues (and notifies) nothing either.
+//   service's own counting, reads and writers (sql/store-visitor-message.ts: the contact, the
+//   message and its events, the bot's answer the settings decide with its New Message (a
+//   session's first message is greeted), and, for a message naming a hand-off keyword, the
+//   bot-typing flag and the bot's job row), in one transaction that notifies nothing: no
+//   conversation pg_notify, and a job row inserted directly instead of by `add_job` (whose
+//   insert notification is the other notify). Its job rows name a task no worker runs, so
+//   they cost the worker nothing. The scenario `events` gives it accounts without webhook
+//   subscriptions, so the outbox trigger queues (and notifies) nothing either.
 // Then the contact by phone (or the write's rows).
 //
 // Environment: DATABASE_URL, PORT, SECRET_KEY, TLS_CERT_FILE, TLS_KEY_FILE, BARE_MODE. Prints
@@ -23,14 +24,14 @@ import fastify from 'fastify';
 import pg from 'pg';
 import { unarchiveOnInbound } from '../server/contacts/archive-contact.ts';
 import { sql } from '../server/db/sql.ts';
-import { insertMessage } from '../server/messages/sql/insert-message.ts';
+import { writeMessage } from '../server/messages/sql/insert-message.ts';
 import { PLANS, planHasFeature } from '../server/plans.ts';
 import { resolveKeyAndSpend } from '../server/rate-limit/spend-key-tokens.ts';
 import { MAIN_KEY_RATE_LIMIT } from '../server/rate-limit/limits.ts';
 import { createSecrets } from '../server/secrets.ts';
 import { countVisitorMessage } from '../server/widgets/count-visitor-messages.ts';
-import { botTurnNeeded } from '../server/widgets/receive-visitor-message.ts';
-import { readSettings } from '../server/widgets/widget-settings.ts';
+import { botReplyContent, readVisitorSession } from '../server/widgets/sql/store-visitor-message.ts';
+import { botAnswersOf, readSettings } from '../server/widgets/widget-settings.ts';
 import { findOrCreateVisitorContact, WIDGET_CHANNEL } from '../server/widgets/find-or-create-visitor.ts';
 
 const env = (name: string) => {
@@ -165,7 +166,14 @@ if (mode === 'silent-writes') {
       await client.query('begin');
       const contact = await findOrCreateVisitorContact(client, ownerId, widgetId, visitorId);
       if (contact.archived) await unarchiveOnInbound(client, ownerId, contact.block.id);
-      const written = await insertMessage(
+      const externalId = customData.messageSid ?? null;
+      const bot = await readVisitorSession(client, { contact, externalId, answers: botAnswersOf(readSettings(rows[0].settings), customData.body) });
+      if ('repeatedId' in bot) {
+        await client.query('commit');
+        return { success: true, messageId: bot.repeatedId };
+      }
+      const { reply } = bot;
+      const written = await writeMessage(
         client,
         {
           accountId: ownerId,
@@ -178,13 +186,14 @@ if (mode === 'silent-writes') {
           sender: 'contact',
           mediaUrl: null,
           mediaContentType: null,
-          externalId: customData.messageSid ?? null,
+          externalId,
           providerMessageId: null,
           templateId: null,
-          repeatOf: customData.messageSid ?? null,
+          followUp: reply === null ? undefined : (message) => botReplyContent(message.id, reply, WIDGET_CHANNEL),
         },
+        bot.open,
         ({ message, sessionStarted }) => ({
-          writes: !(contact.isBotActive && botTurnNeeded(readSettings(rows[0].settings), customData.body, sessionStarted)) ? [] : [
+          writes: !bot.turn ? [] : [
             sql`update contacts set is_bot_typing = true, bot_typing_for = ${message.id}::text where id = ${contact.block.id}::text`,
             sql`insert into graphile_worker._private_jobs (task_id, payload, run_at, max_attempts, key)
   select t.id, ${JSON.stringify({ accountId: ownerId, widgetId, contactId: contact.block.id, messageId: message.id, firstOfSession: sessionStarted })}::json,
@@ -194,7 +203,7 @@ if (mode === 'silent-writes') {
         }),
       );
       await client.query('commit');
-      return { success: true, messageId: written.repeated ? written.messageId : written.message.id };
+      return { success: true, messageId: written.message.id };
     } catch (error) {
       await client.query('rollback').catch(() => {});
       throw error;

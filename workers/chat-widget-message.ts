@@ -1,6 +1,8 @@
-// Task `chat_widget_message` (queued with each chat-widget visitor message, keyed by its
-// id): the bot's turn (server/widgets/take-bot-turn.ts). A thrown error lets Graphile
-// Worker retry; the turn is idempotent.
+// Task `chat_widget_message` (queued with a chat-widget visitor message that names a hand-off
+// keyword, keyed by its id; before the greeting and the away message were written with the
+// visitor's message, with those messages too): the bot's turn
+// (server/widgets/take-bot-turn.ts). A thrown error lets Graphile Worker retry; the turn is
+// idempotent.
 import type { Task } from 'graphile-worker';
 import { z } from 'zod';
 import type { Services } from '../server/process-services.ts';

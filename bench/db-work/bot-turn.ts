@@ -1,18 +1,21 @@
-// PostgreSQL's work per chat-widget visitor message with the bot's turn it causes: the API
+// PostgreSQL's work per chat-widget visitor message with any bot's turn it causes: the API
 // process takes the message (POST /v1/incoming-chat-widget-message), a ROLE=worker process
-// takes the turn (workers/chat-widget-message.ts), and each measurement lasts until the job
-// queue is empty again. As in the event ceiling bench (bench/scenarios/events.ts), visitors
-// are new and send three messages each, to widgets with default settings: the first message
-// of a visitor creates the contact and opens a session, and the bot greets; the two later
-// ones get no reply (no away message), only the typing indicator ended. No account has a
-// webhook subscription, so no dispatch job runs.
+// takes the turn a message queues (workers/chat-widget-message.ts), and each measurement
+// lasts until the job queue is empty again. As in the event ceiling bench
+// (bench/scenarios/events.ts), visitors are new and send three messages each, to widgets with
+// default settings: the first message of a visitor creates the contact and opens a session,
+// and the bot's greeting is written with it (no turn queued since the settings alone decide
+// it; a version that queued one is measured with its turn); the two later ones get no reply
+// (no away message). With `away`, the widgets have an away message: the later messages come
+// within AWAY_MESSAGE_INTERVAL_MINUTES of the greeting, so the bot gives none, but each
+// message checks. No account has a webhook subscription, so no dispatch job runs.
 //
 // Two figures are subtracted from the raw counts: this script's own polls of the job queue
 // (one statement and one commit each), and the processes' idle background (the worker's
 // liveness sweeps and polling), measured on its own first, in proportion to each
 // measurement's length.
 //
-//   node bench/db-work/bot-turn.ts [visitors]
+//   node bench/db-work/bot-turn.ts [visitors] [away]
 import pg from 'pg';
 import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
 import { cleanUp } from '../processes.ts';
@@ -21,6 +24,7 @@ import { startWidgetService } from './widget-service.ts';
 import { measureWork, startCountingDatabase, STATS_SETTLE_MS, type WorkReport } from './counters.ts';
 
 const VISITORS = Number(process.argv[2]) || 300;
+const AWAY = process.argv[3] === 'away';
 const WARM_VISITORS = 100;
 const WIDGETS = 20;
 const LANES = 4;
@@ -29,7 +33,7 @@ const IDLE_MS = 10_000;
 
 try {
   const { url } = await startCountingDatabase();
-  const { service, call, widgets, owner } = await startWidgetService(url, WIDGETS);
+  const { service, call, widgets, owner } = await startWidgetService(url, WIDGETS, AWAY ? { awayMessage: 'We are away; someone will answer here.' } : {});
   const worker = await startWorkerRole(url);
 
   const postmaster = await postmasterPid(url);
@@ -38,11 +42,17 @@ try {
   const poller = new pg.Client(url);
   await poller.connect();
   let polls = 0;
-  /** Until no job is waiting or running (finished jobs are deleted). */
+  /**
+   * Until no bot turn is waiting or running (finished jobs are deleted). Only the turns: the
+   * webhook sender's wake-ups, queued for a few seconds ahead, need not be waited for.
+   */
   const drained = async () => {
     for (;;) {
       polls += 1;
-      const { rows } = await poller.query<{ n: number }>('select count(*)::int as n from graphile_worker._private_jobs where attempts < max_attempts');
+      const { rows } = await poller.query<{ n: number }>(
+        `select count(*)::int as n from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
+          where t.identifier = 'chat_widget_message' and j.attempts < j.max_attempts`,
+      );
       if (rows[0]!.n === 0) return;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
@@ -107,7 +117,7 @@ try {
   const first = await measure(`first message of a new visitor (contact created, session opened, the bot greets), ${VISITORS} visitors`, VISITORS, () =>
     post('v', VISITORS, 0),
   );
-  const later = await measure(`later messages (the bot silent, typing ended), two per visitor`, 2 * VISITORS, async () => {
+  const later = await measure(`later messages (the bot silent${AWAY ? ': the away message was not due' : ''}), two per visitor`, 2 * VISITORS, async () => {
     await post('v', VISITORS, 1);
     await post('v', VISITORS, 2);
   });

@@ -11,7 +11,8 @@ export type WidgetService = { service: StartedServer; call: CallService; widgets
 const insecure = new Agent({ connect: { rejectUnauthorized: false }, connections: 8 });
 const MANY = '10000000';
 
-export async function startWidgetService(url: string, widgetCount: number): Promise<WidgetService> {
+/** `settings`: every widget's settings (default ones unless given). */
+export async function startWidgetService(url: string, widgetCount: number, settings: Record<string, unknown> = {}): Promise<WidgetService> {
   const { targets } = await seedAccounts(url, 1);
   const service = await startApiProcess(url, {
     WIDGET_REQUESTS_PER_IP_PER_MINUTE: MANY,
@@ -31,7 +32,7 @@ export async function startWidgetService(url: string, widgetCount: number): Prom
     return JSON.parse(text) as { data: Record<string, unknown> };
   };
   const widgets: string[] = [];
-  for (let index = 0; index < widgetCount; index++) widgets.push(String((await call('POST', '/v1/chat-widgets', { name: `w${index}`, settings: {} }, targets[0]!.apiKey)).data.id));
+  for (let index = 0; index < widgetCount; index++) widgets.push(String((await call('POST', '/v1/chat-widgets', { name: `w${index}`, settings }, targets[0]!.apiKey)).data.id));
   const owner = String((await call('GET', `/v1/chat-widget-config?configId=${widgets[0]}`)).data.userId);
   return { service, call, widgets, owner };
 }

@@ -127,7 +127,7 @@ export const chatWidgetPublicRouter = router({
         tags: ['Chat Widget'],
         summary: "A visitor's message from the chat widget (no credentials; `userId` names the widget's owner)",
         description:
-          'Stores the message on the visitor\'s contact (created with the first message), and queues the bot\'s turn; `messageId` is the stored message\'s id, which also keys the queued job. ' +
+          'Stores the message on the visitor\'s contact (created with the first message), with the bot\'s answer when the widget\'s settings decide it (the greeting for a chat session\'s first message, the away message for a later one), or queues the bot\'s turn for a message naming a hand-off keyword; `messageId` is the stored message\'s id, which also keys a queued job. ' +
           'Limits: 20 messages per minute per visitor and 600 per minute per widget; per client address and widget, WIDGET_MESSAGES_PER_IP_PER_MINUTE messages and WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE new visitor ids (429 with Retry-After); body text up to 4,000 characters.' +
           LIMITS_NOTE +
           ' A verified visitor is one contact and one conversation whatever `fromId` each device sends.',

@@ -1,16 +1,17 @@
 // POST /incoming-chat-widget-message: a visitor's message, in ONE transaction: the
 // visitor's contact (created on the first message), the stored message (New Message, and
-// Replies when it answers the bot), the bot-typing flag, the live events for open widget
-// pages (announced right after the commit when there is no job), and the job that takes the
-// bot's turn (workers/chat-widget-message.ts). The job is
+// Replies when it answers the bot), the bot's answer when the widget's settings alone decide
+// it (the greeting for a session's first message, the away message for a later one; its own
+// row and New Message, written with the message), and the live events for open widget pages
+// (announced right after the commit, unless a job is queued).
+// A message naming a hand-off keyword instead sets the bot-typing flag and queues the job
+// that takes the bot's turn (workers/chat-widget-message.ts, which hands off); the job is
 // keyed by the message id, which is the `messageId` answered: one id names both. All of it
 // is SQL on the pool: BEGIN, the contact's lock, the session read, one write, COMMIT
 // (sql/store-visitor-message.ts), and one more statement that brings an archived contact
 // back. Before it, one statement counts the message against the abuse limits and reads the
 // widget (two for a visitor with an identity token: the widget's secret names the visitor
-// the count is for). Those six round trips are the push's latency. A message whose bot turn
-// is known to be silent from the widget's settings (botTurnNeeded) queues no job and shows
-// no typing: with default settings, every message but a session's first.
+// the count is for). Those six round trips are the push's latency.
 import type pg from 'pg';
 import { z } from 'zod';
 import { unarchiveOnInbound } from '../contacts/archive-contact.ts';
@@ -25,8 +26,7 @@ import { findOrCreateVisitorContact, WIDGET_CHANNEL } from './find-or-create-vis
 import { storeVisitorMessage } from './sql/store-visitor-message.ts';
 import { checkWidgetVisitor, resolveWidgetVisitor, type VisitorRequest, type WidgetIdentity, type WidgetVisitor } from './visitor-identity.ts';
 import { MAX_WIDGET_ID_LENGTH } from './widget-record.ts';
-import { matchHandoffKeyword } from './take-bot-turn.ts';
-import { readSettings, type WidgetSettings } from './widget-settings.ts';
+import { botAnswersOf, readSettings, type WidgetSettings } from './widget-settings.ts';
 
 export const CHAT_WIDGET_MESSAGE_TASK = 'chat_widget_message';
 /** Longest visitor message text. */
@@ -63,19 +63,9 @@ export type BotTurnJob = {
   widgetId: string;
   contactId: string;
   messageId: string;
-  /** The message opened a new chat session: the bot greets. */
+  /** The message opened a new chat session (a job queued before the greeting was written with the message greets). */
   firstOfSession: boolean;
 };
-
-/**
- * Whether the bot's turn for a visitor message may say or do anything, by the widget's
- * settings as the message arrives (take-bot-turn.ts decides the rest under the contact's
- * lock): a session's first message is greeted, a later one may get the away message, and
- * one naming a hand-off keyword hands off. Otherwise the turn would only end typing.
- */
-export function botTurnNeeded(settings: WidgetSettings, body: string, firstOfSession: boolean): boolean {
-  return firstOfSession || settings.awayMessage !== undefined || matchHandoffKeyword(body, settings.handoffKeywords) !== null;
-}
 
 export type VisitorMessageDeps = { pool: pg.Pool; secrets: Secrets; limits: MessageLimits; feed: Pick<ConversationEventFeed, 'announce'> };
 
@@ -156,11 +146,11 @@ export async function receiveVisitorMessage(
       mediaUrl: customData.mediaUrl ?? null,
       mediaContentType: customData.mediaContentType ?? null,
       externalId: customData.messageSid ?? customData.id ?? null,
+      answers: botAnswersOf(settings, customData.body),
       job: {
         task: CHAT_WIDGET_MESSAGE_TASK,
         // No visitor id in the payload: job payloads reach the worker's logs; the turn reads it from the contact.
         payload: (messageId, firstOfSession): BotTurnJob => ({ accountId: ownerId, widgetId, contactId: contact.block.id, messageId, firstOfSession }),
-        needed: (firstOfSession) => botTurnNeeded(settings, customData.body, firstOfSession),
       },
     });
   });

@@ -1,22 +1,21 @@
-// The bot's turn after a visitor message (job `chat_widget_message`). With no bot
-// connected, the widget answers from its settings:
+// The bot's turn after a visitor message (job `chat_widget_message`). A message gets a job
+// only when it names one of the widget's `handoffKeywords`: the turn hands the conversation
+// to a person (hand-off-conversation.ts: the bot pauses, Human Alerted, and the visitor gets
+// the `handoffMessage`). The answers the settings alone decide (the greeting, the away
+// message) are written with the visitor's message (sql/store-visitor-message.ts); a job
+// queued before that was so still gives them, so none is lost:
 // - the first visitor message of a chat session gets the `greeting` (DEFAULT_GREETING
 //   when the widget has none);
 // - a later message gets the `awayMessage`, when one is set and the bot has not replied
 //   to this visitor within AWAY_MESSAGE_INTERVAL_MINUTES;
-// - nothing while the bot is paused for the contact (a human took over);
-// - a message matching one of the widget's `handoffKeywords` hands the conversation to a
-//   person instead (hand-off-conversation.ts: the bot pauses, Human Alerted, and the
-//   visitor gets the `handoffMessage`). Checked here rather than when the message arrives,
-//   so the visitor's push stays as short as it is.
-// A second message within AWAY_MESSAGE_INTERVAL_MINUTES of a bot reply gets no new reply
-// (the greeting already said someone will answer); its typing indicator ends all the same.
+// - nothing while the bot is paused for the contact (a human took over).
 // Then typing ends, unless a later visitor message is waiting for its own turn: typing ends
 // when this turn's message is the contact's newest visitor message, or the one the contact
-// names as the message whose turn ends it (`bot_typing_for`: a later message whose turn was
-// known to be silent got no turn, receive-visitor-message.ts).
+// names as the message whose turn ends it (`bot_typing_for`: a later message with no turn
+// of its own does not move it, receive-visitor-message.ts).
 // Safe to retry: the reply carries the visitor message's id (external id
-// `bot-turn:<messageId>`), and a turn that finds it already recorded does not reply again.
+// `bot-turn:<messageId>`, as an answer written with the message does), and a turn that finds
+// it already recorded does not reply again.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { queryRows, runSql, sql, type Sql } from '../db/sql.ts';
 import type { ContactEventBlock } from '../messages/contact-event-data.ts';
@@ -26,29 +25,10 @@ import { conversationMessageOf } from './conversation-message.ts';
 import { handOffConversation } from './hand-off-conversation.ts';
 import { WIDGET_CHANNEL } from './find-or-create-visitor.ts';
 import type { BotTurnJob } from './receive-visitor-message.ts';
-import { readSettings } from './widget-settings.ts';
-
-export const DEFAULT_GREETING = 'Hi! Thanks for your message. We will get back to you here as soon as we can.';
-export const AWAY_MESSAGE_INTERVAL_MINUTES = 10;
+import { botRepliedLatelySql } from './sql/store-visitor-message.ts';
+import { DEFAULT_GREETING, matchHandoffKeyword, readSettings } from './widget-settings.ts';
 
 export type BotTurnOutcome = 'replied' | 'handed-off' | 'silent' | 'already-taken' | 'no-contact';
-
-/**
- * The first of `keywords` the text holds as whole words, case-insensitively: `person` matches
- * "A person, please" but not "personal"; a phrase matches with its words in order. Letters and
- * digits of any script count as word characters.
- */
-export function matchHandoffKeyword(text: string, keywords: readonly string[] | undefined): string | null {
-  if (!keywords?.length) return null;
-  const haystack = text.toLocaleLowerCase();
-  for (const keyword of keywords) {
-    const words = keyword.trim().toLocaleLowerCase().split(/\s+/).filter(Boolean);
-    if (!words.length) continue;
-    const phrase = words.map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\\s+');
-    if (new RegExp(`(?<![\\p{L}\\p{N}])${phrase}(?![\\p{L}\\p{N}])`, 'u').test(haystack)) return keyword;
-  }
-  return null;
-}
 
 /** What the turn reads first, with the contact's lock. */
 type LockedContact = ContactEventBlock & {
@@ -94,10 +74,7 @@ type ReplyRead = SessionRow & { latest_id: string | null; recent: boolean };
  * the away message, whether the bot replied to this visitor lately.
  */
 function replyReadSql(contactId: string, checkRecent: boolean): Sql {
-  const recent = checkRecent
-    ? sql`exists (select 1 from messages m where m.contact_id = ${contactId} and m.sender = 'bot'
-        and m.created_at > now() - make_interval(mins => ${AWAY_MESSAGE_INTERVAL_MINUTES}::int))`
-    : sql`false`;
+  const recent = checkRecent ? botRepliedLatelySql(contactId) : sql`false`;
   return sql`select session.*, ${latestInboundSql(contactId)} as latest_id, ${recent} as recent
   from (${sessionQuery(contactId, false, null)}) session`;
 }

@@ -1,6 +1,8 @@
 // What an owner may configure on a chat widget, validated once here for create and
 // update: colours as CSS hex, the bot's texts, the button's corner, the sites that may
-// embed the widget. Strings are bounded so a widget's settings stay a small row.
+// embed the widget. Strings are bounded so a widget's settings stay a small row. Also what
+// the settings alone decide for a visitor message (botAnswersOf): the greeting, the away
+// message, whether it names a hand-off keyword.
 import { z } from 'zod';
 
 const HexColour = z
@@ -45,7 +47,7 @@ export const WidgetSettings = z.strictObject({
   awayMessage: Text(1000).optional(),
   /**
    * Words or phrases that hand a visitor's conversation to a person (hand-off-conversation.ts):
-   * matched case-insensitively as whole words in a visitor message, during the bot's turn.
+   * matched case-insensitively as whole words in a visitor message (matchHandoffKeyword).
    */
   handoffKeywords: z.array(Text(100)).max(50, 'must list at most 50 keywords').optional(),
   /** What the bot tells the visitor at a hand-off (DEFAULT_HANDOFF_MESSAGE when absent). */
@@ -77,4 +79,44 @@ export type ChatWidgetUpdateInput = z.infer<typeof ChatWidgetUpdateInput>;
 export function readSettings(stored: unknown): WidgetSettings {
   const parsed = WidgetSettings.safeParse(stored ?? {});
   return parsed.success ? parsed.data : {};
+}
+
+/** The greeting of a widget that sets none. */
+export const DEFAULT_GREETING = 'Hi! Thanks for your message. We will get back to you here as soon as we can.';
+/** The away message is not given within this many minutes of a bot reply to the visitor. */
+export const AWAY_MESSAGE_INTERVAL_MINUTES = 10;
+
+/**
+ * The first of `keywords` the text holds as whole words, case-insensitively: `person` matches
+ * "A person, please" but not "personal"; a phrase matches with its words in order. Letters and
+ * digits of any script count as word characters.
+ */
+export function matchHandoffKeyword(text: string, keywords: readonly string[] | undefined): string | null {
+  if (!keywords?.length) return null;
+  const haystack = text.toLocaleLowerCase();
+  for (const keyword of keywords) {
+    const words = keyword.trim().toLocaleLowerCase().split(/\s+/).filter(Boolean);
+    if (!words.length) continue;
+    const phrase = words.map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('\\s+');
+    if (new RegExp(`(?<![\\p{L}\\p{N}])${phrase}(?![\\p{L}\\p{N}])`, 'u').test(haystack)) return keyword;
+  }
+  return null;
+}
+
+/** What a widget's settings alone have the bot answer to a visitor message. */
+export type BotAnswers = {
+  /** For a message that opens a chat session. */
+  greeting: string;
+  /** For a later message, unless the bot replied to the visitor within AWAY_MESSAGE_INTERVAL_MINUTES. */
+  awayMessage: string | null;
+  /** The text names a hand-off keyword: the bot hands off instead of answering. */
+  handsOff: boolean;
+};
+
+export function botAnswersOf(settings: WidgetSettings, body: string): BotAnswers {
+  return {
+    greeting: settings.greeting ?? DEFAULT_GREETING,
+    awayMessage: settings.awayMessage ?? null,
+    handsOff: matchHandoffKeyword(body, settings.handoffKeywords) !== null,
+  };
 }

@@ -1,7 +1,7 @@
 // The shared writers' statements read what they look up by key, with thousands of accounts:
 // the event writer reads its accounts by primary key (not a scan of every account), POST
 // /contacts reads the lists it names by primary key, and a message of a contact with no open
-// session reads no messages. Checked on the plans PostgreSQL makes, both the plan for the
+// session reads no messages (nor, for a visitor's message, the bot's recent replies). Checked on the plans PostgreSQL makes, both the plan for the
 // values at hand and the generic one a prepared statement settles on.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -10,6 +10,7 @@ import { newId } from '../../server/db/ids.ts';
 import { sql, type Sql } from '../../server/db/sql.ts';
 import { eventsOf, insertEventsSql, newEventRow } from '../../server/events/sql/insert-events.ts';
 import { sessionQuery } from '../../server/messages/sql/insert-message.ts';
+import { visitorSessionSql } from '../../server/widgets/sql/store-visitor-message.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 /** Enough accounts (each with a list) that scanning them all costs more than a key lookup. */
@@ -117,6 +118,16 @@ describe("the writers' plans", () => {
     const plan = await planNodes(sql`${sessionQuery(contact!.id, false, null)}`, { analyze: true });
     const messageReads = plan.filter((node) => node['Relation Name'] === 'messages');
     expect(messageReads.length).toBeGreaterThan(0);
+    expect(messageReads.map((node) => node['Actual Loops'])).toEqual(messageReads.map(() => 0));
+  });
+
+  test("a visitor's first message reads no messages for the away message's check", async () => {
+    const [contact] = (
+      await client.query<{ id: string }>(`insert into contacts (id, account_id, phone_number) values ($1, $2, '+14155550102') returning id`, [newId('ct'), accountId])
+    ).rows;
+    const plan = await planNodes(sql`${visitorSessionSql(contact!.id, null, true)}`, { analyze: true });
+    const messageReads = plan.filter((node) => node['Relation Name'] === 'messages');
+    expect(messageReads.length).toBeGreaterThan(1);
     expect(messageReads.map((node) => node['Actual Loops'])).toEqual(messageReads.map(() => 0));
   });
 });

@@ -50,8 +50,10 @@ test('a visitor connected to one process hears a widget message posted to anothe
   expect((await post(second, 'posted to the second process')).status).toBe(200);
   const heardOnFirst = await onFirst.waitFor(isMessage('posted to the second process'));
   await onSecond.waitFor(isMessage('posted to the second process'));
+  // The greeting is written with the first message, so it is heard with it.
   expect(heardOnFirst.filter((heard) => heard.name === 'message').map((heard) => (heard.payload as { body: string }).body)).toEqual([
     'posted to the first process',
+    'Hello there',
     'posted to the second process',
   ]);
 });

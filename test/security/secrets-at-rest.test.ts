@@ -196,7 +196,8 @@ test('a full run: keys made, rotated and sent every way, signing secrets, a prov
   const identity = await ok(request('POST', `/v1/chat-widgets/${widget.data.id}/identity-secret`, { headers: { ...main, ...idempotent() } }));
   expect(identity.data.identity_secret).toMatch(/^wis_/);
   secrets['widget identity secret'] = identity.data.identity_secret;
-  await ok(request('PUT', `/v1/chat-widgets/${widget.data.id}`, { headers: main, body: { settings: { identityVerification: 'optional' } } }));
+  // A hand-off keyword: its message queues the bot's turn, whose job the worker logs.
+  await ok(request('PUT', `/v1/chat-widgets/${widget.data.id}`, { headers: main, body: { settings: { identityVerification: 'optional', handoffKeywords: ['person'] } } }));
   const visitorToken = await new SignJWT({ sub: 'site-user-1', email: 'visitor@example.com' })
     .setProtectedHeader({ alg: 'HS256' })
     .setExpirationTime('1h')
@@ -206,7 +207,7 @@ test('a full run: keys made, rotated and sent every way, signing secrets, a prov
   visitorIds['anonymous visitor id'] = visitorId;
   const verifiedDevice = `device_${randomBytes(12).toString('hex')}`;
   visitorIds['verified visitor device id'] = verifiedDevice;
-  const visit = (fromId: string, headers: Record<string, string> = {}) => ({ query: { userId: account.userId }, headers, body: { customData: { body: 'hello', fromId, toId: widget.data.id } } });
+  const visit = (fromId: string, headers: Record<string, string> = {}) => ({ query: { userId: account.userId }, headers, body: { customData: { body: 'hello, a person please', fromId, toId: widget.data.id } } });
   await ok(request('POST', '/v1/incoming-chat-widget-message', visit(visitorId)));
   await ok(request('POST', '/v1/incoming-chat-widget-message', visit(verifiedDevice, { 'x-visitor-identity': visitorToken })));
   await ok(request('GET', `/v1/chat-widget/${widget.data.id}/${visitorId}`));

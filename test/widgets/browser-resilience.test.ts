@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordMessage } from '../../server/messages/record-message.ts';
 import { publishConversationEvent } from '../../server/realtime/conversation-events.ts';
 import { conversationMessageOf } from '../../server/widgets/conversation-message.ts';
-import { DEFAULT_GREETING } from '../../server/widgets/take-bot-turn.ts';
+import { DEFAULT_GREETING } from '../../server/widgets/widget-settings.ts';
 import { WIDGET_CHANNEL } from '../../server/widgets/find-or-create-visitor.ts';
 import { eventually, launchBrowser, openChat, serveSitePage, typeMessage as type, WIDGET_DEADLINE_MS, type SitePage } from '../helpers/browser.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';

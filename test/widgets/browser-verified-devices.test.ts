@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { Browser, BrowserContext, Frame } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_GREETING } from '../../server/widgets/take-bot-turn.ts';
+import { DEFAULT_GREETING } from '../../server/widgets/widget-settings.ts';
 import { eventually, launchBrowser, openChat, serveSitePage, typeMessage, WIDGET_DEADLINE_MS, type SitePage } from '../helpers/browser.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 

@@ -5,7 +5,7 @@
 // newest messages, and the visitor is told a person will answer.
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { DEFAULT_HANDOFF_MESSAGE } from '../../server/widgets/hand-off-conversation.ts';
-import { matchHandoffKeyword } from '../../server/widgets/take-bot-turn.ts';
+import { matchHandoffKeyword } from '../../server/widgets/widget-settings.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { eventsOf, eventually, nextPhoneNumber } from '../messaging/send-template-fixtures.ts';

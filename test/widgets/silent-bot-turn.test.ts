@@ -1,12 +1,13 @@
-// A visitor message whose bot turn is known to be silent from the widget's settings (no
-// session opened, no away message, no hand-off keyword in it) queues no turn and shows no
-// typing; an earlier message's turn still pending then ends the typing it started, though
-// its message is no longer the newest. A keyword or an away message still gets its turn.
+// A visitor message the bot has nothing to say to (no session opened, no away message, no
+// hand-off keyword in it) queues no turn and shows no typing; an earlier message's turn still
+// pending then ends the typing it started, though its message is no longer the newest. A
+// keyword still gets its turn, and an away message is still given (written with the message).
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { ConversationEvent } from '../../server/realtime/conversation-events.ts';
 import { CHAT_WIDGET_MESSAGE_TASK } from '../../server/widgets/receive-visitor-message.ts';
-import { DEFAULT_GREETING, takeBotTurn } from '../../server/widgets/take-bot-turn.ts';
+import { takeBotTurn } from '../../server/widgets/take-bot-turn.ts';
+import { DEFAULT_GREETING } from '../../server/widgets/widget-settings.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { connectVisitor } from '../realtime/widget-fixtures.ts';
 

@@ -3,7 +3,8 @@
 // POST /update-message-read-status; with the queue's bot turn run by the real worker.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { DEFAULT_GREETING, takeBotTurn } from '../../server/widgets/take-bot-turn.ts';
+import { takeBotTurn } from '../../server/widgets/take-bot-turn.ts';
+import { DEFAULT_GREETING } from '../../server/widgets/widget-settings.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { inOneWindow } from '../rate-limit/fresh-window.ts';
 

@@ -5,13 +5,16 @@
 // message that answers an outbound one (the first inbound message after an outbound message
 // of the same session; later inbound messages answer nothing new). Two statements, no entity
 // loaded: the session read, then one write the caller can add its own parts to (a job, a
-// flag, live notifications), so a change is one round trip. The caller holds the contact's
-// row lock for its transaction, so the session read is still true when the write runs. A
-// caller with reads of its own under that lock can run the session read among them
-// (sessionQuery) and hand its row to writeMessage: then the message costs the write alone.
+// flag, live notifications), so a change is one round trip. The write may also carry a
+// follow-up message into the same session (the widget bot's answer to a visitor's message,
+// with its own New Message), created 1 ms after the message so every reader orders it second.
+// The caller holds the contact's row lock for its transaction, so the session read is still
+// true when the write runs. A caller with reads of its own under that lock can run the
+// session read among them (sessionQuery) and hand its row to writeMessage: then the message
+// costs the write alone.
 import type { Message } from '../../db/entities/index.ts';
 import { newId } from '../../db/ids.ts';
-import { oneStatement, prepared, queryRows, runSql, sql, type Sql, type SqlRunner } from '../../db/sql.ts';
+import { joinSql, oneStatement, prepared, queryRows, runSql, sql, type Sql, type SqlRunner } from '../../db/sql.ts';
 import { eventsOf, insertEventsSql, newEventRow } from '../../events/sql/insert-events.ts';
 import type { ContactEventBlock } from '../contact-event-data.ts';
 import { toMessageEventData, type ShownMessage } from '../message-record.ts';
@@ -19,7 +22,10 @@ import { toMessageEventData, type ShownMessage } from '../message-record.ts';
 /** A message as stored: what its records, events and live notifications show. */
 export type StoredMessage = ShownMessage & Pick<Message, 'providerMessageId' | 'templateId'>;
 
-export type NewMessage = Omit<StoredMessage, 'id' | 'createdAt'> & {
+/** A message as the caller gives it (its id and time are the writer's). */
+export type MessageContent = Omit<StoredMessage, 'id' | 'createdAt'>;
+
+export type NewMessage = MessageContent & {
   accountId: string;
   /** The contact, as its events show it (its row locked by the caller). */
   contact: ContactEventBlock;
@@ -31,6 +37,11 @@ export type NewMessage = Omit<StoredMessage, 'id' | 'createdAt'> & {
    * retry after a lost answer) and nothing is written.
    */
   repeatOf?: string | null;
+  /**
+   * A message written after this one in the same statement and session (an outbound answer,
+   * so it starts no Replies), given this one as written; null for none.
+   */
+  followUp?: (message: StoredMessage) => MessageContent | null;
 };
 
 export type WrittenMessage = {
@@ -41,6 +52,8 @@ export type WrittenMessage = {
   sessionOpened: boolean;
   /** A new session was started for it. */
   sessionStarted: boolean;
+  /** The follow-up written after it, if any. */
+  followUp: StoredMessage | null;
 };
 export type RepeatedMessage = { repeated: true; messageId: string };
 
@@ -93,22 +106,11 @@ export async function writeMessage(runner: SqlRunner, input: NewMessage, open: S
   const contactId = input.contact.id;
   const sessionStarted = !open?.id;
   const sessionId = open?.id ?? newId('cs');
-  const message: StoredMessage = {
-    id: newId('msg'),
-    direction: input.direction,
-    body: input.body,
-    type: input.type,
-    channel: input.channel,
-    status: input.status,
-    sender: input.sender,
-    mediaUrl: input.mediaUrl,
-    mediaContentType: input.mediaContentType,
-    externalId: input.externalId,
-    providerMessageId: input.providerMessageId,
-    templateId: input.templateId,
-    createdAt: new Date(),
-  };
-  const written: WrittenMessage = { repeated: false, message, sessionId, sessionOpened: open?.status !== 'ChatSessionOpened', sessionStarted };
+  const message: StoredMessage = { id: newId('msg'), ...contentOf(input), createdAt: new Date() };
+  const answer = input.followUp?.(message) ?? null;
+  // 1 ms later: readers order a session's messages by created_at (then id).
+  const followUp: StoredMessage | null = answer && { id: newId('msg'), ...contentOf(answer), createdAt: new Date(message.createdAt.getTime() + 1) };
+  const written: WrittenMessage = { repeated: false, message, sessionId, sessionOpened: open?.status !== 'ChatSessionOpened', sessionStarted, followUp };
 
   const data = { message: toMessageEventData(message, sessionId), contact: input.contact };
   const events = [newEventRow('New Message', data)];
@@ -116,6 +118,7 @@ export async function writeMessage(runner: SqlRunner, input: NewMessage, open: S
   if (input.direction === 'inbound' && open?.last_message_id && open.last_direction !== 'inbound') {
     events.push(newEventRow('Replies', { ...data, in_reply_to: open.last_message_id }));
   }
+  if (followUp) events.push(newEventRow('New Message', { message: toMessageEventData(followUp, sessionId), contact: input.contact }));
 
   const createdAt = message.createdAt.toISOString();
   const extra = also?.(written) ?? {};
@@ -128,10 +131,7 @@ export async function writeMessage(runner: SqlRunner, input: NewMessage, open: S
    where id = ${sessionId}::text and ${!sessionStarted && written.sessionOpened}::boolean`,
       sql`insert into messages (id, account_id, contact_id, session_id, direction, body, type, channel, status, sender,
                       media_url, media_content_type, external_id, provider_message_id, template_id, read_at, created_at)
-  values (${message.id}::text, ${input.accountId}::text, ${contactId}::text, ${sessionId}::text, ${message.direction}::text, ${message.body}::text,
-          ${message.type}::text, ${message.channel}::text, ${message.status}::text, ${message.sender}::text, ${message.mediaUrl}::text,
-          ${message.mediaContentType}::text, ${message.externalId}::text, ${message.providerMessageId}::text, ${message.templateId}::text,
-          null, ${createdAt}::timestamptz)`,
+  values ${joinSql([message, ...(followUp ? [followUp] : [])].map((row) => messageValues(input.accountId, contactId, sessionId, row)))}`,
       insertEventsSql(eventsOf(input.accountId, events)),
       ...(extra.writes ?? []),
     ],
@@ -139,4 +139,27 @@ export async function writeMessage(runner: SqlRunner, input: NewMessage, open: S
   });
   await runSql(runner, prepared('insert-message', statement));
   return written;
+}
+
+function contentOf(content: MessageContent): MessageContent {
+  return {
+    direction: content.direction,
+    body: content.body,
+    type: content.type,
+    channel: content.channel,
+    status: content.status,
+    sender: content.sender,
+    mediaUrl: content.mediaUrl,
+    mediaContentType: content.mediaContentType,
+    externalId: content.externalId,
+    providerMessageId: content.providerMessageId,
+    templateId: content.templateId,
+  };
+}
+
+function messageValues(accountId: string, contactId: string, sessionId: string, message: StoredMessage): Sql {
+  return sql`(${message.id}::text, ${accountId}::text, ${contactId}::text, ${sessionId}::text, ${message.direction}::text, ${message.body}::text,
+          ${message.type}::text, ${message.channel}::text, ${message.status}::text, ${message.sender}::text, ${message.mediaUrl}::text,
+          ${message.mediaContentType}::text, ${message.externalId}::text, ${message.providerMessageId}::text, ${message.templateId}::text,
+          null, ${message.createdAt.toISOString()}::timestamptz)`;
 }

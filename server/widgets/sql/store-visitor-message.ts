@@ -1,23 +1,27 @@
 // The writes of a visitor's message, no entity loaded: the message by the one writer of
 // messages (its session, New Message, and Replies when it answers the bot), and in the same
-// statement the widget's own parts: when the bot's turn may say or do something, the
-// bot-typing flag (naming this message as the one whose turn ends it), the job that takes the
-// turn and the live events (the job's add_job notifies in this transaction anyway). Without a
-// turn, the live events are handed back to be announced right after the commit
-// (ConversationEventFeed.announce): the message then commits without notifying, and does not
-// queue behind the other notifying commits for PostgreSQL's notify lock and their WAL flushes. A message whose turn is known to be silent (the bot is paused for
-// the contact, or job.needed says the widget gives it nothing to say: the message opens no
-// session, the widget has no away message and the message names no hand-off keyword) gets
-// neither: no typing shown, no job, no commit of the worker's. The caller holds the contact's row lock,
-// so the open session read first is still the open one when the write runs, and a retry of
-// the same message (its `messageSid`) finds the first one.
+// statement the bot's answer when the widget's settings alone decide it (the greeting for a
+// message that opens a session; the away message for a later one, unless the bot replied to
+// the visitor within AWAY_MESSAGE_INTERVAL_MINUTES) as the writer's follow-up. Only a
+// message naming a hand-off keyword needs the bot's turn (take-bot-turn.ts hands off): it
+// sets the bot-typing flag (naming this message as the one whose turn ends it), queues the
+// job and notifies its live events in the same statement (the job's add_job notifies in this
+// transaction anyway). Any other message hands its live events (the message, then the answer)
+// back to be announced right after the commit (ConversationEventFeed.announce): it then
+// commits without notifying, and does not queue behind the other notifying commits for
+// PostgreSQL's notify lock and their WAL flushes. Nothing of the bot's while it is paused
+// for the contact. Two statements: the session read (with, when an away message may be due,
+// whether the bot replied lately), then the write. The caller holds the contact's row lock, so
+// what the read finds is still true when the write runs, and a retry of the same message (its
+// `messageSid`) finds the first one and writes nothing.
 import type pg from 'pg';
-import { sql } from '../../db/sql.ts';
+import { prepared, queryRows, sql, type Sql } from '../../db/sql.ts';
 import { addJobSql } from '../../jobs.ts';
 import type { ContactEventBlock } from '../../messages/contact-event-data.ts';
-import { insertMessage } from '../../messages/sql/insert-message.ts';
+import { sessionQuery, writeMessage, type MessageContent, type SessionRow } from '../../messages/sql/insert-message.ts';
 import { notifyConversationSql, type ConversationEvent } from '../../realtime/conversation-events.ts';
 import { conversationMessageOf } from '../conversation-message.ts';
+import { AWAY_MESSAGE_INTERVAL_MINUTES, type BotAnswers } from '../widget-settings.ts';
 
 export type VisitorMessage = {
   accountId: string;
@@ -32,12 +36,71 @@ export type VisitorMessage = {
   mediaContentType: string | null;
   /** The widget's own id of the message: sent again, it names the same message. */
   externalId: string | null;
-  /**
-   * The bot's turn: its task, its payload given the message id and whether the message opened
-   * a session, and whether the turn may say or do anything at all (given the same).
-   */
-  job: { task: string; payload(messageId: string, firstOfSession: boolean): unknown; needed(firstOfSession: boolean): boolean };
+  /** What the widget's settings have the bot answer (widget-settings.ts botAnswersOf). */
+  answers: BotAnswers;
+  /** The bot's turn for a hand-off: its task, and its payload given the message id and whether the message opened a session. */
+  job: { task: string; payload(messageId: string, firstOfSession: boolean): unknown };
 };
+
+/** Whether the bot wrote to the contact within AWAY_MESSAGE_INTERVAL_MINUTES (read under the contact's lock). */
+export function botRepliedLatelySql(contactId: string): Sql {
+  return sql`exists (select 1 from messages m where m.contact_id = ${contactId} and m.sender = 'bot'
+        and m.created_at > now() - make_interval(mins => ${AWAY_MESSAGE_INTERVAL_MINUTES}::int))`;
+}
+
+export type VisitorSessionRow = SessionRow & { replied_lately: boolean };
+
+/** The writer's session read, and whether the bot replied lately when `checkLately` (only an open session can be that recent); exported for the plan's test. */
+export function visitorSessionSql(contactId: string, repeatOf: string | null, checkLately: boolean): Sql {
+  const lately = checkLately ? sql`session.id is not null and ${botRepliedLatelySql(contactId)}` : sql`false`;
+  return sql`select session.*, ${lately} as replied_lately from (${sessionQuery(contactId, false, repeatOf)}) session`;
+}
+
+/** What the bot does for a visitor's message, by the session read. */
+export type BotPart = {
+  /** The session read. */
+  open: VisitorSessionRow;
+  /** The text of the bot's answer, written with the message; null for none. */
+  reply: string | null;
+  /** The bot's turn runs as a job (a hand-off keyword). */
+  turn: boolean;
+};
+
+/**
+ * The session read for a visitor's message (`client` holding the contact's lock) and what the
+ * bot does for it; the id of the message it repeats instead, when it is a retry.
+ */
+export async function readVisitorSession(
+  client: pg.ClientBase,
+  visit: Pick<VisitorMessage, 'contact' | 'externalId' | 'answers'>,
+): Promise<{ repeatedId: string } | BotPart> {
+  const { contact, answers } = visit;
+  const answering = contact.isBotActive && !answers.handsOff;
+  const [open] = await queryRows<VisitorSessionRow>(
+    client,
+    prepared('visitor-message-session', visitorSessionSql(contact.block.id, visit.externalId, answering && answers.awayMessage !== null)),
+  );
+  if (open!.repeated_id) return { repeatedId: open!.repeated_id };
+  const reply = !answering ? null : !open!.id ? answers.greeting : open!.replied_lately ? null : answers.awayMessage;
+  return { open: open!, reply, turn: contact.isBotActive && answers.handsOff };
+}
+
+/** The bot's answer to the visitor message `messageId`, keyed as its turn's reply so a turn for the same message never repeats it. */
+export function botReplyContent(messageId: string, body: string, channel: string): MessageContent {
+  return {
+    direction: 'outbound',
+    body,
+    type: 'text',
+    channel,
+    status: 'sent',
+    sender: 'bot',
+    mediaUrl: null,
+    mediaContentType: null,
+    externalId: `bot-turn:${messageId}`,
+    providerMessageId: null,
+    templateId: null,
+  };
+}
 
 /** What storeVisitorMessage wrote: the message id (the first one's, for a retry), and the live events to announce once it commits. */
 export type StoredVisitorMessage = { messageId: string; announce: ConversationEvent[] };
@@ -45,8 +108,11 @@ export type StoredVisitorMessage = { messageId: string; announce: ConversationEv
 /** Stores the message on `client`'s transaction. */
 export async function storeVisitorMessage(client: pg.ClientBase, visit: VisitorMessage): Promise<StoredVisitorMessage> {
   const contactId = visit.contact.block.id;
+  const bot = await readVisitorSession(client, visit);
+  if ('repeatedId' in bot) return { messageId: bot.repeatedId, announce: [] };
   let announce: ConversationEvent[] = [];
-  const written = await insertMessage(
+  const { reply, turn } = bot;
+  const written = await writeMessage(
     client,
     {
       accountId: visit.accountId,
@@ -62,13 +128,13 @@ export async function storeVisitorMessage(client: pg.ClientBase, visit: VisitorM
       externalId: visit.externalId,
       providerMessageId: null,
       templateId: null,
-      repeatOf: visit.externalId,
+      followUp: reply === null ? undefined : (message) => botReplyContent(message.id, reply, visit.channel),
     },
-    ({ message, sessionStarted }) => {
+    bot.open,
+    ({ message, sessionStarted, followUp }) => {
       const target = { accountId: visit.accountId, widgetId: visit.widgetId, visitorId: visit.visitorId, contactId };
       const live: ConversationEvent[] = [{ ...target, kind: 'message', message: conversationMessageOf(message) }];
-      // The bot types only while it is active for the contact (not after a human took over).
-      const turn = visit.contact.isBotActive && visit.job.needed(sessionStarted);
+      if (followUp) live.push({ ...target, kind: 'message', message: conversationMessageOf(followUp) });
       // With no turn of its own, the message still shows the indicator that is on (an earlier
       // message's turn, or someone typing through the API), as a message with a turn does.
       if (turn || visit.contact.typing) live.push({ ...target, kind: 'typing', isBotTyping: true });
@@ -85,5 +151,5 @@ export async function storeVisitorMessage(client: pg.ClientBase, visit: VisitorM
       };
     },
   );
-  return { messageId: written.repeated ? written.messageId : written.message.id, announce };
+  return { messageId: written.message.id, announce };
 }
