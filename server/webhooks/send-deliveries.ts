@@ -21,7 +21,7 @@ import type { Secrets } from '../secrets.ts';
 import { deliveryHeaders, signingKeys, type SigningKeys } from './signature.ts';
 import { recordDeliveryOutcomes, type DeliveryOutcome } from './record-delivery-outcomes.ts';
 import { claimDueDeliveries, type ClaimedDelivery } from './sql/claim-due-deliveries.ts';
-import { wakeSenderAt, wakeUpBucket } from './sql/wake-sender.ts';
+import { wakeSenderAtIfDue, wakeUpBucket } from './sql/wake-sender.ts';
 import { passState, runOrJoinPass, type PassState } from './sending-pass.ts';
 
 /** Deliveries claimed per round; equal to the per-origin concurrency, so none of a round waits for another of it. */
@@ -110,15 +110,17 @@ async function sendRound(deps: SenderDeps, claimed: (count: number) => void): Pr
 /**
  * Makes sure a wake-up is committed for the moment a round starting now is over at the
  * latest, in case this process dies mid-round: its deliveries are due again then, and nothing
- * else may wake a sender before the minute's sweep. One per second bucket: once this process
- * has committed the wake-up of a second, rounds starting later do not queue on its row.
+ * else may wake a sender before the minute's sweep. Only when some delivery is due: a round
+ * with nothing to claim needs none, and would otherwise leave the wake-up that runs the next
+ * empty round. One per second bucket: once this process has committed the wake-up of a
+ * second, rounds starting later do not queue on its row.
  */
 async function wakeAfterRound(deps: SenderDeps, connection: pg.PoolClient): Promise<void> {
   const { wakeUpsAdded } = deps.state;
   const momentMs = Date.now() + roundLimitMs(deps.timeoutMs) + 1000;
   const bucket = wakeUpBucket(momentMs);
   if (wakeUpsAdded.has(bucket)) return;
-  await wakeSenderAt(connection, [momentMs]);
+  if (!(await wakeSenderAtIfDue(connection, momentMs))) return;
   wakeUpsAdded.add(bucket);
   const past = Math.floor(Date.now() / 1000);
   for (const added of wakeUpsAdded) if (added < past) wakeUpsAdded.delete(added);

@@ -25,17 +25,37 @@ export function wakeUpBucket(momentMs: number): number {
   return Math.ceil(momentMs / 1000);
 }
 
+/** The job waking the sender at second `s` (the statement's column of Unix seconds). */
+const wakeUpJob = addJobSql({
+  task: SEND_WEBHOOK_DELIVERIES_TASK,
+  runAt: sql`to_timestamp(s)`,
+  jobKey: sql`${SEND_WEBHOOK_DELIVERIES_TASK} || '@' || s::text`,
+  jobKeyMode: 'preserve_run_at',
+  maxAttempts: MAX_ATTEMPTS,
+});
+
 /** Deliveries become due at these moments (epoch milliseconds); one job per second bucket. */
 export async function wakeSenderAt(client: pg.PoolClient, momentsMs: number[]): Promise<void> {
   // Sorted: concurrent callers lock the job rows in one order and cannot deadlock.
   const seconds = [...new Set(momentsMs.map(wakeUpBucket))].sort((a, b) => a - b);
   if (seconds.length === 0) return;
-  const job = addJobSql({
-    task: SEND_WEBHOOK_DELIVERIES_TASK,
-    runAt: sql`to_timestamp(s)`,
-    jobKey: sql`${SEND_WEBHOOK_DELIVERIES_TASK} || '@' || s::text`,
-    jobKeyMode: 'preserve_run_at',
-    maxAttempts: MAX_ATTEMPTS,
-  });
-  await runSql(client, prepared('wake-sender-at', sql`select ${job} from unnest(${seconds}::bigint[]) as s`));
+  await runSql(client, prepared('wake-sender-at', sql`select ${wakeUpJob} from unnest(${seconds}::bigint[]) as s`));
+}
+
+/**
+ * A wake-up at the moment (epoch milliseconds), only when some delivery is due now (pending,
+ * its attempt time come: one probe of the due index); returns whether it was added. For a
+ * round about to claim: a round that finds nothing to send leaves no wake-up behind, so an
+ * idle sender does not wake itself again and again.
+ */
+export async function wakeSenderAtIfDue(client: pg.PoolClient, momentMs: number): Promise<boolean> {
+  const result = await runSql(
+    client,
+    prepared(
+      'wake-sender-at-if-due',
+      sql`select ${wakeUpJob} from (select ${wakeUpBucket(momentMs)}::bigint as s) moment
+  where exists (select 1 from webhook_deliveries d where d.status = 'pending' and d.next_attempt_at <= now())`,
+    ),
+  );
+  return result.rowCount === 1;
 }
