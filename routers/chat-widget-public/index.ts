@@ -143,7 +143,7 @@ export const chatWidgetPublicRouter = router({
     .mutation(async ({ ctx, input }) => {
       const ownerId = input.userId ?? ctx.request.query.get('userId') ?? undefined;
       const received = await receiveVisitorMessage(
-        { pool: ctx.services.pool, secrets: ctx.services.secrets, limits: ctx.services.config, feed: ctx.services.conversationEvents },
+        { pool: ctx.services.pool, secrets: ctx.services.secrets, limits: ctx.services.config },
         ownerId || undefined,
         input,
         visitorRequestOf(ctx),

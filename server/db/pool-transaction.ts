@@ -10,9 +10,11 @@ export type OpenTransaction = {
   /**
    * Commits, or rolls back given a failure, and returns the connection to the pool (discarding
    * it after any failure, the server's ending of it included); rethrows the failure. The
-   * transaction ends once: a later call only rethrows its failure.
+   * transaction ends once: a later call only rethrows its failure. `afterCommit`: plain SQL
+   * sent with the COMMIT in one round trip, run once the commit has succeeded, in a
+   * transaction of its own (values written into it as literals).
    */
-  end(failure?: unknown): Promise<void>;
+  end(failure?: unknown, afterCommit?: string | null): Promise<void>;
 };
 
 export type OpenOptions = {
@@ -34,14 +36,15 @@ export async function openPoolTransaction(pool: pg.Pool, options: OpenOptions = 
   client.on('error', onError);
   let open = false;
   let released = false;
-  const end = async (failure?: unknown): Promise<void> => {
+  const end = async (failure?: unknown, afterCommit?: string | null): Promise<void> => {
     if (released) {
       if (failure !== undefined) throw failure;
       return;
     }
     if (open) {
       open = false;
-      await client.query(failure === undefined ? 'commit' : 'rollback').catch((error: unknown) => (failure ??= error));
+      const ending = failure !== undefined ? 'rollback' : afterCommit ? `commit; ${afterCommit}` : 'commit';
+      await client.query(ending).catch((error: unknown) => (failure ??= error));
     }
     released = true;
     failure ??= lost;
@@ -59,16 +62,25 @@ export async function openPoolTransaction(pool: pg.Pool, options: OpenOptions = 
   return { client, end };
 }
 
-/** Runs `work` in a transaction: committed when it returns, rolled back when it throws. */
-export async function withPoolTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` in a transaction: committed when it returns, rolled back when it throws.
+ * `afterCommit` gives, from work's result, plain SQL to send with the COMMIT (OpenTransaction.end).
+ */
+export async function withPoolTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+  options: { afterCommit?: (result: T) => string | null } = {},
+): Promise<T> {
   const transaction = await openPoolTransaction(pool);
   let result: T;
+  let afterCommit: string | null | undefined;
   try {
     result = await work(transaction.client);
+    afterCommit = options.afterCommit?.(result);
   } catch (error) {
     await transaction.end(error);
     throw error;
   }
-  await transaction.end();
+  await transaction.end(undefined, afterCommit);
   return result;
 }

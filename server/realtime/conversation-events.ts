@@ -58,6 +58,18 @@ export function notifyConversationSql(events: ConversationEvent[]): Sql {
 }
 
 /**
+ * The same announcement as plain SQL text with its payloads as literals, for a statement sent
+ * with a COMMIT in one round trip (openPoolTransaction's end): it runs right after the commit,
+ * in a transaction of its own that does not wait for its WAL flush, so the committing
+ * transaction notified nothing and did not wait in line for PostgreSQL's notify lock. Null
+ * when there is nothing to announce.
+ */
+export function announceAfterCommitText(events: ConversationEvent[]): string | null {
+  const calls = events.flatMap(notificationPayloads).map((payload) => `pg_notify('${CHANNEL}', ${pg.escapeLiteral(payload)})`);
+  return calls.length === 0 ? null : `select set_config('synchronous_commit', 'off', true), ${calls.join(', ')}`;
+}
+
+/**
  * One payload per notification: a message too large goes as a reference, and a read event
  * naming more messages than fit (a visitor who reads a long conversation at last) as
  * several read events, each naming some of them, in order.

@@ -3,7 +3,7 @@
 // Replies when it answers the bot), the bot's answer when the widget's settings alone decide
 // it (the greeting for a session's first message, the away message for a later one; its own
 // row and New Message, written with the message), and the live events for open widget pages
-// (announced right after the commit, unless a job is queued).
+// (announced right after the commit, sent with it, unless a job is queued).
 // A message naming a hand-off keyword instead sets the bot-typing flag and queues the job
 // that takes the bot's turn (workers/chat-widget-message.ts, which hands off); the job is
 // keyed by the message id, which is the `messageId` answered: one id names both. All of it
@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { unarchiveOnInbound } from '../contacts/archive-contact.ts';
 import { withPoolTransaction } from '../db/pool-transaction.ts';
 import { InvalidInputError, MissingParametersError, NotFoundError } from '../errors.ts';
-import type { ConversationEventFeed } from '../process-services.ts';
+import { announceAfterCommitText } from '../realtime/conversation-events.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { countVisitorMessage, countVisitorMessageReadingWidget, type MessageLimits } from './count-visitor-messages.ts';
@@ -67,7 +67,7 @@ export type BotTurnJob = {
   firstOfSession: boolean;
 };
 
-export type VisitorMessageDeps = { pool: pg.Pool; secrets: Secrets; limits: MessageLimits; feed: Pick<ConversationEventFeed, 'announce'> };
+export type VisitorMessageDeps = { pool: pg.Pool; secrets: Secrets; limits: MessageLimits };
 
 /** The widget's settings, and the visitor the message is from. */
 type WidgetAndVisitor = { settings: WidgetSettings; visitor: WidgetVisitor };
@@ -153,7 +153,6 @@ export async function receiveVisitorMessage(
         payload: (messageId, firstOfSession): BotTurnJob => ({ accountId: ownerId, widgetId, contactId: contact.block.id, messageId, firstOfSession }),
       },
     });
-  });
-  await deps.feed.announce(stored.announce);
+  }, { afterCommit: (stored) => announceAfterCommitText(stored.announce) });
   return { messageId: stored.messageId };
 }

@@ -7,9 +7,10 @@
 // sets the bot-typing flag (naming this message as the one whose turn ends it), queues the
 // job and notifies its live events in the same statement (the job's add_job notifies in this
 // transaction anyway). Any other message hands its live events (the message, then the answer)
-// back to be announced right after the commit (ConversationEventFeed.announce): it then
-// commits without notifying, and does not queue behind the other notifying commits for
-// PostgreSQL's notify lock and their WAL flushes. Nothing of the bot's while it is paused
+// back, to be announced right after the commit in a statement sent with it
+// (receive-visitor-message.ts): the message then commits without notifying, and does not wait
+// in line behind the other notifying commits for PostgreSQL's notify lock and their WAL
+// flushes. Nothing of the bot's while it is paused
 // for the contact. Two statements: the session read (with, when an away message may be due,
 // whether the bot replied lately), then the write. The caller holds the contact's row lock, so
 // what the read finds is still true when the write runs, and a retry of the same message (its
