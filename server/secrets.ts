@@ -72,7 +72,7 @@ export function sameSecretText(given: string, expected: string): boolean {
 
 /**
  * API-key hashes kept per process, by the key as presented: a caller's key is hashed once,
- * not on every request (the HMAC was about 5% of a lookup's process CPU). The hash only finds
+ * not on every request (the HMAC was among the largest items of a lookup's CPU profile). The hash only finds
  * the key's row; every request's statement still checks the key (revoked, expired, plan)
  * there. Bounded: past KEY_HASHES the oldest entry goes, so keys never seen before (a flood
  * of made-up ones, say) cost memory only up to the bound.

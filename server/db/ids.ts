@@ -10,9 +10,9 @@ let randomHigh = 0;
 let randomLow = 0;
 
 /**
- * Random bytes drawn ahead, 10 per new millisecond: one draw from the CSPRNG per 409 ids'
- * worth rather than one per millisecond (each draw costs several microseconds in a busy
- * process, as Node's randomUUID also buffers its entropy). Each byte is used once.
+ * Random bytes drawn ahead, 10 per new millisecond: one call into the CSPRNG per 409 ids'
+ * worth rather than one (and a new buffer) per millisecond, as Node's randomUUID buffers its
+ * entropy too. Each byte is used once.
  */
 const POOL_BYTES = 4_090;
 const pool = Buffer.alloc(POOL_BYTES);

@@ -94,7 +94,8 @@ function countingShape(buckets: CountedBucket[], first: number): { ctes: string;
 
 /**
  * A statement's text around a chain, built once per chain: `build` is called with the chain's
- * CTEs and select list the first time, and the same string is given back after that.
+ * CTEs and select list the first time, and the same string is given back after that (so
+ * `build` uses nothing else: the statement's own values go as parameters).
  */
 export function textAroundChain(cache: Map<string, string>, counting: { ctes: string; select: string }, build: (ctes: string, select: string) => string): string {
   let text = cache.get(counting.ctes);
