@@ -97,7 +97,11 @@ function countingShape(buckets: CountedBucket[], first: number): { ctes: string;
  * CTEs and select list the first time, and the same string is given back after that (so
  * `build` uses nothing else: the statement's own values go as parameters).
  */
-export function textAroundChain(cache: Map<string, string>, counting: { ctes: string; select: string }, build: (ctes: string, select: string) => string): string {
+export function textAroundChain(
+  cache: Map<string, string>,
+  counting: { ctes: string; select: string },
+  build: (ctes: string, select: string) => string,
+): string {
   let text = cache.get(counting.ctes);
   if (text === undefined) {
     text = build(counting.ctes, counting.select);
