@@ -17,6 +17,8 @@ export type LoadSpec = {
   durationSeconds: number;
   /** Stop after this many requests instead (duration ignored). */
   amount?: number;
+  /** Requests per second over all connections (a fixed, moderate rate); unlimited when unset. */
+  overallRate?: number;
   /** JSON file holding LoadTarget[]. */
   targetsFile: string;
   /** Where in the key rotation this run starts. */
@@ -101,6 +103,7 @@ async function main() {
     url: spec.urls.length === 1 ? spec.urls[0] : spec.urls,
     connections: spec.connections,
     ...(spec.amount ? { amount: spec.amount } : { duration: spec.durationSeconds }),
+    ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
     timeout: 10,
     requests: [{ setupRequest: (request: AutocannonRequest) => ({ ...request, ...requestFor(spec, targets, next++) }) }],
   });

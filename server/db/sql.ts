@@ -147,15 +147,44 @@ export function sql(strings: TemplateStringsArray, ...values: unknown[]): Sql {
   return new Sql(strings, values);
 }
 
+/**
+ * The strings arrays of rawSql and joinSql, made once per text (per separator and length) and
+ * then known by identity, as a template literal's: no array is built and no content key
+ * joined per call. Bounded like the shapes; past the bounds arrays are made per call.
+ */
+const rawStrings = new Map<string, readonly string[]>();
+const MAX_JOINED = 256;
+const joinStrings = new Map<string, (readonly string[])[]>();
+
+function knownByIdentity(strings: readonly string[]): boolean {
+  const shape = shapeOfStrings(strings);
+  if (shape === 0) return false;
+  templateShapes.set(strings, shape);
+  return true;
+}
+
 /** SQL text taken as is (identifiers, keywords chosen by code, never input). */
 export function rawSql(text: string): Sql {
-  return new Sql([text], []);
+  let strings = rawStrings.get(text);
+  if (!strings) {
+    strings = Object.freeze([text]);
+    if (rawStrings.size < MAX_SHAPES && knownByIdentity(strings)) rawStrings.set(text, strings);
+  }
+  return new Sql(strings, []);
 }
 
 /** Fragments joined by `separator` (a list of expressions, conditions, rows). */
 export function joinSql(fragments: readonly Sql[], separator = ', '): Sql {
   if (fragments.length === 0) return rawSql('');
-  const strings = ['', ...fragments.slice(1).map(() => separator), ''];
+  let bySize = joinStrings.get(separator);
+  let strings = bySize?.[fragments.length];
+  if (!strings) {
+    strings = Object.freeze(['', ...fragments.slice(1).map(() => separator), '']);
+    if (fragments.length <= MAX_JOINED && (bySize || joinStrings.size < MAX_SHAPES) && knownByIdentity(strings)) {
+      if (!bySize) joinStrings.set(separator, (bySize = []));
+      bySize[fragments.length] = strings;
+    }
+  }
   return new Sql(strings, fragments);
 }
 

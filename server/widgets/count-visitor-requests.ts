@@ -45,15 +45,35 @@ const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) as rate_asyn
  * (`rate_now`, `rate_window`) and whether every bucket counted (`rate_counted`).
  */
 export function countBucketsSql(buckets: CountedBucket[], first: number): { ctes: string; select: string; values: unknown[] } {
+  const values: unknown[] = [];
+  let shapeKey = String(first);
+  for (const bucket of buckets) {
+    values.push(bucket.key, bucket.limit);
+    shapeKey += `\u0000${bucket.onlyIf ?? ''}`;
+  }
+  let shape = countingShapes.get(shapeKey);
+  if (!shape) {
+    shape = countingShape(buckets, first);
+    countingShapes.set(shapeKey, shape);
+  }
+  return { ctes: shape.ctes, select: shape.select, values };
+}
+
+/**
+ * The text of a chain depends only on where its parameters start and on each bucket's
+ * condition (code's own SQL, never input), so each chain's text is built once per process:
+ * the same string on every request, which the caller's statement text can be cached by.
+ */
+const countingShapes = new Map<string, { ctes: string; select: string }>();
+
+function countingShape(buckets: CountedBucket[], first: number): { ctes: string; select: string } {
   const ctes = [
     `rate_clock as (select now() as now, ${WINDOW_START_SQL} as window_start)`,
   ];
-  const values: unknown[] = [];
   let passed = 'true';
   buckets.forEach((bucket, index) => {
-    const key = `$${first + values.length}::text`;
-    const limit = `$${first + values.length + 1}::int`;
-    values.push(bucket.key, bucket.limit);
+    const key = `$${first + index * 2}::text`;
+    const limit = `$${first + index * 2 + 1}::int`;
     const applies = bucket.onlyIf ? `(${bucket.onlyIf})` : 'true';
     ctes.push(`rate_hit_${index} as (
   insert into rate_counters as c (bucket, window_start, count)
@@ -69,7 +89,25 @@ export function countBucketsSql(buckets: CountedBucket[], first: number): { ctes
   const select = `(select ${epochSql('now')} from rate_clock) as rate_now,
   (select ${epochSql('window_start')} from rate_clock) as rate_window,
   ${passed} as rate_counted, ${ASYNC_COMMIT}`;
-  return { ctes: ctes.join(',\n'), select, values };
+  return { ctes: ctes.join(',\n'), select };
+}
+
+/**
+ * A statement's text around a chain, built once per chain: `build` is called with the chain's
+ * CTEs and select list the first time, and the same string is given back after that (so
+ * `build` uses nothing else: the statement's own values go as parameters).
+ */
+export function textAroundChain(
+  cache: Map<string, string>,
+  counting: { ctes: string; select: string },
+  build: (ctes: string, select: string) => string,
+): string {
+  let text = cache.get(counting.ctes);
+  if (text === undefined) {
+    text = build(counting.ctes, counting.select);
+    cache.set(counting.ctes, text);
+  }
+  return text;
 }
 
 export type CountedRow = { rate_now: number; rate_window: number; rate_counted: boolean };
@@ -95,6 +133,8 @@ export async function runCountingStatement<Row extends CountedRow>(pool: pg.Pool
   return row;
 }
 
+const requestTexts = new Map<string, string>();
+
 /** Counts a request in its buckets on its own statement (for requests with no statement to share); refuses with 429. */
 export async function countVisitorRequest(
   pool: pg.Pool,
@@ -105,7 +145,7 @@ export async function countVisitorRequest(
   const counting = countBucketsSql(buckets, conditionValues.length + 1);
   await runCountingStatement(pool, {
     name,
-    text: `with ${counting.ctes} select ${counting.select}`,
+    text: textAroundChain(requestTexts, counting, (ctes, select) => `with ${ctes} select ${select}`),
     values: [...conditionValues, ...counting.values],
   });
 }
