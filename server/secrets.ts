@@ -70,15 +70,6 @@ export function sameSecretText(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
 
-/**
- * API-key hashes kept per process, by the key as presented: a caller's key is hashed once,
- * not on every request (the HMAC was among the largest items of a lookup's CPU profile). The hash only finds
- * the key's row; every request's statement still checks the key (revoked, expired, plan)
- * there. Bounded: past KEY_HASHES the oldest entry goes, so keys never seen before (a flood
- * of made-up ones, say) cost memory only up to the bound.
- */
-const KEY_HASHES = 4_096;
-
 export function createSecrets(master: Buffer): Secrets {
   const lookupKey = derive(master, 'api-key-lookup');
   const sealKey = derive(master, 'at-rest-encryption');
@@ -88,19 +79,8 @@ export function createSecrets(master: Buffer): Secrets {
   const sign = (text: string) =>
     createHmac('sha256', signKey).update(text).digest().subarray(0, 16).toString('base64url');
 
-  const keyHashes = new Map<string, Buffer>();
-
   return {
-    hashApiKey(key) {
-      let hash = keyHashes.get(key);
-      if (hash === undefined) {
-        hash = createHmac('sha256', lookupKey).update(key).digest();
-        if (keyHashes.size >= KEY_HASHES) keyHashes.delete(keyHashes.keys().next().value!);
-        keyHashes.set(key, hash);
-      }
-      // A copy: the cached bytes stay as computed whatever a caller does with its buffer.
-      return Buffer.from(hash);
-    },
+    hashApiKey: (key) => createHmac('sha256', lookupKey).update(key).digest(),
     seal(plaintext) {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', sealKey, iv);
