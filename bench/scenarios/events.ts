@@ -64,6 +64,8 @@ type Step = {
   /** CPU of each process over the step, as a share of one core. */
   cpu: Record<string, number>;
   commitsPerSecond: number;
+  /** Checkpoints PostgreSQL began during the step (timed or requested, by WAL volume among others). */
+  checkpoints: number;
   /** Mean number of active client sessions in each wait state (`CPU` when waiting on nothing). */
   waits: Record<string, number>;
 };
@@ -125,6 +127,12 @@ async function commits(pool: pg.Pool): Promise<number> {
   return Number(rows[0]!.n);
 }
 
+/** Checkpoints the cluster has begun since its statistics were reset (PostgreSQL 17 and later). */
+async function checkpointsBegun(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>('select num_timed + num_requested as n from pg_stat_checkpointer');
+  return Number(rows[0]!.n);
+}
+
 function topWaits(waits: Record<string, number>, count = 4): string {
   return Object.entries(waits)
     .sort((a, b) => b[1] - a[1])
@@ -138,7 +146,7 @@ function describeStep(step: Step): string {
     .map(([name, share]) => `${name} ${Math.round(share * 100)}%`)
     .join(', ');
   const failed = step.result.all.failed ? `, ${step.result.all.failed} failed (${step.result.firstError.slice(0, 80)})` : '';
-  return `${step.rate}/s: p50 ${step.result.all.p50.toFixed(1)} ms, p99 ${step.result.all.p99.toFixed(1)} ms (messages ${step.result.message.p99.toFixed(1)}, contacts ${step.result.contact.p99.toFixed(1)})${failed}; CPU ${cpu}; ${Math.round(step.commitsPerSecond)} commits/s; active sessions: ${topWaits(step.waits)}`;
+  return `${step.rate}/s: p50 ${step.result.all.p50.toFixed(1)} ms, p99 ${step.result.all.p99.toFixed(1)} ms (messages ${step.result.message.p99.toFixed(1)}, contacts ${step.result.contact.p99.toFixed(1)})${failed}; CPU ${cpu}; ${Math.round(step.commitsPerSecond)} commits/s; ${step.checkpoints} checkpoint(s) begun; active sessions: ${topWaits(step.waits)}`;
 }
 
 export async function runEventsScenario(settings: Settings, databaseUrl: string): Promise<ScenarioResult> {
@@ -273,6 +281,7 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
     const cpuBefore = target.processes.map((process) => processCpuMs(process.pid));
     const postgresBefore = postgresCpuMs(postmaster);
     const commitsBefore = await commits(pool);
+    const checkpointsBefore = await checkpointsBegun(pool);
     const started = performance.now();
     const sampler = sampleWaits(databaseUrl);
     const output = await runNode('bench/events/driver.ts', [JSON.stringify(spec)]);
@@ -282,9 +291,10 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
     const cpu: Record<string, number> = { postgres: (postgresCpuMs(postmaster) - postgresBefore) / 1000 / seconds };
     target.processes.forEach((process, index) => (cpu[process.name] = (processCpuMs(process.pid) - cpuBefore[index]!) / 1000 / seconds));
     const commitsPerSecond = ((await commits(pool)) - commitsBefore) / seconds;
+    const checkpoints = (await checkpointsBegun(pool)) - checkpointsBefore;
     await settle(side);
     const passed = result.all.p99 < P99_LIMIT_MS && result.all.failed === 0;
-    const step = { rate, result, passed, cpu, commitsPerSecond, waits };
+    const step = { rate, result, passed, cpu, commitsPerSecond, checkpoints, waits };
     progress(`events: ${side} ${describeStep(step)}`);
     return step;
   };
@@ -306,6 +316,9 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
           where n_dead_tup > 1000 and schemaname not in ('pg_catalog', 'information_schema', 'pg_toast')`,
       );
       for (const { name } of dirty) await pool.query(`vacuum ${name}`);
+      // And the ramp starts with no checkpoint owed for the WAL the one before wrote: a
+      // checkpoint forced by WAL volume would otherwise land in its first steps.
+      await pool.query('checkpoint');
       // Fresh processes compile their code on the first requests: a few seconds of the
       // lowest rate, not measured, so the first step measures a warm server.
       progress(`events: warming ${side} up`);
@@ -388,7 +401,7 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
   const serviceAt = atCeiling('service');
   const label = `visitor messages and contact creates 1:1, p99 request latency < ${P99_LIMIT_MS} ms`;
   const notes = [
-    `Service: \`node server/main.ts\` ROLE=api (one process throughout) and ROLE=worker (started for each of its ramps) on the seeded database; ${ACCOUNTS} accounts each with one webhook subscription (${EVENT_NAMES.join(', ')}) to a loopback HTTPS receiver, ${WIDGETS} chat widgets. Load (bench/events/driver.ts): an open loop at a fixed rate alternating POST /v1/incoming-chat-widget-message (new visitors each step, ${3} messages each at most, from ${SOURCE_ADDRESSES} loopback addresses) and POST /v1/contacts (a new number each); latency from when each request was due, so it is the commit latency of those writes plus the HTTP around them. Rates from ${FIRST_RATE}/s, ×${RATE_FACTOR} per step (${warmupSeconds} s unmeasured, then ${measureSeconds} s measured, longer when that is fewer than ${MIN_MEASURED} requests: a p99 of fewer than 100 is their slowest one) until a step's p99 reaches ${P99_LIMIT_MS} ms or a request fails, then one step between the last rate that passed and that one (when even ${FIRST_RATE}/s fails, half that rate, down to ${MIN_RATE}/s); the ceiling is the highest rate that passed, median over ${rounds} round(s). Each ramp starts with ${WARMUP_RAMP_SECONDS} s at ${FIRST_RATE}/s, not measured. Between steps the worker catches up.`,
+    `Service: \`node server/main.ts\` ROLE=api (one process throughout) and ROLE=worker (started for each of its ramps) on the seeded database; ${ACCOUNTS} accounts each with one webhook subscription (${EVENT_NAMES.join(', ')}) to a loopback HTTPS receiver, ${WIDGETS} chat widgets. Load (bench/events/driver.ts): an open loop at a fixed rate alternating POST /v1/incoming-chat-widget-message (new visitors each step, ${3} messages each at most, from ${SOURCE_ADDRESSES} loopback addresses) and POST /v1/contacts (a new number each); latency from when each request was due, so it is the commit latency of those writes plus the HTTP around them. Rates from ${FIRST_RATE}/s, ×${RATE_FACTOR} per step (${warmupSeconds} s unmeasured, then ${measureSeconds} s measured, longer when that is fewer than ${MIN_MEASURED} requests: a p99 of fewer than 100 is their slowest one) until a step's p99 reaches ${P99_LIMIT_MS} ms or a request fails, then one step between the last rate that passed and that one (when even ${FIRST_RATE}/s fails, half that rate, down to ${MIN_RATE}/s); the ceiling is the highest rate that passed, median over ${rounds} round(s). Before each ramp, untimed, every table with more than 1,000 dead rows is vacuumed and a checkpoint is taken; each ramp then starts with ${WARMUP_RAMP_SECONDS} s at ${FIRST_RATE}/s, not measured. Between steps the worker catches up.`,
     `Baseline: bench/bare-server.ts BARE_MODE=silent-writes, fastify + pg on the same database: the service's own rate counting, reads and writers for a visitor message (contact, Contact Created, message, New Message/Replies, and the bot's answer the widget's settings decide with its New Message: the greeting of a session's first message, with the default settings), in one transaction without any NOTIFY (a message naming a hand-off keyword, which the scenario never sends, would add the bot-typing flag and a job row inserted directly); contact creates as the bare contact write (key counted, contact, list membership, Contact Created). Its accounts have no webhook subscription, so the outbox trigger queues nothing (and notifies nothing); no worker runs during its ramps (any job row names no task), and its job rows and events are cleared between steps, untimed.`,
     `Events written by the service for subscribed accounts: ${expected}; distinct events that reached the receiver: ${delivered}.`,
     ...ramps.service.map((r, index) => `Service round ${index + 1} (ceiling ${r.ceiling}/s): ${r.steps.slice(-3).map(describeStep).join(' | ')}`),
