@@ -13,14 +13,13 @@
 import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { Agent, request } from 'undici';
 import { processCpuMs, postgresCpuMs, postmasterPid } from './cpu-usage.ts';
 import { seedAccounts, startBenchDatabase } from './database.ts';
 import type { LoadSpec } from './load.ts';
 import { LoadRunner, median, progress } from './measure.ts';
 import { cleanUp, root } from './processes.ts';
 import { startPushDrivers } from './push/drivers.ts';
-import { startApiProcess, startBareServer, type StartedServer } from './scenarios/servers.ts';
+import { callServer, startApiProcess, startBareServer, type StartedServer } from './scenarios/servers.ts';
 
 const kind = process.env.CPU_AB_KIND ?? 'read-rest';
 const push = kind === 'push';
@@ -36,19 +35,7 @@ function kernelCpuMs(pid: number): number {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[12]) * 10;
 }
 
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
 
-async function api(origin: string, method: string, pathname: string, headers: Record<string, string>, body?: unknown): Promise<string> {
-  const response = await request(origin + pathname, {
-    method: method as 'GET',
-    dispatcher: insecure,
-    headers: { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.body.text();
-  if (response.statusCode >= 300) throw new Error(`${method} ${pathname}: ${response.statusCode} ${text}`);
-  return text;
-}
 
 async function main() {
   const database = await startBenchDatabase();
@@ -85,10 +72,10 @@ async function main() {
     const origin = servers.get('A')!.origin;
     const widgets: string[] = [];
     for (let index = 0; index < Math.max(20, Math.ceil(rate / 10)); index++) {
-      const created = JSON.parse(await api(origin, 'POST', '/v1/chat-widgets', { 'x-api-key': spare.apiKey }, { name: `ab widget ${index}`, settings: {} }));
+      const created = JSON.parse(await callServer(origin, 'POST', '/v1/chat-widgets', { 'x-api-key': spare.apiKey }, { name: `ab widget ${index}`, settings: {} }));
       widgets.push(created.data.id);
     }
-    const config = JSON.parse(await api(origin, 'GET', `/v1/chat-widget-config?configId=${encodeURIComponent(widgets[0]!)}`, {}));
+    const config = JSON.parse(await callServer(origin, 'GET', `/v1/chat-widget-config?configId=${encodeURIComponent(widgets[0]!)}`, {}));
     const post = `/v1/incoming-chat-widget-message?userId=${encodeURIComponent(String(config.data.userId))}`;
     for (const [name, server] of servers) {
       progress(`cpu-ab: connecting ${visitors} visitors to ${name}`);

@@ -4,13 +4,12 @@
 // a bare Socket.IO relay on fastify doing only the emit, in alternating rounds.
 import { cpus } from 'node:os';
 import path from 'node:path';
-import { Agent, request } from 'undici';
 import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
 import { median, progress, ratioRow, type Row, type ScenarioResult, type Settings } from '../measure.ts';
 import { INSPECT_ARGS, inspectorUrl, settledMemory, type SettledMemory } from '../process-memory.ts';
 import { freePort, startNode, type NodeProcess } from '../processes.ts';
 import { startPushDrivers, type MergedRound } from '../push/drivers.ts';
-import { cpuProfileArgs, startApiProcess } from './servers.ts';
+import { callServer, cpuProfileArgs, startApiProcess } from './servers.ts';
 
 /** BENCH_PUSH_VISITORS and BENCH_PUSH_RATE measure other loads (1,000 and 100 were the scenario's earlier ones). */
 const VISITORS = Number(process.env.BENCH_PUSH_VISITORS) || 10_000;
@@ -28,30 +27,10 @@ const DRIVERS = Math.max(2, Number(process.env.BENCH_PUSH_DRIVERS) || 2);
 const METRICS_TOKEN = 'bench-push-metrics-token';
 /** A directory for heap snapshots of each server before and after its visitors connect (to see what a socket holds); none when unset. */
 const HEAP_SNAPSHOTS = process.env.BENCH_PUSH_HEAP_SNAPSHOTS;
-const insecure = new Agent({ connect: { rejectUnauthorized: false } });
-
-async function api(origin: string, method: string, pathname: string, headers: Record<string, string>, body?: unknown): Promise<string> {
-  for (;;) {
-    const response = await request(origin + pathname, {
-      method: method as 'GET',
-      dispatcher: insecure,
-      headers: { 'content-type': 'application/json', ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.body.text();
-    // The bench's one key may have spent its minute in an earlier scenario: wait for the next window.
-    if (response.statusCode === 429) {
-      await new Promise((resolve) => setTimeout(resolve, Number(response.headers['retry-after'] ?? 1) * 1000));
-      continue;
-    }
-    if (response.statusCode >= 300) throw new Error(`${method} ${pathname}: ${response.statusCode} ${text}`);
-    return text;
-  }
-}
 
 /** The service's event-loop delay p99 since the last scrape (prom-client resets its histogram on each), ms. */
 async function serviceLoopDelayP99(origin: string): Promise<number> {
-  const text = await api(origin, 'GET', '/metrics', { authorization: `Bearer ${METRICS_TOKEN}` });
+  const text = await callServer(origin, 'GET', '/metrics', { authorization: `Bearer ${METRICS_TOKEN}` });
   const match = /^nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(text);
   return match ? Number(match[1]) * 1000 : NaN;
 }
@@ -64,7 +43,7 @@ const kib = (bytes: number) => Math.round(bytes / 102.4) / 10;
 type PoolSample = { total: number; idle: number; waiting: number };
 
 async function poolSample(origin: string): Promise<PoolSample> {
-  const text = await api(origin, 'GET', '/metrics', { authorization: `Bearer ${METRICS_TOKEN}` });
+  const text = await callServer(origin, 'GET', '/metrics', { authorization: `Bearer ${METRICS_TOKEN}` });
   const read = (state: string) => Number(new RegExp(`^db_pool_connections\\{state="${state}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
   return { total: read('total'), idle: read('idle'), waiting: read('waiting') };
 }
@@ -106,10 +85,10 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
   try {
     const widgets: string[] = [];
     for (let index = 0; index < WIDGETS; index++) {
-      const created = JSON.parse(await api(service.origin, 'POST', '/v1/chat-widgets', { 'x-api-key': apiKey }, { name: `bench widget ${index}`, settings: {} }));
+      const created = JSON.parse(await callServer(service.origin, 'POST', '/v1/chat-widgets', { 'x-api-key': apiKey }, { name: `bench widget ${index}`, settings: {} }));
       widgets.push(created.data.id);
     }
-    const config = JSON.parse(await api(service.origin, 'GET', `/v1/chat-widget-config?configId=${encodeURIComponent(widgets[0]!)}`, {}));
+    const config = JSON.parse(await callServer(service.origin, 'GET', `/v1/chat-widget-config?configId=${encodeURIComponent(widgets[0]!)}`, {}));
     const servicePost = `/v1/incoming-chat-widget-message?userId=${encodeURIComponent(String(config.data.userId))}`;
     const postmaster = await postmasterPid(databaseUrl);
 

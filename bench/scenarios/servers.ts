@@ -1,6 +1,7 @@
 // The servers a scenario measures: the service as `ROLE=api` processes on the bench
 // database, and the bare baseline beside them.
 import path from 'node:path';
+import { Agent, request } from 'undici';
 import { BENCH_SECRET_KEY } from '../database.ts';
 import { freePort, root, startNode, tempDir, type NodeProcess } from '../processes.ts';
 
@@ -79,4 +80,26 @@ export async function startBareServer(databaseUrl: string, certificateDir: strin
     cpuProfileArgs('BENCH_BARE_CPU_PROF'),
   );
   return { process, origin: new URL(process.ready[1]).origin, dataDir: certificateDir };
+}
+
+const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+
+/** A JSON call to a bench server over its self-signed TLS: the body as text; a 429 is waited out, another status from 300 up throws. */
+export async function callServer(origin: string, method: string, pathname: string, headers: Record<string, string>, body?: unknown): Promise<string> {
+  for (;;) {
+    const response = await request(origin + pathname, {
+      method: method as 'GET',
+      dispatcher: insecure,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.body.text();
+    // The bench's key may have spent its minute in an earlier scenario: wait for the next window.
+    if (response.statusCode === 429) {
+      await new Promise((resolve) => setTimeout(resolve, Number(response.headers['retry-after'] ?? 1) * 1000));
+      continue;
+    }
+    if (response.statusCode >= 300) throw new Error(`${method} ${pathname}: ${response.statusCode} ${text}`);
+    return text;
+  }
 }
