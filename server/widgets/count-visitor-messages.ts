@@ -13,7 +13,6 @@ import {
   countBucketsSql,
   countVisitorRequest,
   runCountingStatement,
-  textAroundChain,
   VISITOR_MESSAGES_PER_MINUTE,
   WIDGET_MESSAGES_PER_MINUTE,
   type CountedBucket,
@@ -44,8 +43,6 @@ export async function countVisitorMessage(pool: pg.Pool, limits: MessageLimits, 
   await countVisitorRequest(pool, 'count-visitor-message', messageBuckets(limits, widgetId, visitorKey, address), [widgetId, visitorKey, accountId]);
 }
 
-const readingWidgetTexts = new Map<string, string>();
-
 /**
  * The same count, and in the same statement the account's widget (null when it has none),
  * for a visitor known before the widget is read (one with no identity token): the message
@@ -60,13 +57,9 @@ export async function countVisitorMessageReadingWidget(
   const counting = countBucketsSql(messageBuckets(limits, widgetId, visitorKey, address), 4);
   const row = await runCountingStatement<CountedRow & WidgetIdentity & { found: boolean }>(pool, {
     name: 'count-visitor-message-reading-widget',
-    text: textAroundChain(
-      readingWidgetTexts,
-      counting,
-      (ctes, select) => `with ${ctes}
-select ${select}, w.id is not null as found, w.settings, w.identity_secret_sealed
+    text: `with ${counting.ctes}
+select ${counting.select}, w.id is not null as found, w.settings, w.identity_secret_sealed
   from rate_clock left join chat_widgets w on w.id = $1::text and w.account_id = $3::text`,
-    ),
     values: [widgetId, visitorKey, accountId, ...counting.values],
   });
   return row.found ? { settings: row.settings, identity_secret_sealed: row.identity_secret_sealed } : null;

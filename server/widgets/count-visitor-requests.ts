@@ -61,8 +61,7 @@ export function countBucketsSql(buckets: CountedBucket[], first: number): { ctes
 
 /**
  * The text of a chain depends only on where its parameters start and on each bucket's
- * condition (code's own SQL, never input), so each chain's text is built once per process:
- * the same string on every request, which the caller's statement text can be cached by.
+ * condition (code's own SQL, never input), so each chain's text is built once per process.
  */
 const countingShapes = new Map<string, { ctes: string; select: string }>();
 
@@ -92,24 +91,6 @@ function countingShape(buckets: CountedBucket[], first: number): { ctes: string;
   return { ctes: ctes.join(',\n'), select };
 }
 
-/**
- * A statement's text around a chain, built once per chain: `build` is called with the chain's
- * CTEs and select list the first time, and the same string is given back after that (so
- * `build` uses nothing else: the statement's own values go as parameters).
- */
-export function textAroundChain(
-  cache: Map<string, string>,
-  counting: { ctes: string; select: string },
-  build: (ctes: string, select: string) => string,
-): string {
-  let text = cache.get(counting.ctes);
-  if (text === undefined) {
-    text = build(counting.ctes, counting.select);
-    cache.set(counting.ctes, text);
-  }
-  return text;
-}
-
 export type CountedRow = { rate_now: number; rate_window: number; rate_counted: boolean };
 
 /** Refuses with 429 and Retry-After (seconds until the window resets) when a bucket did not count the request. */
@@ -133,8 +114,6 @@ export async function runCountingStatement<Row extends CountedRow>(pool: pg.Pool
   return row;
 }
 
-const requestTexts = new Map<string, string>();
-
 /** Counts a request in its buckets on its own statement (for requests with no statement to share); refuses with 429. */
 export async function countVisitorRequest(
   pool: pg.Pool,
@@ -145,7 +124,7 @@ export async function countVisitorRequest(
   const counting = countBucketsSql(buckets, conditionValues.length + 1);
   await runCountingStatement(pool, {
     name,
-    text: textAroundChain(requestTexts, counting, (ctes, select) => `with ${ctes} select ${select}`),
+    text: `with ${counting.ctes} select ${counting.select}`,
     values: [...conditionValues, ...counting.values],
   });
 }

@@ -11,7 +11,7 @@ import { NotFoundError } from '../errors.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { CONVERSATION_MESSAGE_COLUMNS, toConversationMessage, type ConversationMessageRow } from './conversation-message.ts';
-import { addressBucket, countBucketsSql, countingRefusals, runCountingStatement, textAroundChain, type CountedRow } from './count-visitor-requests.ts';
+import { addressBucket, countBucketsSql, countingRefusals, runCountingStatement, type CountedRow } from './count-visitor-requests.ts';
 import { checkWidgetVisitor, visitorBeforeStatement, type VisitorRequest } from './visitor-identity.ts';
 
 /**
@@ -52,8 +52,6 @@ type ConversationRow = CountedRow & { settings: { allowedOrigins?: unknown } | n
 
 export type PollDeps = { pool: pg.Pool; secrets: Secrets; limits: PollLimits };
 
-const conversationTexts = new Map<string, string>();
-
 export async function listConversationMessages({ pool, secrets, limits }: PollDeps, query: ConversationQuery, request: VisitorRequest): Promise<Conversation> {
   const visitor = await countingRefusals(pool, request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE, () =>
     visitorBeforeStatement(pool, secrets, query.widgetId, query.visitorId, request.identityToken),
@@ -67,7 +65,7 @@ export async function listConversationMessages({ pool, secrets, limits }: PollDe
   );
   const row = await runCountingStatement<ConversationRow>(pool, {
     name: 'list-widget-conversation',
-    text: textAroundChain(conversationTexts, counting, selectConversation),
+    text: selectConversation(counting.ctes, counting.select),
     values: [query.widgetId, visitor.key, query.after ?? null, ...counting.values],
   });
   if (!row.settings) throw new NotFoundError('Contact not found');

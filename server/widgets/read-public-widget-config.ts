@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
-import { addressBucket, countBucketsSql, runCountingStatement, textAroundChain, type CountedRow } from './count-visitor-requests.ts';
+import { addressBucket, countBucketsSql, runCountingStatement, type CountedRow } from './count-visitor-requests.ts';
 import { resolveWidgetVisitor, type VisitorRequest } from './visitor-identity.ts';
 import { readSettings, type WidgetSettings } from './widget-settings.ts';
 import { couldBeWidgetId } from './widget-record.ts';
@@ -27,8 +27,6 @@ export type PageLimits = Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE'>;
 
 type WidgetRow = { id: string | null; account_id: string; name: string; settings: unknown; identity_secret_sealed: string | null };
 
-const widgetTexts = new Map<string, string>();
-
 /**
  * Counts a request for a widget's configuration or page against the client address and
  * reads the widget (no row: `id` null); refuses with 429 when the address is over its limit.
@@ -37,13 +35,9 @@ export async function countAndReadWidget(pool: pg.Pool, limits: PageLimits, widg
   const counting = countBucketsSql([addressBucket(address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE)], 2);
   const row = await runCountingStatement<CountedRow & WidgetRow>(pool, {
     name: 'count-and-read-widget',
-    text: textAroundChain(
-      widgetTexts,
-      counting,
-      (ctes, select) => `with ${ctes}
-select ${select}, w.id, w.account_id, w.name, w.settings, w.identity_secret_sealed
+    text: `with ${counting.ctes}
+select ${counting.select}, w.id, w.account_id, w.name, w.settings, w.identity_secret_sealed
 from rate_clock left join chat_widgets w on w.id = $1::text`,
-    ),
     // Text no widget id could be is looked up as no id at all.
     values: [couldBeWidgetId(widgetId) ? widgetId : null, ...counting.values],
   });

@@ -1,8 +1,9 @@
-// The counting chain's SQL (count-visitor-requests.ts) is built once per chain shape: the
-// text depends only on where the parameters start and on each bucket's condition, never on
-// the keys and limits, which travel as parameters.
+// The counting chain's SQL (count-visitor-requests.ts) is kept per chain shape, keyed by
+// where the parameters start and each bucket's condition: the key must hold all the text
+// depends on. The same shape gives the same text whatever the keys and limits (parameters,
+// numbered from the start given), and another start, condition or length gives another.
 import { describe, expect, test } from 'vitest';
-import { countBucketsSql, textAroundChain, type CountedBucket } from '../../server/widgets/count-visitor-requests.ts';
+import { countBucketsSql, type CountedBucket } from '../../server/widgets/count-visitor-requests.ts';
 
 const chain = (keys: string[], conditions: (string | undefined)[] = []): CountedBucket[] =>
   keys.map((key, index) => ({ key, limit: 10 + index, ...(conditions[index] ? { onlyIf: conditions[index] } : {}) }));
@@ -29,22 +30,5 @@ describe('countBucketsSql', () => {
     expect(countBucketsSql(chain(['a', 'b'], [undefined, '$3::text is null']), 4).ctes).toContain('($3::text is null)');
     expect(countBucketsSql(chain(['a', 'b', 'c']), 4).ctes).not.toBe(base.ctes);
     expect(countBucketsSql(chain(['a', 'b', 'c']), 4).values).toHaveLength(6);
-  });
-
-  test('textAroundChain builds a statement text once per chain and gives the same string back', () => {
-    const cache = new Map<string, string>();
-    let built = 0;
-    const build = (ctes: string, select: string) => {
-      built += 1;
-      return `with ${ctes} select ${select}`;
-    };
-    const one = textAroundChain(cache, countBucketsSql(chain(['a']), 1), build);
-    const again = textAroundChain(cache, countBucketsSql(chain(['z']), 1), build);
-    expect(again).toBe(one);
-    expect(built).toBe(1);
-    const other = textAroundChain(cache, countBucketsSql(chain(['a']), 2), build);
-    expect(other).not.toBe(one);
-    expect(other).toContain('$2::text');
-    expect(built).toBe(2);
   });
 });
