@@ -11,7 +11,7 @@
 // Returns what the attempt needs: the event payload, the subscription as it is now
 // (send-time checks) and its health for the delivery's account.
 import type pg from 'pg';
-import { prepared, queryRows, sql } from '../../db/sql.ts';
+import { prepared, queryRows, rawSql, sql } from '../../db/sql.ts';
 
 export type ClaimedDelivery = {
   id: string;
@@ -32,13 +32,19 @@ export type ClaimedDelivery = {
   requestId: string | null;
 };
 
+/**
+ * A delivery a round may claim (alias `d`): pending, its attempt time come, and not leased by
+ * a sender of an earlier version. Also what the wake-up a round adds checks for (wake-sender.ts).
+ */
+export const DUE_DELIVERY = rawSql(`d.status = 'pending'
+    and d.next_attempt_at <= now()
+    and (d.locked_until is null or d.locked_until < now())`);
+
 const claimDue = (limit: number) => sql`
 with due as (
   select d.id, d.event_id, d.subscription_id, d.account_id, d.attempts
   from webhook_deliveries d
-  where d.status = 'pending'
-    and d.next_attempt_at <= now()
-    and (d.locked_until is null or d.locked_until < now())
+  where ${DUE_DELIVERY}
   order by d.next_attempt_at
   limit ${limit}
   for update skip locked

@@ -6,6 +6,7 @@
 import type pg from 'pg';
 import { prepared, runSql, sql } from '../../db/sql.ts';
 import { addJobSql } from '../../jobs.ts';
+import { DUE_DELIVERY } from './claim-due-deliveries.ts';
 
 export const SEND_WEBHOOK_DELIVERIES_TASK = 'send-webhook-deliveries';
 const MAX_ATTEMPTS = 5;
@@ -43,8 +44,8 @@ export async function wakeSenderAt(client: pg.PoolClient, momentsMs: number[]): 
 }
 
 /**
- * A wake-up at the moment (epoch milliseconds), only when some delivery is due now (pending,
- * its attempt time come: one probe of the due index); returns whether it was added. For a
+ * A wake-up at the moment (epoch milliseconds), only when some delivery is due now (what a
+ * claim may take: one probe of the due index); returns whether it was added. For a
  * round about to claim: a round that finds nothing to send leaves no wake-up behind, so an
  * idle sender does not wake itself again and again.
  */
@@ -54,7 +55,7 @@ export async function wakeSenderAtIfDue(client: pg.PoolClient, momentMs: number)
     prepared(
       'wake-sender-at-if-due',
       sql`select ${wakeUpJob} from (select ${wakeUpBucket(momentMs)}::bigint as s) moment
-  where exists (select 1 from webhook_deliveries d where d.status = 'pending' and d.next_attempt_at <= now())`,
+  where exists (select 1 from webhook_deliveries d where ${DUE_DELIVERY})`,
     ),
   );
   return result.rowCount === 1;

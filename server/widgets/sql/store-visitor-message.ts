@@ -10,8 +10,7 @@
 // back, to be announced right after the commit in a statement sent with it
 // (receive-visitor-message.ts): the message then commits without notifying, and does not wait
 // in line behind the other notifying commits for PostgreSQL's notify lock and their WAL
-// flushes. Nothing of the bot's while it is paused
-// for the contact. Two statements: the session read (with, when an away message may be due,
+// flushes. Nothing of the bot's while it is paused for the contact. Two statements: the session read (with, when an away message may be due,
 // whether the bot replied lately), then the write. The caller holds the contact's row lock, so
 // what the read finds is still true when the write runs, and a retry of the same message (its
 // `messageSid`) finds the first one and writes nothing.
