@@ -122,18 +122,32 @@ describe('POST /sub-accounts', () => {
     expect((await service.request('GET', '/sub-accounts', { apiKey: agency.apiKey })).body.sub_accounts).toEqual([]);
   });
 
-  test('a duplicate e-mail is 409 (any account, any letter case)', async () => {
+  test("a duplicate e-mail among the agency's clients is 409 (any letter case)", async () => {
     const agency = await service.createAccount({ agency: true });
     const client = await newClient(agency.apiKey);
-    const other = await service.createAccount({ email: uniqueEmail('owner') });
-    const { rows } = await service.services.pool.query<{ email: string }>('select email from accounts where id = $1', [other.userId]);
-    for (const email of [client.email, client.email.toUpperCase(), rows[0].email]) {
+    for (const email of [client.email, client.email.toUpperCase()]) {
       const response = await service.request('POST', '/sub-accounts', {
         apiKey: agency.apiKey,
         body: { email, first_name: 'A', last_name: 'B', usage_limits: { monthly_credits: 1 } },
       });
       expect(response.status).toBe(409);
       expect(response.body).toEqual(envelope(409, 'An account with that e-mail already exists'));
+    }
+  });
+
+  test("e-mails are unique per agency, so a client's e-mail tells nothing of accounts elsewhere", async () => {
+    const agency = await service.createAccount({ agency: true });
+    const otherAgency = await service.createAccount({ agency: true });
+    const owner = await service.createAccount({ email: uniqueEmail('owner') });
+    const { rows } = await service.services.pool.query<{ email: string }>('select email from accounts where id = $1', [owner.userId]);
+    const elsewhere = await newClient(otherAgency.apiKey);
+    for (const email of [rows[0].email, elsewhere.email]) {
+      const response = await service.request('POST', '/sub-accounts', {
+        apiKey: agency.apiKey,
+        body: { email, first_name: 'A', last_name: 'B', usage_limits: { monthly_credits: 1 } },
+      });
+      expect(response.status).toBe(201);
+      expect(response.body.data.email).toBe(email);
     }
   });
 });

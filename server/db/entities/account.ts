@@ -5,7 +5,8 @@ export const AccountSchema = defineEntity({
   tableName: 'accounts',
   properties: {
     id: p.text().primary(),
-    email: p.text().unique('accounts_email_unique'),
+    // Unique among top-level accounts, and among one agency's clients (partial unique indexes in the migrations).
+    email: p.text(),
     name: p.text().nullable(),
     plan: p.text().default('pro'),
     isAgency: p.boolean().default(false),
