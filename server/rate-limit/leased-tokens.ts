@@ -75,6 +75,12 @@ export class LeasedTokens {
   recordLease(name: string, window: number, granted: number): void {
     const bucket = this.bucket(name);
     this.moveTo(bucket, window);
+    // A lease of a window the bucket has already left (another request's statement showed the
+    // next one): its tokens are that window's budget, so none of them joins the later block.
+    if (bucket.window !== window) {
+      this.settle(bucket);
+      return;
+    }
     if (granted > 0) {
       bucket.leased += granted;
       bucket.unspent += granted - 1;

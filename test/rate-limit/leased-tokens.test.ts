@@ -1,7 +1,7 @@
 // The in-process side of leased rate-limit blocks: one lease per bucket in flight, tokens
 // spent one per claim, refusals and tokens that end with their window.
 import { expect, test } from 'vitest';
-import { LeasedTokens } from '../../server/rate-limit/leased-tokens.ts';
+import { LeasedTokens, type Claim } from '../../server/rate-limit/leased-tokens.ts';
 
 const W = 1_800_000_000;
 
@@ -66,4 +66,24 @@ test('a claim told the database is in a later window leases at once, dropping th
   tokens.recordLease('c', W, 0);
   expect(await tokens.claim('c', W)).toEqual({ kind: 'exhausted', window: W });
   expect(await tokens.claim('c', W + 60)).toEqual({ kind: 'lease' });
+});
+
+/** Claims `name` until it asks for a lease; the tokens it got before. */
+async function drain(tokens: LeasedTokens, name: string): Promise<Claim[]> {
+  const claims: Claim[] = [];
+  for (;;) {
+    const claim = await tokens.claim(name);
+    if (claim.kind !== 'token') return claims;
+    claims.push(claim);
+  }
+}
+
+test('a lease whose statement ran in a window the bucket has left spends one token there and adds none to the later window', async () => {
+  const tokens = new LeasedTokens();
+  await tokens.claim('b');
+  // Another request's statement already showed the next window.
+  tokens.observeWindow('b', W + 60);
+  tokens.recordLease('b', W, 5);
+  expect(await drain(tokens, 'b')).toEqual([]);
+  expect(tokens.used('b', W + 60, 0)).toBe(0);
 });
