@@ -13,6 +13,7 @@ export const MUTATION_TESTS = [
   'test/auth/scopes.test.ts',
   'test/input/input-rule-walk.test.ts',
   'test/rate-limit/window-arithmetic.test.ts',
+  'test/rate-limit/leased-tokens.test.ts',
 ];
 
 export default defineConfig({

@@ -2,15 +2,18 @@
 // usage's window_resets_at) and the 429 with Retry-After when a budget refused it.
 import { describe, expect, test } from 'vitest';
 import { ApiError } from '../../server/errors.ts';
+import { rateLimitRefusals } from '../../server/metrics/registry.ts';
 import {
   ACCOUNT_RATE_CEILING,
   assertWithinBudget,
+  epochSql,
   MAIN_KEY_RATE_LIMIT,
   rateLimitHeaders,
   SCOPED_KEY_DEFAULT_RATE_LIMIT,
   SCOPED_KEY_MAX_RATE_LIMIT,
   secondsUntilReset,
   WINDOW_SECONDS,
+  WINDOW_START_SQL,
   windowResetsAt,
   type RateLimitState,
 } from '../../server/rate-limit/limits.ts';
@@ -32,6 +35,11 @@ function state(overrides: Partial<RateLimitState> = {}): RateLimitState {
 
 test("the spec's numbers", () => {
   expect([WINDOW_SECONDS, MAIN_KEY_RATE_LIMIT, ACCOUNT_RATE_CEILING, SCOPED_KEY_DEFAULT_RATE_LIMIT, SCOPED_KEY_MAX_RATE_LIMIT]).toEqual([60, 300, 1200, 60, 300]);
+});
+
+test('windows are 60-second bins of the database clock from the epoch, read as float8 epoch seconds', () => {
+  expect(WINDOW_START_SQL).toBe("date_bin('60 seconds', now(), 'epoch')");
+  expect(epochSql('clock.now')).toBe("date_part('epoch', clock.now)");
 });
 
 describe('secondsUntilReset', () => {
@@ -66,14 +74,20 @@ describe('rateLimitHeaders', () => {
   });
 });
 
+async function apiKeyRefusals(): Promise<number> {
+  const { values } = await rateLimitRefusals.get();
+  return values.find((value) => value.labels.limiter === 'api_key')?.value ?? 0;
+}
+
 describe('assertWithinBudget', () => {
   test('passes when no budget refused the request', () => {
     expect(() => assertWithinBudget(state())).not.toThrow();
     expect(() => assertWithinBudget(state({ credential: { limit: 300, used: 300 } }))).not.toThrow();
   });
 
-  test.each(['credential', 'account'] as const)('a refusal by the %s budget is 429 with Retry-After and the RateLimit headers', (refusedBy) => {
+  test.each(['credential', 'account'] as const)('a refusal by the %s budget is 429 with Retry-After and the RateLimit headers', async (refusedBy) => {
     const refused = state({ refusedBy, now: WINDOW_START + 50.5 });
+    const refusalsBefore = await apiKeyRefusals();
     try {
       assertWithinBudget(refused);
     } catch (error) {
@@ -81,6 +95,8 @@ describe('assertWithinBudget', () => {
       expect((error as ApiError).status).toBe(429);
       expect((error as ApiError).message).toBe('Rate limit exceeded, please try again later');
       expect((error as ApiError).headers).toEqual({ 'Retry-After': '10', ...rateLimitHeaders(refused) });
+      // GET /metrics counts it as the API-key limiter's refusal.
+      expect(await apiKeyRefusals()).toBe(refusalsBefore + 1);
       return;
     }
     throw new Error('expected a 429');
