@@ -7,6 +7,7 @@ export const MUTATION_TESTS = [
   'test/messaging/template-variables.test.ts',
   'test/webhooks/signature.test.ts',
   'test/webhooks/retry-plan.test.ts',
+  'test/webhooks/retry-schedule.test.ts',
   'test/pagination/cursors.test.ts',
   'test/outbound/address-guard.test.ts',
   'test/outbound/address-classification.test.ts',

@@ -2,23 +2,19 @@
 // README's configuration table lists the same variables (a test checks it).
 import { z } from 'zod';
 import { DEFAULT_DATA_DIR } from './data-dir-lock.ts';
+import { parseRetrySchedule } from './webhooks/retry-schedule.ts';
 
 const onOff = z.enum(['on', 'off']);
 const commaList = z
   .string()
   .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
-const parseDurations = (value: string, ctx: z.RefinementCtx) => {
-  const delays: number[] = [];
-  for (const part of value.split(',').map((item) => item.trim()).filter(Boolean)) {
-    const match = /^(\d+)(ms|s|m|h)$/.exec(part);
-    if (!match) {
-      ctx.addIssue({ code: 'custom', message: `"${part}" is not a duration like 30s, 5m or 2h` });
-      return z.NEVER;
-    }
-    const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] as 'ms' | 's' | 'm' | 'h'];
-    delays.push(Number(match[1]) * unit);
+const retrySchedule = (value: string, ctx: z.RefinementCtx) => {
+  const schedule = parseRetrySchedule(value);
+  if ('error' in schedule) {
+    ctx.addIssue({ code: 'custom', message: schedule.error });
+    return z.NEVER;
   }
-  return delays;
+  return schedule.delays;
 };
 const url = z.url();
 /**
@@ -56,7 +52,7 @@ export const configSchema = z.object({
   /** Bearer token for `GET /metrics` (root path, Prometheus text); unset = metrics not served. */
   METRICS_TOKEN: z.string().min(1).optional(),
   /** Webhook retry delays after the first attempt. */
-  WEBHOOK_RETRY_SCHEDULE: z.string().default('1m,5m,30m,2h').transform(parseDurations),
+  WEBHOOK_RETRY_SCHEDULE: z.string().default('1m,5m,30m,2h').transform(retrySchedule),
   /** Consecutive failed deliveries (after retries) that auto-disable a URL. */
   WEBHOOK_DISABLE_AFTER: z.coerce.number().int().min(1).default(5),
   /** Webhook delivery time-out in milliseconds. */
