@@ -5,6 +5,7 @@ import { defineConfig } from 'vitest/config';
 
 export const MUTATION_TESTS = [
   'test/messaging/template-variables.test.ts',
+  'test/messaging/callback-signature.test.ts',
   'test/webhooks/signature.test.ts',
   'test/webhooks/retry-plan.test.ts',
   'test/webhooks/retry-schedule.test.ts',

@@ -2,18 +2,16 @@
 // GET is its verification handshake; POST carries delivery statuses and inbound
 // messages, signed over the raw body bytes, so these are plain routes reading the
 // raw body rather than procedures.
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, ForbiddenError, InvalidInputError, UnauthorizedError } from '../errors.ts';
 import { applyProviderCallback } from '../messaging/callbacks/apply-provider-callback.ts';
+import { hasValidSignature, SIGNATURE_HEADER, verificationChallenge } from '../messaging/callbacks/callback-signature.ts';
 import { readCallbackPayload } from '../messaging/callbacks/read-callback-payload.ts';
-import { sameSecretText } from '../secrets.ts';
 import type { Services } from '../process-services.ts';
 import { errorResponse, type PlainRoute } from './openapi.ts';
 import { REST_PREFIX } from './rest.ts';
 
 const PATH = '/provider-callbacks/whatsapp';
-const SIGNATURE_HEADER = 'x-hub-signature-256';
 
 const TAGS = ['Provider callbacks'];
 
@@ -68,15 +66,6 @@ export const PROVIDER_CALLBACK_ROUTES: PlainRoute[] = [
   },
 ];
 
-/** Whether `header` is `sha256=<hex>` of the body under the app secret, compared in constant time. */
-export function hasValidSignature(rawBody: Buffer, header: unknown, appSecret: string | undefined): boolean {
-  if (!appSecret || typeof header !== 'string') return false;
-  const match = /^sha256=([0-9a-fA-F]{64})$/.exec(header.trim());
-  if (!match) return false;
-  const expected = createHmac('sha256', appSecret).update(rawBody).digest();
-  return timingSafeEqual(expected, Buffer.from(match[1]!, 'hex'));
-}
-
 function queryText(request: FastifyRequest, name: string): string | undefined {
   const value = (request.query as Record<string, unknown>)[name];
   return typeof value === 'string' ? value : undefined;
@@ -93,12 +82,11 @@ export async function registerProviderCallbacks(app: FastifyInstance, services: 
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
     scope.get(`${REST_PREFIX}${PATH}`, async (request, reply) => {
-      const token = config.MESSAGING_VERIFY_TOKEN;
-      const challenge = queryText(request, 'hub.challenge');
-      const presented = queryText(request, 'hub.verify_token');
-      if (!token || queryText(request, 'hub.mode') !== 'subscribe' || presented === undefined || !sameSecretText(presented, token) || challenge === undefined) {
-        throw new ForbiddenError('Verification failed', { reason: 'verification_failed' });
-      }
+      const challenge = verificationChallenge(
+        { mode: queryText(request, 'hub.mode'), verifyToken: queryText(request, 'hub.verify_token'), challenge: queryText(request, 'hub.challenge') },
+        config.MESSAGING_VERIFY_TOKEN,
+      );
+      if (challenge === null) throw new ForbiddenError('Verification failed', { reason: 'verification_failed' });
       return reply.header('cache-control', 'no-store').type('text/plain; charset=utf-8').send(challenge);
     });
 
