@@ -16,6 +16,7 @@ export const MUTATION_TESTS = [
   'test/input/input-rule-walk.test.ts',
   'test/rate-limit/window-arithmetic.test.ts',
   'test/rate-limit/leased-tokens.test.ts',
+  'test/security/secret-derivation.test.ts',
 ];
 
 export default defineConfig({

@@ -1,7 +1,7 @@
 // The service's one master secret and the purpose-bound keys derived from it:
 // API-key lookup hashes, encryption of retrievable copies, and signatures
 // (cursors). Each purpose gets its own HKDF-derived key, so one use can never be
-// replayed as another.
+// replayed as another. Where the master secret comes from: master-secret.ts.
 import {
   createCipheriv,
   createHash,
@@ -13,8 +13,6 @@ import {
   randomBytes,
   timingSafeEqual,
 } from 'node:crypto';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 
 export type Secrets = {
   /** HMAC-SHA256 of an API key, the only form used to look a key up. */
@@ -28,30 +26,6 @@ export type Secrets = {
   /** A value that identifies the master secret without revealing it. */
   fingerprint(): string;
 };
-
-const SECRET_FILE = 'secret.key';
-
-/** SECRET_KEY when set; otherwise a random key generated once into DATA_DIR. */
-export async function loadMasterSecret(configured: string | undefined, dataDir: string): Promise<Buffer> {
-  if (configured) return Buffer.from(configured, 'utf8');
-  const file = path.join(dataDir, SECRET_FILE);
-  try {
-    return Buffer.from((await readFile(file, 'utf8')).trim(), 'base64url');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  await mkdir(dataDir, { recursive: true });
-  const secret = randomBytes(32);
-  // 'wx' fails if another process won the race; then read what it wrote.
-  try {
-    await writeFile(file, secret.toString('base64url') + '\n', { flag: 'wx', mode: 0o600 });
-    await chmod(file, 0o600);
-    return secret;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return Buffer.from((await readFile(file, 'utf8')).trim(), 'base64url');
-  }
-}
 
 /**
  * A KeyObject made once: given raw bytes, every createHmac/createCipheriv call would

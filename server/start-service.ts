@@ -21,7 +21,8 @@ import { CREDENTIAL_CHANGES_CHANNEL, createCredentialChangeFeed } from './auth/c
 import { createConversationEventFeed } from './realtime/conversation-events.ts';
 import { createWidgetGateway } from './http/widget-gateway.ts';
 import { assertSameSecretAsDatabase, SecretMismatchError } from './secret-check.ts';
-import { createSecrets, loadMasterSecret } from './secrets.ts';
+import { loadMasterSecret } from './master-secret.ts';
+import { createSecrets } from './secrets.ts';
 import type { Services } from './process-services.ts';
 import { startWorker, type WorkerDefinition } from './worker.ts';
 

@@ -10,7 +10,8 @@ import { createAccount } from '../../server/accounts/create-account.ts';
 import { startEmbeddedPostgres } from '../../server/db/embedded.ts';
 import { openOrm } from '../../server/db/orm.ts';
 import { clusterDirectory, packagedBinaries, postgresUser, reachableBinaries } from '../../server/db/postgres-placement.ts';
-import { createSecrets, loadMasterSecret } from '../../server/secrets.ts';
+import { loadMasterSecret } from '../../server/master-secret.ts';
+import { createSecrets } from '../../server/secrets.ts';
 import { TEST_SECRET_KEY } from '../helpers/service.ts';
 import { call, phone, startChildService, stopChildService, waitFor, type ChildService } from './fixtures.ts';
 
