@@ -17,6 +17,7 @@ export const MUTATION_TESTS = [
   'test/rate-limit/window-arithmetic.test.ts',
   'test/rate-limit/leased-tokens.test.ts',
   'test/security/secret-derivation.test.ts',
+  'test/idempotency/fingerprint-and-replay.test.ts',
 ];
 
 export default defineConfig({

@@ -21,23 +21,14 @@
 // refusals decided while authenticating (401, 429, the plan's and the key scopes' 403) are
 // never stored, and a request without the header runs no SQL here. tRPC batches go to
 // tRPC's own handler and ignore the header; public (unauthenticated) operations ignore it too.
-import { createHash } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { Credential } from '../auth/scopes.ts';
-import { ApiError, ConflictError, InvalidInputError } from '../errors.ts';
 import type { Services } from '../process-services.ts';
-import { claimKey, readKey, releaseKey, storeResponse, type ClaimedKey, type KeyRow } from './sql/idempotency-keys.ts';
+import { assertValidIdempotencyKey, requestFingerprint } from './request-fingerprint.ts';
+import { claimKey, readKey, releaseKey, storeResponse, type ClaimedKey } from './sql/idempotency-keys.ts';
+import { replayFor, responseToStore, type StoredResponse } from './stored-responses.ts';
 
-export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
-export const REPLAYED_HEADER = 'Idempotent-Replayed';
-/** 1 to 255 printable ASCII characters. */
-const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
-
-/** A response as the surface renders it, and as a replay sends it again. */
-export type StoredResponse = { status: number; contentType: string; body: string; headers: Record<string, string> };
-
-/** The part of a stored response that may carry a secret, sealed as one JSON text. */
-type SealedPart = { body: string; headers: Record<string, string> };
+export { IDEMPOTENCY_KEY_HEADER, idempotentCallFor } from './request-fingerprint.ts';
+export { REPLAYED_HEADER, replayedHeaders, type StoredResponse } from './stored-responses.ts';
 
 /** An idempotent request in flight: attached to the call's context by the HTTP pipeline. */
 export type IdempotentCall = {
@@ -56,41 +47,6 @@ export class IdempotentReplay extends Error {
   override name = 'IdempotentReplay';
 }
 
-/** The call for a POST carrying the header (`prefix` + `path` is what it calls), undefined without it. */
-export function idempotentCallFor(headers: IncomingHttpHeaders, prefix: string, path: string): IdempotentCall | undefined {
-  const value = headers['idempotency-key'];
-  if (value === undefined) return undefined;
-  return { key: Array.isArray(value) ? value.join(', ') : value, target: `POST ${prefix}${path}` };
-}
-
-/** JSON with object keys sorted, so the same input always has the same text. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value)
-      .filter(([, item]) => item !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-/** The request as a digest: what it calls, who calls (the credential itself, not its account), and its input. */
-function fingerprintOf(call: IdempotentCall, credential: Pick<Credential, 'type' | 'id'>, input: unknown): string {
-  return createHash('sha256').update(canonicalJson([call.target, credential.type, credential.id, input ?? null])).digest('base64url');
-}
-
-/** The stored response, or null when it cannot be read (stored before responses were sealed, or under another SECRET_KEY). */
-function unsealResponse(secrets: Services['secrets'], row: KeyRow): StoredResponse | null {
-  if (row.status === null || row.content_type === null || row.response_sealed === null) return null;
-  try {
-    const { body, headers } = JSON.parse(secrets.unseal(row.response_sealed)) as SealedPart;
-    return { status: row.status, contentType: row.content_type, body, headers };
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Claims the key for this request before its procedure runs (the caller is authenticated).
  * Throws 400 for a malformed key, 422 when the key was used for a different request, 409
@@ -104,38 +60,14 @@ export async function claimIdempotencyKey(
   input: unknown,
 ): Promise<void> {
   const { pool } = services;
-  if (!VALID_KEY.test(call.key)) {
-    throw new InvalidInputError(`${IDEMPOTENCY_KEY_HEADER} header must be 1 to 255 printable ASCII characters`, {
-      reason: 'invalid_idempotency_key',
-    });
-  }
-  const fingerprint = fingerprintOf(call, caller.credential, input);
+  assertValidIdempotencyKey(call.key);
+  const fingerprint = requestFingerprint(call.target, caller.credential, input);
   const claim = await claimKey(pool, caller.accountId, call.key, fingerprint);
   if (claim) {
     call.claim = claim;
     return;
   }
-  const row = await readKey(pool, caller.accountId, call.key);
-  // Named error codes: these two always answer in the envelope, whatever the endpoint's shapes.
-  if (row && row.fingerprint !== fingerprint) {
-    throw new ApiError(422, `${IDEMPOTENCY_KEY_HEADER} was already used with a different request; use a new key for a new request`, {
-      code: 'idempotency_key_reused',
-    });
-  }
-  // No row: the first request failed and gave the key back a moment ago.
-  if (!row || row.state !== 'completed') {
-    throw new ConflictError(`A request with this ${IDEMPOTENCY_KEY_HEADER} is still being processed; retry later`, {
-      code: 'idempotency_key_in_use',
-    });
-  }
-  const stored = unsealResponse(services.secrets, row);
-  // Running the request again could do its work twice; the caller is told to use a new key instead.
-  if (!stored) {
-    throw new ApiError(422, `The response stored for this ${IDEMPOTENCY_KEY_HEADER} can no longer be read; use a new key for a new request`, {
-      code: 'idempotency_key_unreadable',
-    });
-  }
-  call.replay = stored;
+  call.replay = replayFor(services.secrets, await readKey(pool, caller.accountId, call.key), fingerprint);
   throw new IdempotentReplay();
 }
 
@@ -153,20 +85,12 @@ export async function finishIdempotentCall(
   call.claim = undefined;
   const { pool, log } = services;
   try {
-    if (response.status >= 500) {
-      await releaseKey(pool, claim);
-    } else {
-      const sealed: SealedPart = { body: response.body, headers: response.headers };
-      await storeResponse(pool, claim, { status: response.status, contentType: response.contentType, sealed: services.secrets.seal(JSON.stringify(sealed)) });
-    }
+    const stored = responseToStore(services.secrets, response);
+    if (stored) await storeResponse(pool, claim, stored);
+    else await releaseKey(pool, claim);
   } catch (error) {
     log.error({ err: error }, 'could not store the response of an idempotent request');
     // An abandoned claim is taken over after ABANDONED_AFTER anyway; this just makes it sooner.
     await releaseKey(pool, claim).catch(() => {});
   }
-}
-
-/** The headers a replayed response carries besides the request's own (rate limits). */
-export function replayedHeaders(stored: StoredResponse): Record<string, string> {
-  return { ...stored.headers, [REPLAYED_HEADER]: 'true' };
 }
