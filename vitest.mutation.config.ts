@@ -18,6 +18,8 @@ export const MUTATION_TESTS = [
   'test/rate-limit/leased-tokens.test.ts',
   'test/security/secret-derivation.test.ts',
   'test/idempotency/fingerprint-and-replay.test.ts',
+  'test/credits/credit-arithmetic.test.ts',
+  'test/messaging/provider-send-failure.test.ts',
 ];
 
 export default defineConfig({

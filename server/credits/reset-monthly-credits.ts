@@ -4,13 +4,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { queryRows, runSql, sql } from '../db/sql.ts';
 import { insertEventsSql, newEventRow } from '../events/sql/insert-events.ts';
+import { creditsRecharged, startOfUtcMonth } from './credit-arithmetic.ts';
 
 /** Accounts reset per transaction, so a large run neither holds many row locks nor one long transaction. */
 const BATCH_SIZE = 500;
-
-export function startOfUtcMonth(now: Date): Date {
-  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-}
 
 /** Resets every due account; returns how many were reset. */
 export async function resetMonthlyCredits(em: EntityManager, now: Date): Promise<number> {
@@ -41,9 +38,7 @@ export async function resetMonthlyCredits(em: EntityManager, now: Date): Promise
       );
       // One statement for the batch's events, not one per account.
       const events = rows.map((row) => {
-        const previous = Number(row.previous);
-        const credits = Number(row.credits);
-        return { ...newEventRow('Credits Recharged', { previous, credits, added: credits - previous, reason: 'monthly_reset' }), accountId: row.id };
+        return { ...newEventRow('Credits Recharged', creditsRecharged(Number(row.previous), Number(row.credits), 'monthly_reset')), accountId: row.id };
       });
       if (events.length > 0) await runSql(tx, insertEventsSql(events));
       return rows.length;

@@ -11,22 +11,15 @@ import { newId } from '../db/ids.ts';
 import { queryRows, rawSql, runSql, sql } from '../db/sql.ts';
 import { PaymentRequiredError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
+import { assertCreditAmount, spendEvents, type SpendReason } from './credit-arithmetic.ts';
 
-/** A balance below this many credits is low; `Low Credit Balance` is emitted when a spend crosses it. */
-export const LOW_CREDIT_THRESHOLD = 50;
-
-/** Why credits were spent, as carried in the `Credits Spent` payload. */
-export type SpendReason = 'tag_assignment' | (string & {});
+export { LOW_CREDIT_THRESHOLD, type SpendReason } from './credit-arithmetic.ts';
 
 /** Credits taken from an account whose use is not yet announced. */
 export type CreditReservation = { id: string; accountId: string; amount: number; balance: number };
 
 /** How long a reservation may wait for its outcome before the sweep gives its credits back (far above any provider call's time-out). */
 export const STALE_RESERVATION_MINUTES = 15;
-
-function assertAmount(amount: number): void {
-  if (!Number.isInteger(amount) || amount <= 0) throw new Error(`credits: amount must be a positive integer, got ${amount}`);
-}
 
 // The debit. A concurrent spend waits for the row lock, then re-checks `credits >= amount`
 // against the committed balance (READ COMMITTED re-evaluates the WHERE clause).
@@ -40,7 +33,7 @@ const GIVE_BACK = rawSql(`update accounts a
         set credits = a.credits + r.amount, monthly_credits_used = greatest(a.monthly_credits_used - r.amount, 0), updated_at = now()`);
 
 async function takeCredits(em: EntityManager, accountId: string, amount: number): Promise<number> {
-  assertAmount(amount);
+  assertCreditAmount(amount);
   const rows = await queryRows<{ credits: number }>(em, debit(accountId, amount));
   const row = rows[0];
   if (!row) throw new PaymentRequiredError();
@@ -48,11 +41,7 @@ async function takeCredits(em: EntityManager, accountId: string, amount: number)
 }
 
 async function announceSpend(em: EntityManager, accountId: string, amount: number, balance: number, reason: SpendReason): Promise<void> {
-  await emit(em, accountId, 'Credits Spent', { amount, reason, balance });
-  const previous = balance + amount;
-  if (previous >= LOW_CREDIT_THRESHOLD && balance < LOW_CREDIT_THRESHOLD) {
-    await emit(em, accountId, 'Low Credit Balance', { balance, threshold: LOW_CREDIT_THRESHOLD });
-  }
+  for (const event of spendEvents(amount, balance, reason)) await emit(em, accountId, event.name, event.data);
 }
 
 /**
@@ -73,7 +62,7 @@ export async function spendCredits(em: EntityManager, accountId: string, amount:
  * (its process died) is released by the sweep.
  */
 export async function reserveCredits(em: EntityManager, accountId: string, amount: number): Promise<CreditReservation> {
-  assertAmount(amount);
+  assertCreditAmount(amount);
   const id = newId('crr');
   const rows = await queryRows<{ credits: number }>(
     em,

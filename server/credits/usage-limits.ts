@@ -6,6 +6,7 @@ import { Account } from '../db/entities/index.ts';
 import { ForbiddenError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { columnInteger } from '../input-rules.ts';
+import { agencyRecharge } from './credit-arithmetic.ts';
 
 export const UsageLimits = z.object({
   monthly_credits: z.number().int(),
@@ -68,14 +69,8 @@ export async function updateSubAccountUsageLimits(
     if (input.monthly_credits !== undefined) client.monthlyCredits = input.monthly_credits;
     if (input.roll_over_to_next_month !== undefined) client.rollOverToNextMonth = input.roll_over_to_next_month;
     if (input.credits !== undefined) client.credits = input.credits;
-    if (client.credits > previous) {
-      await emit(tx, client.id, 'Credits Recharged', {
-        previous,
-        credits: client.credits,
-        added: client.credits - previous,
-        reason: 'agency_update',
-      });
-    }
+    const recharge = agencyRecharge(previous, client.credits);
+    if (recharge) await emit(tx, client.id, recharge.name, recharge.data);
     await tx.flush();
     return toUsageLimits(client);
   });

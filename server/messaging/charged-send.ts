@@ -5,20 +5,11 @@
 // both go through here.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { releaseCreditReservation, reserveCredits, settleCreditReservation, type SpendReason } from '../credits/spend-credits.ts';
-import { ApiError, InvalidInputError } from '../errors.ts';
 import type { Services } from '../process-services.ts';
 import type { ProviderSendResult } from './provider-client.ts';
+import { providerSendFailure } from './provider-send-failure.ts';
 
-export const PROVIDER_UNAVAILABLE = 'The messaging provider did not answer; nothing was sent or charged';
-
-/** The provider's refusal as a send's 400 or 500 (the only failures the spec allows a send). */
-function sendFailure(result: Extract<ProviderSendResult, { ok: false }>): ApiError {
-  const refused = result.status !== null && result.status >= 400 && result.status < 500 && result.status !== 429;
-  if (refused) return new InvalidInputError(result.message, { reason: 'provider_refused' });
-  // Accepted without an id: the message may be on its way, so "nothing was sent" would be untrue.
-  if (result.status !== null && result.status < 400) return new ApiError(500, result.message, { reason: 'provider_unreadable' });
-  return new ApiError(500, PROVIDER_UNAVAILABLE, { reason: 'provider_unavailable', outside: result.message });
-}
+export { PROVIDER_UNAVAILABLE } from './provider-send-failure.ts';
 
 export type ChargedSend<T> = {
   accountId: string;
@@ -47,7 +38,7 @@ export async function chargedProviderSend<T>(services: Services, em: EntityManag
   if (!result.ok) {
     await releaseCreditReservation(em, reservation);
     services.log.warn({ accountId: charged.accountId, ...charged.about, status: result.status }, charged.failed);
-    throw sendFailure(result);
+    throw providerSendFailure(result);
   }
   const providerMessageId = result.providerMessageId;
   // The message, its charge and their events commit together, once the provider took it.

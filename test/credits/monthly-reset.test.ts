@@ -2,7 +2,8 @@
 // the Graphile Worker task the crontab runs. Its own database, because the
 // reset touches every account that is due.
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
-import { resetMonthlyCredits, startOfUtcMonth } from '../../server/credits/reset-monthly-credits.ts';
+import { startOfUtcMonth } from '../../server/credits/credit-arithmetic.ts';
+import { resetMonthlyCredits } from '../../server/credits/reset-monthly-credits.ts';
 import { enqueueJob } from '../../server/jobs.ts';
 import { RESET_MONTHLY_CREDITS_TASK } from '../../workers/reset-monthly-credits.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
