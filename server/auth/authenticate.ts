@@ -4,56 +4,20 @@
 // apply the plan, the rate limits and the key's scopes, then select the account
 // the request acts on (`userId`) and check any other account its input names.
 import type { IncomingHttpHeaders } from 'node:http';
-import { PLANS, planHasFeature } from '../plans.ts';
-import { featureDisabledError, ForbiddenError, UnauthorizedError } from '../errors.ts';
-import { resolveSessionAndCount, type CallerRow } from '../rate-limit/count-requests.ts';
+import { UnauthorizedError } from '../errors.ts';
+import { resolveSessionAndCount } from '../rate-limit/count-requests.ts';
 import { forgetPastTokens, resolveKeyAndSpend } from '../rate-limit/spend-key-tokens.ts';
 import { sweepOldWindows } from '../rate-limit/sweep-old-windows.ts';
-import {
-  ACCOUNT_RATE_CEILING,
-  assertWithinBudget,
-  MAIN_KEY_RATE_LIMIT,
-  rateLimitHeaders,
-  SESSION_RATE_LIMIT,
-  type RateLimitState,
-} from '../rate-limit/limits.ts';
+import { assertWithinBudget, MAIN_KEY_RATE_LIMIT, rateLimitHeaders, SESSION_RATE_LIMIT, type RateLimitState } from '../rate-limit/limits.ts';
 import type { Services } from '../process-services.ts';
-import { isWellFormedKey, looksLikeJwt } from './key-format.ts';
+import { API_ACCESS_PLANS, keyCaller, sessionCaller, type ResolvedCaller } from './caller-credential.ts';
+import { carriesIdToken, pickCarrier, selectedUserId } from './carrier.ts';
+import { isWellFormedKey } from './key-format.ts';
 import { verifyIdToken } from './id-tokens.ts';
-import {
-  assertAccountInScope,
-  assertEveryClientInScope,
-  assertProcedureAllowed,
-  scopeDenied,
-  type Credential,
-  type ProcedureAccess,
-  type Scopes,
-  type TargetAccount,
-} from './scopes.ts';
+import { assertProcedureAllowed, type Credential, type ProcedureAccess, type TargetAccount } from './scopes.ts';
+import { assertTargetAccountAllowed, selectAccount, type SelectedAccount } from './select-account.ts';
 
-export type Carrier = { value: string; from: 'query' | 'header' | 'bearer' };
-
-/** Query parameter, then X-API-Key, then bearer: the highest-ranked carrier present is used, right or wrong. */
-export function pickCarrier(query: URLSearchParams, headers: IncomingHttpHeaders): Carrier | null {
-  const fromQuery = query.get('apiKey');
-  if (fromQuery !== null) return { value: fromQuery, from: 'query' };
-  const fromHeader = headers['x-api-key'];
-  if (typeof fromHeader === 'string') return { value: fromHeader, from: 'header' };
-  const authorization = headers.authorization;
-  if (typeof authorization === 'string' && /^bearer /i.test(authorization)) {
-    return { value: authorization.slice(7).trim(), from: 'bearer' };
-  }
-  return null;
-}
-
-const API_ACCESS_PLANS = PLANS.filter((plan) => planHasFeature(plan, 'api_access'));
-
-export type SelectedAccount = {
-  /** The account the request acts on. */
-  id: string;
-  /** True when an agency acts on one of its client accounts. */
-  managed: boolean;
-};
+export { pickCarrier, type Carrier } from './carrier.ts';
 
 export type Authenticated = {
   credential: Credential;
@@ -71,55 +35,16 @@ export type AuthenticateOptions = {
   readInput?: () => Promise<unknown>;
 };
 
-type Resolved = { credential: Credential; rateLimit: RateLimitState; targetAgencyId: string | null };
-
-function rateLimitState(
-  row: Pick<CallerRow, 'window_epoch' | 'now_epoch'>,
-  credential: Credential,
-  counted: boolean,
-  outcome: { refusedBy: RateLimitState['refusedBy']; credentialUsed: number; accountUsed: number },
-): RateLimitState {
-  return {
-    counted,
-    refusedBy: counted ? outcome.refusedBy : null,
-    policy: credential.type === 'main' ? 'main-key' : credential.type === 'scoped' ? 'scoped-key' : 'session',
-    windowStart: row.window_epoch,
-    now: row.now_epoch,
-    credential: { limit: credential.rateLimitPerMin, used: outcome.credentialUsed },
-    account: { limit: ACCOUNT_RATE_CEILING, used: outcome.accountUsed },
-  };
-}
-
-/** A session's per-request count as its statement reports it. */
-function sessionOutcome(row: CallerRow) {
-  return {
-    refusedBy: row.bucket_counted === null ? ('credential' as const) : row.account_counted === null ? ('account' as const) : null,
-    credentialUsed: row.bucket_counted ?? row.bucket_before ?? 0,
-    accountUsed: row.account_counted ?? row.account_before ?? 0,
-  };
-}
-
-async function resolveApiKey(services: Services, value: string, userId: string | null, count: boolean): Promise<Resolved> {
+async function resolveApiKey(services: Services, value: string, userId: string | null, count: boolean): Promise<ResolvedCaller> {
   if (!isWellFormedKey(value)) throw new UnauthorizedError();
-  const hash = services.secrets.hashApiKey(value);
-  const spend = await resolveKeyAndSpend(services.pool, hash, {
+  const spend = await resolveKeyAndSpend(services.pool, services.secrets.hashApiKey(value), {
     count,
     fixedLimit: MAIN_KEY_RATE_LIMIT,
     allowedPlans: API_ACCESS_PLANS,
     userId,
   });
-  const row = spend?.row;
   // The statement found the key by its HMAC (an exact match on the whole value).
-  if (!spend || !row || row.lapsed) throw new UnauthorizedError();
-  if (!row.usable) throw featureDisabledError('api_access');
-  const credential: Credential = {
-    type: row.kind,
-    id: row.key_id,
-    accountId: row.account_id,
-    scopes: row.kind === 'scoped' ? (row.scopes as Scopes) : null,
-    rateLimitPerMin: row.bucket_limit,
-  };
-  return { credential, rateLimit: rateLimitState(row, credential, count, spend), targetAgencyId: row.target_agency_id ?? null };
+  return keyCaller(spend, count);
 }
 
 /**
@@ -127,7 +52,7 @@ async function resolveApiKey(services: Services, value: string, userId: string |
  * keys, and is not subject to the plan's api_access (that gates API keys; the
  * product's own app is not an API integration).
  */
-async function resolveSession(services: Services, token: string, userId: string | null, count: boolean): Promise<Resolved> {
+async function resolveSession(services: Services, token: string, userId: string | null, count: boolean): Promise<ResolvedCaller> {
   const subject = await verifyIdToken(services, token);
   const row = await resolveSessionAndCount(services.pool, subject, {
     count,
@@ -135,38 +60,7 @@ async function resolveSession(services: Services, token: string, userId: string 
     allowedPlans: null,
     userId,
   });
-  if (!row) throw new UnauthorizedError('Invalid ID token: no account for this subject');
-  const credential: Credential = {
-    type: 'session',
-    id: subject,
-    accountId: row.account_id,
-    scopes: null,
-    rateLimitPerMin: row.bucket_limit,
-  };
-  return { credential, rateLimit: rateLimitState(row, credential, count, sessionOutcome(row)), targetAgencyId: row.target_agency_id };
-}
-
-/**
- * `userId` selects the caller's own account (the default) or a client account it
- * manages; `targetAgencyId` is that account's agency as read by this request's
- * statement, so the relation is never cached.
- */
-export function selectAccount(
-  credential: Credential,
-  userId: string | null,
-  targetAgencyId: string | null,
-  options: { agencyOnly?: boolean; ownAccountOnly?: boolean } = {},
-): SelectedAccount {
-  // These refuse userId even when it names the caller's own account: the parameter has no place there.
-  if (userId !== null && options.agencyOnly) throw new ForbiddenError('userId cannot be used on agency-only endpoints');
-  if (userId !== null && options.ownAccountOnly) throw new ForbiddenError('userId cannot be used on key management endpoints');
-  if (userId === null || userId === credential.accountId) return { id: credential.accountId, managed: false };
-  assertAccountInScope(credential, userId);
-  if (targetAgencyId !== credential.accountId) {
-    if (credential.type === 'scoped') throw scopeDenied('This API key is not allowed to act on that account');
-    throw new ForbiddenError('You do not have access to that account');
-  }
-  return { id: userId, managed: true };
+  return sessionCaller(subject, row, count);
 }
 
 /** Who is calling (key or ID token), counted against its rate limits. */
@@ -174,15 +68,14 @@ export async function resolveCredential(
   services: Services,
   request: { query: URLSearchParams; headers: IncomingHttpHeaders },
   options: AuthenticateOptions = {},
-): Promise<Resolved> {
+): Promise<ResolvedCaller> {
   const carrier = pickCarrier(request.query, request.headers);
   if (!carrier) throw new UnauthorizedError();
-  const userId = request.query.get('userId') || null;
+  const userId = selectedUserId(request.query);
   const count = options.count ?? true;
-  const resolved =
-    carrier.from === 'bearer' && looksLikeJwt(carrier.value)
-      ? await resolveSession(services, carrier.value, userId, count)
-      : await resolveApiKey(services, carrier.value, userId, count);
+  const resolved = carriesIdToken(carrier)
+    ? await resolveSession(services, carrier.value, userId, count)
+    : await resolveApiKey(services, carrier.value, userId, count);
   if (count) {
     sweepOldWindows(services.pool);
     forgetPastTokens(services.pool);
@@ -190,26 +83,6 @@ export async function resolveCredential(
   if (options.responseHeaders) Object.assign(options.responseHeaders, rateLimitHeaders(resolved.rateLimit));
   assertWithinBudget(resolved.rateLimit);
   return resolved;
-}
-
-/**
- * A client account named in the input (not by `userId`) passes the same
- * sub_account_ids rule, before the input is parsed or the domain runs.
- */
-async function assertTargetAccountAllowed(
-  credential: Credential,
-  target: TargetAccount | undefined,
-  readInput: (() => Promise<unknown>) | undefined,
-): Promise<void> {
-  if (!target || credential.type !== 'scoped') return;
-  if (target === 'everyClient') return assertEveryClientInScope(credential);
-  // Default-deny: a target that cannot be read is not allowed.
-  if (!readInput) throw scopeDenied('This API key is not allowed to act on that account');
-  const input = await readInput();
-  const value = input !== null && typeof input === 'object' ? (input as Record<string, unknown>)[target.inputField] : undefined;
-  // Absent: nothing names another account (and the input parser refuses a missing id).
-  if (value === undefined || value === null) return;
-  assertAccountInScope(credential, String(value));
 }
 
 /** The whole check an authenticated procedure runs before its own code. */
@@ -221,7 +94,7 @@ export async function authenticate(
 ): Promise<Authenticated> {
   const { credential, rateLimit, targetAgencyId } = await resolveCredential(services, request, options);
   assertProcedureAllowed(credential, procedure);
-  const account = selectAccount(credential, request.query.get('userId') || null, targetAgencyId, {
+  const account = selectAccount(credential, selectedUserId(request.query), targetAgencyId, {
     agencyOnly: procedure?.agencyOnly,
     ownAccountOnly: procedure?.ownAccountOnly,
   });
