@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { DataDirLockedError, lockDataDir } from './data-dir-lock.ts';
 import { startEmbeddedPostgres } from './db/embedded.ts';
-import { migrate, openOrm, pgPool } from './db/orm.ts';
+import { migrate, openOrm, pgPool, UnsupportedPostgresError } from './db/orm.ts';
 import { attachUpgrades, buildHttpHost, type HostOptions, type UpgradeHandler } from './http/host.ts';
 import { PROVIDER_CALLBACK_ROUTES, registerProviderCallbacks } from './http/provider-callbacks.ts';
 import { READY_ROUTE, registerReadiness } from './http/readiness.ts';
@@ -129,7 +129,7 @@ export async function startService(config: Config, log: Logger, definition: Serv
   } catch (error) {
     await database.stop();
     await lock.release();
-    if (error instanceof SecretMismatchError) throw new StartError(error.message, { cause: error });
+    if (error instanceof SecretMismatchError || error instanceof UnsupportedPostgresError) throw new StartError(error.message, { cause: error });
     throw new StartError(`database unreachable or not migratable: ${(error as Error).message}`, { cause: error });
   }
 
