@@ -1,10 +1,12 @@
 // First-party sessions: an identity-provider ID token on the bearer carrier,
 // verified on every request (signature from the provider's JWKS, issuer,
-// audience, expiry) and mapped to the account whose `oidc_subject` is its `sub`.
+// audience, expiry, claims by the input rules) and mapped to the account whose
+// `oidc_subject` is its `sub`.
 // Configured by OIDC_ISSUER, OIDC_AUDIENCE and OIDC_JWKS_URL; while they are
 // unset every ID token is refused.
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { ApiError, UnauthorizedError } from '../errors.ts';
+import { findClaimProblem } from '../input-rules.ts';
 import type { Services } from '../process-services.ts';
 
 // Asymmetric algorithms only: a JWKS never legitimately carries a shared secret.
@@ -37,6 +39,9 @@ export async function verifyIdToken(services: Services, token: string): Promise<
       requiredClaims: ['sub', 'exp'],
     });
     if (!payload.sub) throw new UnauthorizedError('Invalid ID token: no subject');
+    // The subject goes to SQL: claims obey the input rules, and a breach is an invalid token, not a 5xx.
+    const problem = findClaimProblem(payload);
+    if (problem) throw new UnauthorizedError(`Invalid ID token: ${problem.message}`);
     return payload.sub;
   } catch (error) {
     if (error instanceof ApiError) throw error;

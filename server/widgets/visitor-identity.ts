@@ -1,15 +1,17 @@
 // Owner-verified visitor identity (`settings.identityVerification`). The site's back end
 // signs an HS256 JWT with the widget's identity secret (`wis_…`, its UTF-8 bytes are the
 // HMAC key): `sub` is the site's user id, `email` and `name` optional, `exp` at most 24
-// hours ahead. The widget sends it as X-Visitor-Identity (a socket in its handshake). A
-// verified visitor is known by `sub`, not by the visitor id the browser chose: whatever
-// `fromId` each device sends, one site user is one contact and one conversation.
+// hours ahead; the claims obey the input rules (server/input-rules.ts). The widget sends it
+// as X-Visitor-Identity (a socket in its handshake). A verified visitor is known by `sub`,
+// not by the visitor id the browser chose: whatever `fromId` each device sends, one site
+// user is one contact and one conversation.
 // - off (default): the header is ignored; visitors are their `fromId`.
 // - optional: a token, when sent, must verify (else 401) and names the visitor.
 // - required: every public call of the widget needs a token that verifies (else 401).
 import { jwtVerify, errors } from 'jose';
 import type pg from 'pg';
 import { ApiError } from '../errors.ts';
+import { findClaimProblem } from '../input-rules.ts';
 import type { RequestOrigin } from './check-widget-origin.ts';
 import type { Secrets } from '../secrets.ts';
 import { couldBeWidgetId } from './widget-record.ts';
@@ -98,6 +100,9 @@ export async function verifyVisitorToken(secrets: Secrets, sealedSecret: string 
   if (payload.exp! > now + MAX_TOKEN_LIFETIME_SECONDS + CLOCK_TOLERANCE_SECONDS) {
     throw new VisitorIdentityError('Invalid visitor identity token: exp must be at most 24 hours ahead');
   }
+  // The claims go to SQL: what PostgreSQL cannot store makes the token invalid, not a 5xx.
+  const problem = findClaimProblem(payload);
+  if (problem) throw new VisitorIdentityError(`Invalid visitor identity token: ${problem.message}`);
   const sub = payload.sub!;
   if (sub.length === 0 || sub.length > MAX_SUB_LENGTH) throw new VisitorIdentityError('Invalid visitor identity token: sub must be 1 to 200 characters');
   return { sub, email: optionalText(payload.email, 320), name: optionalText(payload.name, 200), acceptedUntil: payload.exp! + CLOCK_TOLERANCE_SECONDS };

@@ -35,3 +35,17 @@ test("an ID token in connectionParams opens the account's conversation feed; a f
   const refused = await subscribeWith({ idToken: `${(await idp.sign({ sub: subject })).slice(0, -4)}AAAA` });
   expect(refused.error?.data.httpStatus).toBe(401);
 });
+
+test('an ID token whose sub, email or name holds a NUL or a lone surrogate is refused with 401 on the socket, never a 5xx', async () => {
+  const cases: [{ sub: string; [claim: string]: string }, string][] = [
+    [{ sub: 'idp|nul\u0000' }, 'sub'],
+    [{ sub: 'idp|half\ud800' }, 'sub'],
+    [{ sub: 'idp|someone', email: 'ada\u0000@example.com' }, 'email'],
+    [{ sub: 'idp|someone', name: 'Ada \udc00' }, 'name'],
+  ];
+  for (const [claims, claim] of cases) {
+    const refused = await subscribeWith({ idToken: await idp.sign(claims) });
+    expect(refused.error?.data, JSON.stringify(claims)).toMatchObject({ code: 'UNAUTHORIZED', httpStatus: 401 });
+    expect(refused.error?.message).toMatch(new RegExp(`^Invalid ID token: ${claim} must not contain `));
+  }
+});

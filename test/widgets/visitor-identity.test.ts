@@ -162,6 +162,33 @@ describe('tokens that do not verify are 401, with optional too', () => {
   });
 });
 
+describe('token claims pass the same input rules as any field', () => {
+  test('a NUL or a lone surrogate in sub, email or name makes the token invalid: 401 on every public endpoint and on the socket, never a 5xx', async () => {
+    const widget = await newWidget('required');
+    const nul = 'a NUL character (\\u0000)';
+    const lone = 'a lone UTF-16 surrogate (\\ud800 to \\udfff without its pair)';
+    const cases: [Record<string, string>, string][] = [
+      [{ sub: 'user\u0000' }, `sub must not contain ${nul}`],
+      [{ sub: 'user\ud800' }, `sub must not contain ${lone}`],
+      [{ sub: 'user-1', email: 'ada\u0000@example.com' }, `email must not contain ${nul}`],
+      [{ sub: 'user-1', email: 'ada\udc00@example.com' }, `email must not contain ${lone}`],
+      [{ sub: 'user-1', name: 'Ada\u0000Lovelace' }, `name must not contain ${nul}`],
+      [{ sub: 'user-1', name: 'Ada \ud83d' }, `name must not contain ${lone}`],
+    ];
+    for (const [claims, problem] of cases) {
+      const label = JSON.stringify(claims);
+      const calls = await everyPublicCall(widget, visitor(), await sign(widget.secret, claims));
+      for (const call of ['config', 'message', 'poll', 'read'] as const) {
+        expect(calls[call].status, `${label}: ${call}`).toBe(401);
+        expect(calls[call].body, `${label}: ${call}`).toEqual({ error: `Invalid visitor identity token: ${problem}` });
+      }
+      expect(calls.socket, label).toEqual({ refused: `Invalid visitor identity token: ${problem}`, status: 401 });
+    }
+    const { rows } = await service.services.pool.query('select 1 from contacts where chat_widget_id = $1', [widget.id]);
+    expect(rows).toEqual([]);
+  });
+});
+
 describe('a verified site user is one contact and one conversation on every device', () => {
   test('two devices with different fromIds post into one conversation, see it whole, and share one contact with the token\'s email and name', async () => {
     const widget = await newWidget('optional');
