@@ -77,7 +77,10 @@ function hmacKey(secrets: Secrets, sealed: string): Uint8Array {
 }
 
 function optionalText(value: unknown, max: number): string | null {
-  return typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, max) : null;
+  if (typeof value !== 'string' || value.trim() === '') return null;
+  const text = value.trim().slice(0, max);
+  // A cut through a surrogate pair would leave half of it, which PostgreSQL cannot store.
+  return text.isWellFormed() ? text : text.slice(0, -1);
 }
 
 /** The token's verified user; 401 for anything that does not verify with this widget's secret. */

@@ -187,6 +187,16 @@ describe('token claims pass the same input rules as any field', () => {
     const { rows } = await service.services.pool.query('select 1 from contacts where chat_widget_id = $1', [widget.id]);
     expect(rows).toEqual([]);
   });
+
+  test('an email or name longer than the contact keeps is cut between characters, never through an emoji (a surrogate pair)', async () => {
+    const widget = await newWidget('required');
+    // The contact keeps 320 characters of email and 200 of name: here the cut falls inside the emoji.
+    const token = await sign(widget.secret, { sub: 'user-long', email: `${'a'.repeat(319)}\u{1F600}`, name: `Ada ${'b'.repeat(195)}\u{1F600} Lovelace` });
+    const sent = await send(widget, visitor(), 'hello', token);
+    expect(sent.status, sent.text).toBe(200);
+    const { rows } = await service.services.pool.query('select email, first_name, last_name from contacts where chat_widget_id = $1', [widget.id]);
+    expect(rows).toEqual([{ email: 'a'.repeat(319), first_name: 'Ada', last_name: 'b'.repeat(195) }]);
+  });
 });
 
 describe('a verified site user is one contact and one conversation on every device', () => {
