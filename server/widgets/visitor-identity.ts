@@ -24,7 +24,7 @@ export type IdentityMode = (typeof IDENTITY_MODES)[number];
 /** Longest lifetime a token may claim, so a leaked one is not a credential for long. */
 export const MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 /** Clocks of the site's back end and ours may differ this much. */
-const CLOCK_TOLERANCE_SECONDS = 60;
+export const CLOCK_TOLERANCE_SECONDS = 60;
 const MAX_TOKEN_LENGTH = 4096;
 const MAX_SUB_LENGTH = 200;
 

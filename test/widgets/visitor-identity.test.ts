@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { CLOCK_TOLERANCE_SECONDS } from '../../server/widgets/visitor-identity.ts';
 import { connectVisitor, isMessage } from '../realtime/widget-fixtures.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -128,6 +129,30 @@ describe('identityVerification: required', () => {
     const token = await sign(widget.secret, { sub: 'user-ok' });
     const byHeader = await connectVisitor(service.origin, { configId: widget.id }, { extraHeaders: { 'x-visitor-identity': token } });
     byHeader.close();
+  });
+});
+
+describe("a verified visitor's socket lasts as long as the token is accepted", () => {
+  test('it closes at the token\'s exp (plus the clock tolerance), and the token then no longer connects', async () => {
+    const widget = await newWidget('required');
+    // Accepted for a few seconds more: its exp is that much short of the tolerance for clocks that differ.
+    const token = await sign(widget.secret, { sub: 'user-expiring' }, 4 - CLOCK_TOLERANCE_SECONDS);
+    const auth = { configId: widget.id, visitorId: visitor(), identityToken: token };
+    const listening = await connectVisitor(service.origin, auth);
+    try {
+      const closed = await new Promise<string>((resolve, reject) => {
+        listening.socket.once('disconnect', resolve);
+        setTimeout(() => reject(new Error('the socket outlived its token')), 20_000).unref();
+      });
+      // The server closed it (a dropped connection would say 'transport close' and reconnect).
+      expect(closed).toBe('io server disconnect');
+      await expect(connectVisitor(service.origin, auth)).rejects.toMatchObject({
+        message: 'Invalid visitor identity token: expired',
+        data: { status: 401 },
+      });
+    } finally {
+      listening.close();
+    }
   });
 });
 
