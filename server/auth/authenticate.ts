@@ -128,7 +128,7 @@ async function resolveApiKey(services: Services, value: string, userId: string |
  * product's own app is not an API integration).
  */
 async function resolveSession(services: Services, token: string, userId: string | null, count: boolean): Promise<Resolved> {
-  const subject = await verifyIdToken(services, token);
+  const { subject, expiresAt } = await verifyIdToken(services, token);
   const row = await resolveSessionAndCount(services.pool, subject, {
     count,
     fixedLimit: SESSION_RATE_LIMIT,
@@ -142,6 +142,7 @@ async function resolveSession(services: Services, token: string, userId: string 
     accountId: row.account_id,
     scopes: null,
     rateLimitPerMin: row.bucket_limit,
+    expiresAt,
   };
   return { credential, rateLimit: rateLimitState(row, credential, count, sessionOutcome(row)), targetAgencyId: row.target_agency_id };
 }
@@ -230,10 +231,12 @@ export async function authenticate(
 }
 
 /**
- * When a scoped key expires (ms since the epoch); null for keys without expiry, main keys and
- * sessions. Read when a subscription starts or checks again, never per request.
+ * When the credential expires (ms since the epoch): a scoped key's `expires_at`, a session's
+ * ID token `exp`; null for keys without expiry and main keys. A key's is read when a
+ * subscription starts or checks again, never per request.
  */
 export async function credentialExpiry(services: Services, credential: Credential): Promise<number | null> {
+  if (credential.type === 'session') return credential.expiresAt ?? null;
   if (credential.type !== 'scoped') return null;
   const { rows } = await services.pool.query<{ expires_ms: number | null }>({
     name: 'credential-expiry',

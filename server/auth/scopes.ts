@@ -39,6 +39,8 @@ export type Credential = {
   accountId: string;
   scopes: Scopes | null;
   rateLimitPerMin: number;
+  /** A session's ID token `exp` (ms since the epoch); a key's expiry is in its row (credentialExpiry). */
+  expiresAt?: number;
 };
 
 export type ProcedureAccess = {
