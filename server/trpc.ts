@@ -40,7 +40,8 @@ export type ProcedureMeta = OpenApiMeta<{
   bodyConstraints?: Record<string, unknown>;
   /**
    * Another account the operation touches besides the `userId` one: a raw input
-   * field holding a client's id, or `'everyClient'` (creating or listing clients).
+   * field holding a client's id, `'everyClient'` (creating or listing clients), or
+   * every client when an input flag is true (a webhook that applies to sub-accounts).
    * A scoped key is held to its `sub_account_ids` for it (403 key_scope_denied).
    */
   targetAccount?: TargetAccount;

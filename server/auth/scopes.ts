@@ -52,9 +52,10 @@ export type ProcedureAccess = {
  * A client account an operation touches besides the one `userId` selects:
  * `{ inputField }` names the raw input field holding its id (`/sub-accounts/{id}`);
  * `'everyClient'` is an operation over all of the caller's clients, present and
- * future (creating or listing them).
+ * future (creating or listing them); `{ everyClientWhenSet }` is one when the raw
+ * input sets that boolean field to true (a webhook inherited by every client).
  */
-export type TargetAccount = { inputField: string } | 'everyClient';
+export type TargetAccount = { inputField: string } | 'everyClient' | { everyClientWhenSet: string };
 
 export function scopeDenied(message: string): ForbiddenError {
   return new ForbiddenError(message, { code: 'key_scope_denied' });

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { openRawTrpcSocket } from '../helpers/trpc-socket.ts';
-import { covered, createProcedureWalk, targeting, writes, type Outcome, type ProcedureEntry, type Target } from './procedure-walk.ts';
+import { covered, createProcedureWalk, inputOf, targeting, writes, type Outcome, type ProcedureEntry, type Target } from './procedure-walk.ts';
 
 let service: TestService;
 beforeAll(async () => {
@@ -22,8 +22,7 @@ const { keysFor, onClient } = createProcedureWalk(() => service);
 async function callOverSocket(path: string, procedure: ProcedureEntry, apiKey: string, target: Target = {}): Promise<Outcome> {
   const socket = await openRawTrpcSocket(service.origin, { apiKey, ...(target.userId ? { userId: target.userId } : {}) });
   try {
-    const input = target.field ? { [target.field]: target.id } : {};
-    socket.send({ id: 1, method: procedure._def.type, params: { path, input } });
+    socket.send({ id: 1, method: procedure._def.type, params: { path, input: inputOf(target) } });
     const frame = await socket.waitFor((candidate) => candidate.id === 1 || candidate.id === null);
     const detail = `${procedure._def.type} ${path} over the socket: ${JSON.stringify(frame)}`;
     if (frame.error) return { status: frame.error.data.httpStatus, errorCode: frame.error.data.error_code, detail };

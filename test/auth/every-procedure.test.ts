@@ -2,8 +2,9 @@
 // ones added after this test was written, refuses a scoped key outside its
 // sections (403 key_scope_denied) and a read-only key on a write (403
 // key_read_only), before it looks at its input. Every procedure that can act on
-// a client account (through `userId`, an id in its input, or on every client)
-// refuses a key whose sub_account_ids do not cover that account.
+// a client account (through `userId`, an id in its input, or on every client, also
+// when an input flag asks for it) refuses a key whose sub_account_ids do not cover
+// that account.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { TRPCError } from '@trpc/server';
 import { appRouter } from '../../routers/index.ts';
@@ -11,7 +12,19 @@ import { API_SECTIONS } from '../../server/auth/scopes.ts';
 import { ApiError } from '../../server/errors.ts';
 import { createCallerFactory, createContext, type ProcedureMeta } from '../../server/trpc.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { covered, createProcedureWalk, reachable, targeting, writes, type Grant, type Outcome, type ProcedureEntry, type Target, type Way } from './procedure-walk.ts';
+import {
+  covered,
+  createProcedureWalk,
+  inputOf,
+  reachable,
+  targeting,
+  writes,
+  type Grant,
+  type Outcome,
+  type ProcedureEntry,
+  type Target,
+  type Way,
+} from './procedure-walk.ts';
 
 let service: TestService;
 beforeAll(async () => {
@@ -33,10 +46,12 @@ async function callOverRest(meta: ProcedureMeta, apiKey: string, target: Target 
   });
   const hasBody = openapi.method === 'POST' || openapi.method === 'PUT' || openapi.method === 'PATCH';
   const named = target.field && !inPath ? { [target.field]: target.id } : {};
+  // Flags are booleans: only a JSON body carries them as such.
+  if (target.flags && !hasBody) throw new Error(`${openapi.method} ${openapi.path}: input flags need a body`);
   const response = await service.request(openapi.method, path, {
     apiKey,
     query: { userId: target.userId, ...(hasBody ? {} : named) },
-    body: hasBody ? named : undefined,
+    body: hasBody ? { ...named, ...target.flags } : undefined,
   });
   return { status: response.status, errorCode: response.body?.error_code, detail: `${openapi.method} ${openapi.path}: ${response.text}` };
 }
@@ -49,7 +64,7 @@ async function callOverTrpc(procedurePath: string, apiKey: string, target: Targe
   ) as unknown as Record<string, unknown>;
   const call = procedurePath.split('.').reduce<any>((node, segment) => node[segment], caller) as (input: unknown) => Promise<unknown>;
   try {
-    const result = await call(target.field ? { [target.field]: target.id } : {});
+    const result = await call(inputOf(target));
     return { status: 200, errorCode: undefined, detail: `${procedurePath}: resolved ${String(result)}` };
   } catch (error) {
     const cause = error instanceof TRPCError && error.cause instanceof ApiError ? error.cause : null;
@@ -106,6 +121,8 @@ test('the account walk covers userId, input ids and every-client operations (and
       'usage.updateSubAccount: client SC1 named in its input',
       'subAccounts.create: every client',
       'subAccounts.list: every client',
+      'webhooks.create: every client, by an input flag',
+      'webhooks.update: every client, by an input flag',
     ]),
   );
   // Agency-only procedures refuse userId and act on client accounts, so their
