@@ -7,7 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticate, credentialExpiry, type Authenticated } from './auth/authenticate.ts';
 import { whileAuthorized } from './auth/authorized-stream.ts';
 import { channelCounterFor, channelOwner, takeSubscriptionSlot, type SocketState } from './trpc-limits.ts';
-import type { ApiSection, Access, TargetAccount } from './auth/scopes.ts';
+import type { ApiSection, Access, SectionWhenSet, TargetAccount } from './auth/scopes.ts';
 import { ZodError } from 'zod';
 import { ApiError, describeZodError, INTERNAL_ERROR_MESSAGE, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';
 import { checkRequestInput } from './input-rules.ts';
@@ -45,6 +45,8 @@ export type ProcedureMeta = OpenApiMeta<{
    * A scoped key is held to its `sub_account_ids` for it (403 key_scope_denied).
    */
   targetAccount?: TargetAccount;
+  /** A boolean input field that, when true, also needs another section (403 key_scope_denied). */
+  sectionWhenSet?: SectionWhenSet;
   /**
    * Body fields the specification sends in the query string of this POST/PUT
    * (any body method accepts query fields; these are also documented as such).

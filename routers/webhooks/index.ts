@@ -75,6 +75,8 @@ export const webhooksRouter = router({
       access: 'write',
       errorShapes: { '409': 'envelope' },
       targetAccount: inheritance,
+      // Minting the secret here hands it out as GET /webhooks/{id}/signing-secret would (rule 3).
+      sectionWhenSet: { field: 'generate_signing_secret', ...integrationsEdit },
     })
     .input(WebhookCreateInput)
     .output(

@@ -2,7 +2,7 @@
 // resolve and count the caller with ONE statement (rate-limit/spend-key-tokens.ts for
 // API keys, rate-limit/count-requests.ts for ID-token sessions),
 // apply the plan, the rate limits and the key's scopes, then select the account
-// the request acts on (`userId`) and check any other account its input asks for.
+// the request acts on (`userId`) and check any other account, or section, its input asks for.
 import type { IncomingHttpHeaders } from 'node:http';
 import { PLANS, planHasFeature } from '../plans.ts';
 import { featureDisabledError, ForbiddenError, UnauthorizedError } from '../errors.ts';
@@ -28,6 +28,7 @@ import {
   type Credential,
   type ProcedureAccess,
   type Scopes,
+  type SectionWhenSet,
   type TargetAccount,
 } from './scopes.ts';
 
@@ -213,6 +214,17 @@ async function assertTargetAccountAllowed(
   assertAccountInScope(credential, String(value));
 }
 
+/** A flag of the input that needs another section is held to the key's sections like the procedure's own. */
+async function assertSectionWhenSetAllowed(
+  credential: Credential,
+  rule: SectionWhenSet | undefined,
+  readInput: (() => Promise<unknown>) | undefined,
+): Promise<void> {
+  if (!rule || credential.type !== 'scoped') return;
+  // Only `true` widens the call: any other value is false, absent, or refused by the input parser.
+  if ((await inputField(readInput, rule.field)) === true) assertProcedureAllowed(credential, rule);
+}
+
 /** One field of the unparsed input. */
 async function inputField(readInput: (() => Promise<unknown>) | undefined, field: string): Promise<unknown> {
   // Default-deny: an input that cannot be read is not allowed.
@@ -225,7 +237,9 @@ async function inputField(readInput: (() => Promise<unknown>) | undefined, field
 export async function authenticate(
   services: Services,
   request: { query: URLSearchParams; headers: IncomingHttpHeaders },
-  procedure: (ProcedureAccess & { agencyOnly?: boolean; ownAccountOnly?: boolean; targetAccount?: TargetAccount }) | undefined,
+  procedure:
+    | (ProcedureAccess & { agencyOnly?: boolean; ownAccountOnly?: boolean; targetAccount?: TargetAccount; sectionWhenSet?: SectionWhenSet })
+    | undefined,
   options: AuthenticateOptions = {},
 ): Promise<Authenticated> {
   const { credential, rateLimit, targetAgencyId } = await resolveCredential(services, request, options);
@@ -235,6 +249,7 @@ export async function authenticate(
     ownAccountOnly: procedure?.ownAccountOnly,
   });
   await assertTargetAccountAllowed(credential, procedure?.targetAccount, options.readInput);
+  await assertSectionWhenSetAllowed(credential, procedure?.sectionWhenSet, options.readInput);
   return { credential, account, rateLimit };
 }
 

@@ -57,6 +57,12 @@ export type ProcedureAccess = {
  */
 export type TargetAccount = { inputField: string } | 'everyClient' | { everyClientWhenSet: string };
 
+/**
+ * A boolean input field that, when true, makes the call also need another section's
+ * access (minting a signing secret at creation needs what the signing-secret routes need).
+ */
+export type SectionWhenSet = { field: string; section: ApiSection; access: Access };
+
 export function scopeDenied(message: string): ForbiddenError {
   return new ForbiddenError(message, { code: 'key_scope_denied' });
 }

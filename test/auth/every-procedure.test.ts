@@ -4,7 +4,7 @@
 // key_read_only), before it looks at its input. Every procedure that can act on
 // a client account (through `userId`, an id in its input, or on every client, also
 // when an input flag asks for it) refuses a key whose sub_account_ids do not cover
-// that account.
+// that account; an input flag that needs another section refuses a key without it.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { TRPCError } from '@trpc/server';
 import { appRouter } from '../../routers/index.ts';
@@ -15,6 +15,7 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 import {
   covered,
   createProcedureWalk,
+  flagged,
   inputOf,
   reachable,
   targeting,
@@ -34,7 +35,7 @@ afterAll(async () => {
   await service?.stop();
 });
 
-const { keysFor, onClient, newClient } = createProcedureWalk(() => service);
+const { keysFor, onClient, newClient, flagKeys } = createProcedureWalk(() => service);
 
 async function callOverRest(meta: ProcedureMeta, apiKey: string, target: Target = {}): Promise<Outcome> {
   const openapi = meta.openapi!;
@@ -160,6 +161,29 @@ test.each(targeting.map(([path, way, procedure]) => [path, way, procedure] as co
     expect([200, 201, 400, 403, 404], outcome.detail).toContain(outcome.status);
     // A 403 here can only be a domain refusal (numeric error_code), never a key-scope code.
     if (outcome.status === 403) expect(outcome.errorCode, outcome.detail).toBe(403);
+  },
+);
+
+test('the flag walk covers every input flag that needs another section', () => {
+  expect(flagged.map(([path]) => path)).toEqual(expect.arrayContaining(['webhooks.create']));
+});
+
+test.each(flagged.map(([path, procedure]) => [path, procedure] as const))(
+  "%s with its flag set: a writable key of its section alone gets 403 key_scope_denied; with the flag's section too it is not refused",
+  async (path, procedure) => {
+    const meta = procedure._def.meta!;
+    const rule = meta.sectionWhenSet!;
+    const { ownSectionOnly, withFlagSection, mainKey } = await flagKeys(meta);
+    const target: Target = { flags: { [rule.field]: true } };
+    const refused = await call(path, meta, ownSectionOnly, target);
+    expect(refused.status, refused.detail).toBe(403);
+    expect(refused.errorCode, refused.detail).toBe('key_scope_denied');
+    expect(refused.detail).toContain(`not allowed to use the ${rule.section} section`);
+    // Let through, the call gets the procedure's own answer, as the unscoped main key does (400 for the bare input).
+    const allowed = await call(path, meta, withFlagSection, target);
+    const unscoped = await call(path, meta, mainKey, target);
+    expect({ status: allowed.status, errorCode: allowed.errorCode }, allowed.detail).toEqual({ status: unscoped.status, errorCode: unscoped.errorCode });
+    expect(allowed.errorCode, allowed.detail).not.toBe('key_scope_denied');
   },
 );
 

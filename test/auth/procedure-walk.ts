@@ -28,6 +28,8 @@ export function waysOf(meta: ProcedureMeta): Way[] {
   else if (target) ways.push('client SC1 named in its input');
   return ways;
 }
+/** Procedures with an input flag that needs another section besides their own. */
+export const flagged = reachable.filter(([, procedure]) => procedure._def.meta?.sectionWhenSet);
 export const targeting = reachable.flatMap(([path, procedure]) => waysOf(procedure._def.meta!).map((way) => [path, way, procedure] as const));
 
 export type SectionKeys = {
@@ -124,5 +126,16 @@ export function createProcedureWalk(service: () => TestService) {
     return { apiKey: grant === 'main key' ? keys.mainKey : keys.byGrant[grant], target };
   }
 
-  return { keysFor, onClient, newClient };
+  /** Writable keys of the procedure's section (every client), without and with the section its input flag needs. */
+  async function flagKeys(meta: ProcedureMeta): Promise<{ ownSectionOnly: string; withFlagSection: string; mainKey: string }> {
+    const keys = await keysFor(meta.section);
+    const rule = meta.sectionWhenSet!;
+    const both = await createScopedKey(service().services.orm.em.fork(), service().services.secrets, keys.agencyId, {
+      label: `${meta.section} and ${rule.section}`,
+      scopes: { tags: [meta.section, rule.section], read_only: false, sub_account_ids: ['*'], rate_limit_per_min: 300 },
+    });
+    return { ownSectionOnly: keys.byGrant['["*"]'], withFlagSection: both.apiKey, mainKey: keys.mainKey };
+  }
+
+  return { keysFor, onClient, newClient, flagKeys };
 }
