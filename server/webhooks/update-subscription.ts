@@ -17,7 +17,10 @@ export const WebhookUpdateInput = z.object({
   subscribed_to_tags: SubscribedToTags.optional(),
   retries_enabled: z.boolean().optional(),
   enabled: z.boolean().optional(),
-  apply_to_sub_accounts: z.boolean().optional(),
+  apply_to_sub_accounts: z
+    .boolean()
+    .optional()
+    .describe('true needs a key with sub_account_ids ["*"], as does a new url or subscribed_to on a subscription that applies to sub-accounts.'),
 });
 export type WebhookUpdateInput = z.infer<typeof WebhookUpdateInput>;
 
