@@ -7,7 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticate, credentialExpiry, type Authenticated } from './auth/authenticate.ts';
 import { whileAuthorized } from './auth/authorized-stream.ts';
 import { channelCounterFor, channelOwner, takeSubscriptionSlot, type SocketState } from './trpc-limits.ts';
-import type { ApiSection, Access, TargetAccount } from './auth/scopes.ts';
+import type { ApiSection, Access, SectionWhenSet, TargetAccount } from './auth/scopes.ts';
 import { ZodError } from 'zod';
 import { ApiError, describeZodError, INTERNAL_ERROR_MESSAGE, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';
 import { checkRequestInput } from './input-rules.ts';
@@ -40,10 +40,13 @@ export type ProcedureMeta = OpenApiMeta<{
   bodyConstraints?: Record<string, unknown>;
   /**
    * Another account the operation touches besides the `userId` one: a raw input
-   * field holding a client's id, or `'everyClient'` (creating or listing clients).
+   * field holding a client's id, `'everyClient'` (creating or listing clients), or
+   * every client when an input flag is true (a webhook that applies to sub-accounts).
    * A scoped key is held to its `sub_account_ids` for it (403 key_scope_denied).
    */
   targetAccount?: TargetAccount;
+  /** A boolean input field that, when true, also needs another section (403 key_scope_denied). */
+  sectionWhenSet?: SectionWhenSet;
   /**
    * Body fields the specification sends in the query string of this POST/PUT
    * (any body method accepts query fields; these are also documented as such).

@@ -2,7 +2,7 @@
 // resolve and count the caller with ONE statement (rate-limit/spend-key-tokens.ts for
 // API keys, rate-limit/count-requests.ts for ID-token sessions),
 // apply the plan, the rate limits and the key's scopes, then select the account
-// the request acts on (`userId`) and check any other account its input names.
+// the request acts on (`userId`) and check any other account, or section, its input asks for.
 import type { IncomingHttpHeaders } from 'node:http';
 import { PLANS, planHasFeature } from '../plans.ts';
 import { featureDisabledError, ForbiddenError, UnauthorizedError } from '../errors.ts';
@@ -28,6 +28,7 @@ import {
   type Credential,
   type ProcedureAccess,
   type Scopes,
+  type SectionWhenSet,
   type TargetAccount,
 } from './scopes.ts';
 
@@ -204,20 +205,42 @@ async function assertTargetAccountAllowed(
 ): Promise<void> {
   if (!target || credential.type !== 'scoped') return;
   if (target === 'everyClient') return assertEveryClientInScope(credential);
-  // Default-deny: a target that cannot be read is not allowed.
-  if (!readInput) throw scopeDenied('This API key is not allowed to act on that account');
-  const input = await readInput();
-  const value = input !== null && typeof input === 'object' ? (input as Record<string, unknown>)[target.inputField] : undefined;
+  if ('everyClientWhenSet' in target) {
+    if ((await inputField(readInput, target.everyClientWhenSet)) === true) assertEveryClientInScope(credential);
+    return;
+  }
+  const value = await inputField(readInput, target.inputField);
   // Absent: nothing names another account (and the input parser refuses a missing id).
   if (value === undefined || value === null) return;
   assertAccountInScope(credential, String(value));
+}
+
+/** A flag of the input that needs another section is held to the key's sections like the procedure's own. */
+async function assertSectionWhenSetAllowed(
+  credential: Credential,
+  rule: SectionWhenSet | undefined,
+  readInput: (() => Promise<unknown>) | undefined,
+): Promise<void> {
+  if (!rule || credential.type !== 'scoped') return;
+  // Only `true` widens the call: any other value is false, absent, or refused by the input parser.
+  if ((await inputField(readInput, rule.field)) === true) assertProcedureAllowed(credential, rule);
+}
+
+/** One field of the unparsed input. */
+async function inputField(readInput: (() => Promise<unknown>) | undefined, field: string): Promise<unknown> {
+  // Default-deny: an input that cannot be read is not allowed.
+  if (!readInput) throw scopeDenied('This API key is not allowed to act on that account');
+  const input = await readInput();
+  return input !== null && typeof input === 'object' ? (input as Record<string, unknown>)[field] : undefined;
 }
 
 /** The whole check an authenticated procedure runs before its own code. */
 export async function authenticate(
   services: Services,
   request: { query: URLSearchParams; headers: IncomingHttpHeaders },
-  procedure: (ProcedureAccess & { agencyOnly?: boolean; ownAccountOnly?: boolean; targetAccount?: TargetAccount }) | undefined,
+  procedure:
+    | (ProcedureAccess & { agencyOnly?: boolean; ownAccountOnly?: boolean; targetAccount?: TargetAccount; sectionWhenSet?: SectionWhenSet })
+    | undefined,
   options: AuthenticateOptions = {},
 ): Promise<Authenticated> {
   const { credential, rateLimit, targetAgencyId } = await resolveCredential(services, request, options);
@@ -227,6 +250,7 @@ export async function authenticate(
     ownAccountOnly: procedure?.ownAccountOnly,
   });
   await assertTargetAccountAllowed(credential, procedure?.targetAccount, options.readInput);
+  await assertSectionWhenSetAllowed(credential, procedure?.sectionWhenSet, options.readInput);
   return { credential, account, rateLimit };
 }
 
