@@ -290,9 +290,15 @@ export function attachUpgrades(app: FastifyInstance, services: Services, router:
     },
     maxBatchSize: MAX_BATCH_CALLS,
     onError: ({ error }) => {
-      if (error.code === 'INTERNAL_SERVER_ERROR' && !(error.cause instanceof ApiError)) {
-        services.log.error({ err: error.cause ?? error }, 'tRPC WebSocket call failed');
+      if (error.code !== 'INTERNAL_SERVER_ERROR' || error.cause instanceof ApiError) return;
+      const code = (error.cause as { code?: unknown } | undefined)?.code;
+      if (typeof code === 'string' && code.startsWith('WS_ERR_')) {
+        // The client broke the WebSocket protocol (a frame over maxPayload, bad UTF-8): ws closes
+        // the socket with the matching code. The client's fault, not the service's.
+        services.log.warn({ code, reason: error.cause!.message }, 'tRPC WebSocket closed: the client broke the protocol');
+        return;
       }
+      services.log.error({ err: error.cause ?? error }, 'tRPC WebSocket call failed');
     },
     keepAlive: { enabled: true, pingMs: 30_000, pongWaitMs: 5_000 },
   });

@@ -7,6 +7,7 @@
 import { fetch } from 'undici';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { BODY_LIMIT_BYTES } from '../../server/http/host.ts';
 import { MAX_UNAUTHENTICATED_SOCKETS_PER_ADDRESS } from '../../server/http/unauthenticated-sockets.ts';
 import { insecureAgent, startTestService, type TestService } from '../helpers/service.ts';
 import { connectVisitor, insertWidget, isMessage, messageEvent, publish, type Visitor } from './widget-fixtures.ts';
@@ -14,8 +15,9 @@ import { connectVisitor, insertWidget, isMessage, messageEvent, publish, type Vi
 const ENGINE_WEBSOCKET = '/socket.io/?EIO=4&transport=websocket';
 const WAITING_TRPC = '/trpc?connectionParams=1';
 
-/** The service as configured, with its 10 s deadline. */
+/** The service as configured, with its 10 s deadline; its log lines are kept. */
 let service: TestService;
+const logLines: string[] = [];
 /** A second process on the same database whose deadline is short, for the tests that wait it out. */
 let hasty: TestService;
 let apiKey: string;
@@ -23,7 +25,7 @@ let accountId: string;
 let widgetId: string;
 
 beforeAll(async () => {
-  service = await startTestService({ env: { TRUST_PROXY: '127.0.0.1' } });
+  service = await startTestService({ env: { TRUST_PROXY: '127.0.0.1' }, logLines });
   hasty = await startTestService({
     databaseUrl: service.databaseUrl,
     env: { TRUST_PROXY: '127.0.0.1' },
@@ -211,4 +213,14 @@ test('a socket whose credential is refused is closed with 1008 after the refusal
   engine.ws.send(`40${JSON.stringify({ configId: 'cw_unknown', visitorId: visitorId() })}`);
   expect(await engine.closed).toBe(1008);
   expect(engine.frames[1]).toBe('44{"message":"unknown chat widget","data":{"status":400}}');
+});
+
+test('a frame over 1 MiB from an unauthenticated client is logged as a warning without a stack', async () => {
+  const socket = opened(await upgrade(service, WAITING_TRPC, address()));
+  socket.ws.send('x'.repeat(BODY_LIMIT_BYTES + 1));
+  expect(await socket.closed).toBe(1009);
+  const logged = () => logLines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => String(line.msg).includes('WebSocket'));
+  while (!logged().some((line) => line.level === 40)) await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(logged()).toEqual([expect.objectContaining({ level: 40, code: 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH', msg: 'tRPC WebSocket closed: the client broke the protocol' })]);
+  expect(JSON.stringify(logged())).not.toContain('stack');
 });
