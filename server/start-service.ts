@@ -20,6 +20,7 @@ import { createMessagingProvider } from './messaging/provider-client.ts';
 import { CREDENTIAL_CHANGES_CHANNEL, createCredentialChangeFeed } from './auth/credential-changes.ts';
 import { createConversationEventFeed } from './realtime/conversation-events.ts';
 import { createWidgetGateway } from './http/widget-gateway.ts';
+import { createUnauthenticatedSockets } from './http/unauthenticated-sockets.ts';
 import { assertSameSecretAsDatabase, SecretMismatchError } from './secret-check.ts';
 import { createSecrets, loadMasterSecret } from './secrets.ts';
 import type { Services } from './process-services.ts';
@@ -33,6 +34,8 @@ export type ServiceDefinition = {
   plugins?: HostOptions['plugins'];
   plainRoutes?: HostOptions['plainRoutes'];
   upgrades?: (services: Services, app: FastifyInstance) => { handler: UpgradeHandler; close(): Promise<void> }[];
+  /** Tests shorten it; the service gives a new socket UNAUTHENTICATED_SOCKET_DEADLINE_MS to authenticate. */
+  unauthenticatedSocketDeadlineMs?: number;
 };
 
 export type RunningService = {
@@ -158,7 +161,9 @@ export async function startService(config: Config, log: Logger, definition: Serv
       // Live pushes reach this process's sockets from whichever process stored the change.
       await services.conversationEvents.start();
       const tls = config.TLS === 'on' ? await loadTlsMaterial(config) : null;
-      const widgetGateway = createWidgetGateway(services);
+      // One count of unauthenticated sockets per address for /trpc and Socket.IO together.
+      const unauthenticated = createUnauthenticatedSockets({ deadlineMs: definition.unauthenticatedSocketDeadlineMs });
+      const widgetGateway = createWidgetGateway(services, unauthenticated);
       upgradeClosers = [() => widgetGateway.close()];
       app = await buildHttpHost({
         services,
@@ -181,7 +186,7 @@ export async function startService(config: Config, log: Logger, definition: Serv
       });
       await app.ready();
       const extra = definition.upgrades?.(services, app) ?? [];
-      const trpcSockets = attachUpgrades(app, services, definition.router, [widgetGateway.handleUpgrade, ...extra.map((item) => item.handler)]);
+      const trpcSockets = attachUpgrades(app, services, definition.router, unauthenticated, [widgetGateway.handleUpgrade, ...extra.map((item) => item.handler)]);
       upgradeClosers = [() => widgetGateway.close(), ...extra.map((item) => () => item.close()), () => trpcSockets.close()];
       try {
         // fastify names the scheme from its own https option, which the one-port server factory

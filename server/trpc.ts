@@ -265,7 +265,7 @@ async function subscribeWhileAuthorized<R extends { ok: boolean; data?: unknown 
     ? () => {}
     : shared.socket
       ? takeSubscriptionSlot(shared.socket, procedure.signal)
-      : openStreamChannel(services, call.request, procedure.signal);
+      : openStreamChannel(services, auth, procedure.signal);
   let result: R;
   try {
     result = await proceed(shared, call, next as never);
@@ -295,8 +295,8 @@ async function subscribeWhileAuthorized<R extends { ok: boolean; data?: unknown 
 }
 
 /** A subscription over SSE is a long-lived channel of its own, counted like a socket. */
-function openStreamChannel(services: Services, request: RequestInfo, signal: AbortSignal | undefined): () => void {
-  const close = channelCounterFor(services).open(channelOwner(services, request));
+function openStreamChannel(services: Services, auth: Authenticated, signal: AbortSignal | undefined): () => void {
+  const close = channelCounterFor(services).open(channelOwner(auth.credential));
   const release = () => {
     close();
     signal?.removeEventListener('abort', release);

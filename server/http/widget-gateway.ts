@@ -20,6 +20,8 @@ import { countAndReadWidget } from '../widgets/read-public-widget-config.ts';
 import { identityTokenOf, resolveWidgetVisitor, VISITOR_IDENTITY_HEADER, VisitorIdentityError } from '../widgets/visitor-identity.ts';
 import { couldBeWidgetId } from '../widgets/widget-record.ts';
 import { createVisitorTyping, type VisitorTyping } from '../realtime/visitor-typing.ts';
+import { TOO_MANY_UNAUTHENTICATED_SOCKETS, type UnauthenticatedSockets } from './unauthenticated-sockets.ts';
+import { createWidgetSocketAdmission } from './widget-socket-admission.ts';
 
 export const SOCKET_IO_PATH = '/socket.io';
 
@@ -50,7 +52,7 @@ export class HandshakeRefusedError extends Error {
   }
 }
 
-export function createWidgetGateway(services: Services): WidgetGateway {
+export function createWidgetGateway(services: Services, unauthenticated: UnauthenticatedSockets): WidgetGateway {
   const log = services.log.child({ component: 'widget-gateway' });
   // Socket.IO attaches to an http.Server by listening to its 'request' and 'upgrade' events.
   // This one never listens: the host hands it the requests for /socket.io, so fastify's hooks
@@ -67,11 +69,17 @@ export function createWidgetGateway(services: Services): WidgetGateway {
 
   const trust = trustedProxy(services.config.TRUST_PROXY);
   const open = createSocketCaps(services.config);
+  // Until its CONNECT is accepted, a connection counts as unauthenticated against its address.
+  const admission = createWidgetSocketAdmission(io, unauthenticated, trust, `${SOCKET_IO_PATH}/`);
   io.use((socket, next) => {
     authorizeHandshake(services, trust, socket).then(
       ({ accountId, widgetId, visitorId, address, expiresAt }) => {
         const release = open.take(`${widgetId}:${visitorId}`, address);
-        if (!release) return next(new HandshakeRefusedError('too many open chat sockets', { status: 429 }));
+        if (!release) {
+          admission.refused(socket.conn);
+          return next(new HandshakeRefusedError('too many open chat sockets', { status: 429 }));
+        }
+        admission.authenticated(socket.conn);
         // A verified visitor's socket lasts as long as their token is accepted, so reconnecting with it then fails; the page reconnects with a fresh one.
         const expiry = expiresAt === null ? null : setTimeout(() => socket.disconnect(true), Math.max(0, expiresAt * 1000 - Date.now()));
         expiry?.unref();
@@ -95,7 +103,10 @@ export function createWidgetGateway(services: Services): WidgetGateway {
         next();
       },
       (error: unknown) => {
-        if (error instanceof HandshakeRefusedError) return next(error);
+        if (error instanceof HandshakeRefusedError) {
+          admission.refused(socket.conn);
+          return next(error);
+        }
         log.error({ err: error }, 'widget socket handshake failed');
         next(new Error('handshake failed'));
       },
@@ -114,6 +125,10 @@ export function createWidgetGateway(services: Services): WidgetGateway {
         // Engine.IO reads long-polling bodies itself, so the request leaves fastify before any
         // body parsing; the host's own onRequest hooks have run by then.
         onRequest: (request, reply) => {
+          if (!admission.admitPolling(request.raw, reply.raw)) {
+            const refused = TOO_MANY_UNAUTHENTICATED_SOCKETS;
+            return void reply.code(refused.status).headers(refused.headers).type(refused.contentType).send(refused.body);
+          }
           reply.hijack();
           bridge.emit('request', request.raw, reply.raw);
         },
@@ -123,7 +138,7 @@ export function createWidgetGateway(services: Services): WidgetGateway {
     handleUpgrade(request, socket, head) {
       const pathname = (request.url ?? '/').split('?')[0];
       if (pathname !== SOCKET_IO_PATH && !pathname.startsWith(`${SOCKET_IO_PATH}/`)) return false;
-      bridge.emit('upgrade', request, socket, head);
+      if (admission.admitUpgrade(request, socket)) bridge.emit('upgrade', request, socket, head);
       return true;
     },
     connectedSockets() {

@@ -7,6 +7,7 @@ import { conversationEventsProcedure } from '../../routers/chat-widgets/subscrip
 import type { ConversationEvent } from '../../server/realtime/conversation-events.ts';
 import { router } from '../../server/trpc.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { openRawTrpcSocket } from '../helpers/trpc-socket.ts';
 import { insertWidget, messageEvent, publish, type Target } from './widget-fixtures.ts';
 
 // The procedure on its own router, served by the real host the way appRouter serves it, so
@@ -126,6 +127,11 @@ test('a subscription can be narrowed to one widget', async () => {
   }
 });
 
-test('a subscription without a valid key is refused', async () => {
-  await expect(subscribe('not-a-key', undefined, 1)).rejects.toMatchObject({ data: { httpStatus: 401 } });
+test('a subscription without a valid key is refused: its socket hears UNAUTHORIZED and is closed (policy violation)', async () => {
+  const socket = await openRawTrpcSocket(service.origin, { apiKey: 'not-a-key' });
+  socket.send({ id: 1, method: 'subscription', params: { path: 'chatWidgets.onConversationEvent', input: {} } });
+  const refusal = await socket.waitFor((frame) => frame.id === null);
+  expect(refusal.error).toMatchObject({ data: { code: 'UNAUTHORIZED', httpStatus: 401 } });
+  expect(await socket.closed).toBe(1008);
+  expect(socket.frames.some((frame) => frame.id === 1 && frame.result)).toBe(false);
 });
