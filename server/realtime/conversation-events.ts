@@ -5,7 +5,8 @@
 // hands what it hears to its in-process subscribers (the Socket.IO gateway, tRPC
 // subscriptions). Nothing a visitor needs lives in one process's memory. This is the one
 // module that knows the channel; its connection also hears the channels other modules
-// name (credential changes), so a process keeps one LISTEN connection whatever it hears.
+// name (credential changes, widget changes), so a process keeps one LISTEN connection
+// whatever it hears.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -41,7 +42,8 @@ export async function publishConversationEvents(em: EntityManager, events: Conve
 
 /**
  * The one writer of notifications on any channel (conversation events here, credential
- * changes in server/auth/credential-changes.ts): a select-list call of pg_notify, delivered
+ * changes in server/auth/credential-changes.ts, widget changes in
+ * server/widgets/widget-changes.ts): a select-list call of pg_notify, delivered
  * to every listening process when, and only if, the transaction commits.
  */
 export function notifySql(channel: string, payload: string): Sql {
