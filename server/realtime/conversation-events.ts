@@ -34,10 +34,21 @@ export async function publishConversationEvent(em: EntityManager, event: Convers
   await publishConversationEvents(em, [event]);
 }
 
-/** Several events in one statement, announced in this order. */
+/**
+ * Several events in one statement, announced in this order, and only while their widgets
+ * exist: a deleted widget's conversations are pushed nowhere (a reply to its visitor is
+ * stored, not announced). A deletion that commits after this statement but before the
+ * caller's commit is announced first, and its sockets' check holds the events back
+ * (server/http/widget-socket-review.ts).
+ */
 export async function publishConversationEvents(em: EntityManager, events: ConversationEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await runSql(em, sql`select ${notifyConversationSql(events)}`);
+  const widgets = new Map(events.map((event) => [event.widgetId, event.accountId]));
+  const exist = joinSql(
+    [...widgets].map(([widgetId, accountId]) => sql`exists (select 1 from chat_widgets where id = ${widgetId} and account_id = ${accountId})`),
+    ' and ',
+  );
+  await runSql(em, sql`select ${notifyConversationSql(events)} where ${exist}`);
 }
 
 /**
