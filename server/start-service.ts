@@ -21,6 +21,7 @@ import { CREDENTIAL_CHANGES_CHANNEL, createCredentialChangeFeed } from './auth/c
 import { createConversationEventFeed } from './realtime/conversation-events.ts';
 import { createWidgetGateway } from './http/widget-gateway.ts';
 import { createUnauthenticatedSockets } from './http/unauthenticated-sockets.ts';
+import { createWidgetChangeFeed, WIDGET_CHANGES_CHANNEL } from './widgets/widget-changes.ts';
 import { assertSameSecretAsDatabase, SecretMismatchError } from './secret-check.ts';
 import { createSecrets, loadMasterSecret } from './secrets.ts';
 import type { Services } from './process-services.ts';
@@ -99,13 +100,17 @@ export async function createServices(config: Config, log: Logger, databaseUrl: s
     allowHosts: config.WEBHOOK_ALLOW_HOSTS ?? [],
   });
   const credentialChanges = createCredentialChangeFeed(log);
+  const widgetChanges = createWidgetChangeFeed(log);
   const conversationEvents = createConversationEventFeed({
     databaseUrl,
     pool,
     log,
-    alsoHear: [{ channel: CREDENTIAL_CHANGES_CHANNEL, receive: credentialChanges.receive, reconnected: credentialChanges.reconnected }],
+    alsoHear: [
+      { channel: CREDENTIAL_CHANGES_CHANNEL, receive: credentialChanges.receive, reconnected: credentialChanges.reconnected },
+      { channel: WIDGET_CHANGES_CHANNEL, receive: widgetChanges.receive, reconnected: widgetChanges.reconnected },
+    ],
   });
-  return { config, databaseUrl, orm, pool, secrets, log, messaging, conversationEvents, credentialChanges };
+  return { config, databaseUrl, orm, pool, secrets, log, messaging, conversationEvents, credentialChanges, widgetChanges };
 }
 
 export async function startService(config: Config, log: Logger, definition: ServiceDefinition): Promise<RunningService> {

@@ -130,14 +130,21 @@ const READ_WIDGET_IDENTITY = {
   text: 'select settings, identity_secret_sealed from chat_widgets where id = $1',
 };
 
+/** What the widget says of identity verification now; null when there is no such widget. */
+export async function readWidgetIdentity(pool: pg.Pool, widgetId: string): Promise<WidgetIdentity | null> {
+  if (!couldBeWidgetId(widgetId)) return null;
+  const [widget] = (await pool.query<WidgetIdentity>({ ...READ_WIDGET_IDENTITY, values: [widgetId] })).rows;
+  return widget ?? null;
+}
+
 /**
  * For endpoints whose one statement is keyed by the visitor: without a token the visitor
  * is `fromId` and the statement's widget row is checked afterwards (checkWidgetVisitor);
  * with one, the widget's secret is read first, so the statement runs for the verified user.
  */
 export async function visitorBeforeStatement(pool: pg.Pool, secrets: Secrets, widgetId: string, fromId: string, token: string | undefined): Promise<WidgetVisitor> {
-  if (token === undefined || !couldBeWidgetId(widgetId)) return { key: fromId, verified: null };
-  const [widget] = (await pool.query<WidgetIdentity>({ ...READ_WIDGET_IDENTITY, values: [widgetId] })).rows;
+  if (token === undefined) return { key: fromId, verified: null };
+  const widget = await readWidgetIdentity(pool, widgetId);
   if (!widget) return { key: fromId, verified: null };
   return (await resolveWidgetVisitor(secrets, widget, fromId, token))!;
 }

@@ -4,10 +4,9 @@
 // a token that does not verify is refused even with `optional`; a verified site user is one
 // contact (with the token's email and name) and one conversation on every device.
 import { randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CLOCK_TOLERANCE_SECONDS } from '../../server/widgets/visitor-identity.ts';
-import { connectVisitor, isMessage } from '../realtime/widget-fixtures.ts';
+import { connectVisitor, createWidgetWithSecret, isMessage, signVisitorToken as sign, type WidgetWithSecret as Widget } from '../realtime/widget-fixtures.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
@@ -18,25 +17,9 @@ afterAll(async () => {
   await service?.stop();
 });
 
-type Widget = { id: string; userId: string; apiKey: string; secret: string };
-
-async function newWidget(identityVerification: 'off' | 'optional' | 'required'): Promise<Widget> {
-  const { apiKey, userId } = await service.createAccount();
-  const created = await service.request('POST', '/chat-widgets', { apiKey, body: { name: 'Site', settings: { identityVerification } } });
-  expect(created.status).toBe(201);
-  const issued = await service.request('POST', `/chat-widgets/${created.body.data.id}/identity-secret`, { apiKey });
-  expect(issued.status).toBe(200);
-  return { id: created.body.data.id, userId, apiKey, secret: issued.body.data.identity_secret };
-}
+const newWidget = (identityVerification: 'off' | 'optional' | 'required') => createWidgetWithSecret(service, identityVerification);
 
 const HOUR = 3600;
-
-/** What a site's back end does: an HS256 JWT keyed by the secret's UTF-8 bytes. */
-async function sign(secret: string, claims: Record<string, unknown>, expiresIn: number | null = HOUR): Promise<string> {
-  const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt();
-  if (expiresIn !== null) jwt.setExpirationTime(Math.floor(Date.now() / 1000) + expiresIn);
-  return jwt.sign(new TextEncoder().encode(secret));
-}
 
 function visitor(): string {
   return `v_${randomUUID().replaceAll('-', '')}`;
