@@ -125,7 +125,12 @@ export function createWidgetGateway(services: Services, unauthenticated: Unauthe
           typing?.end();
         };
         // A socket whose connection closes during the handshake never hears 'disconnect'; its connection does close.
-        socket.once('disconnect', closed);
+        // A visitor has one socket per connection: a connection whose socket left would be held
+        // open by heartbeats and counted by no cap, so it is closed with it.
+        socket.once('disconnect', () => {
+          closed();
+          socket.conn.close();
+        });
         socket.conn.once('close', closed);
         next();
       },
