@@ -52,8 +52,8 @@ export type ProcedureMeta = OpenApiMeta<{
    * (any body method accepts query fields; these are also documented as such).
    */
   queryFields?: string[];
-  /** `uncounted`: reads the rate-limit budget without spending it (the usage endpoint). */
-  rateLimit?: 'uncounted';
+  /** `apart`: reads the rate-limit budget without spending it, counted in a bucket of its own at the same limit (the usage endpoint). */
+  rateLimit?: 'apart';
 }>;
 
 export type RequestInfo = {
@@ -237,7 +237,7 @@ export const accountProcedure = t.procedure.use(({ ctx, meta, next, getRawInput,
   const call = callContext(ctx);
   return atRequestBoundary(call, getRawInput, async (): Authed => {
     const auth = await authenticate(call.services, call.request, meta, {
-      count: meta?.rateLimit !== 'uncounted',
+      counting: meta?.rateLimit === 'apart' ? 'apart' : 'budget',
       responseHeaders: call.responseHeaders,
       readInput: getRawInput,
     });
@@ -280,7 +280,7 @@ async function subscribeWhileAuthorized<R extends { ok: boolean; data?: unknown 
       isRefusal: (error) => error instanceof TRPCError,
       check: async () => {
         try {
-          const again = await authenticate(services, call.request, procedure.meta, { count: false, readInput: procedure.getRawInput });
+          const again = await authenticate(services, call.request, procedure.meta, { counting: 'none', readInput: procedure.getRawInput });
           return await credentialExpiry(services, again.credential);
         } catch (error) {
           throw error instanceof ApiError ? toTrpcError(error) : error;

@@ -6,6 +6,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { PLANS, planHasFeature } from '../plans.ts';
 import { featureDisabledError, ForbiddenError, UnauthorizedError } from '../errors.ts';
+import { countApart } from '../rate-limit/count-apart.ts';
 import { resolveSessionAndCount, type CallerRow } from '../rate-limit/count-requests.ts';
 import { forgetPastTokens, resolveKeyAndSpend } from '../rate-limit/spend-key-tokens.ts';
 import { sweepOldWindows } from '../rate-limit/sweep-old-windows.ts';
@@ -64,8 +65,12 @@ export type Authenticated = {
 };
 
 export type AuthenticateOptions = {
-  /** False for the usage endpoint, which reads the budget without spending it. */
-  count?: boolean;
+  /**
+   * What the request spends: its credential's budget (the default); a bucket of its own at the
+   * same limit, reading the budget without spending it (`apart`: the usage endpoint); or
+   * nothing (`none`: a subscription's check again).
+   */
+  counting?: 'budget' | 'apart' | 'none';
   /** Receives the RateLimit headers as soon as the request is counted (also on refusals). */
   responseHeaders?: Record<string, string>;
   /** The procedure's unparsed input, read only when its meta names a target account field. */
@@ -180,7 +185,8 @@ export async function resolveCredential(
   const carrier = pickCarrier(request.query, request.headers);
   if (!carrier) throw new UnauthorizedError();
   const userId = request.query.get('userId') || null;
-  const count = options.count ?? true;
+  const counting = options.counting ?? 'budget';
+  const count = counting === 'budget';
   const resolved =
     carrier.from === 'bearer' && looksLikeJwt(carrier.value)
       ? await resolveSession(services, carrier.value, userId, count)
@@ -191,6 +197,7 @@ export async function resolveCredential(
   }
   if (options.responseHeaders) Object.assign(options.responseHeaders, rateLimitHeaders(resolved.rateLimit));
   assertWithinBudget(resolved.rateLimit);
+  if (counting === 'apart') await countApart(services.pool, resolved.credential);
   return resolved;
 }
 

@@ -28,7 +28,8 @@ import { channelCounterFor, channelOwner, MAX_BATCH_CALLS } from '../trpc-limits
 import { registerTrpcHttp } from './trpc-http.ts';
 import { requestAddress, requestHost, requestProtocol, trustedProxy } from './trusted-proxy.ts';
 import { closeReason, POLICY_VIOLATION, refuseUpgrade, type Admission, type UnauthenticatedSockets } from './unauthenticated-sockets.ts';
-import { pathForLog } from './widget-pages.ts';
+import { answerEveryRequestWithNosniff } from './nosniff.ts';
+import { pageHeaders, pathForLog } from './widget-pages.ts';
 
 /** Request bodies larger than this get 413 (documented in README). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -111,6 +112,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
 
   // First of all hooks, so every answer (hooks' refusals too) carries the request id.
   registerRequestIds(app);
+  answerEveryRequestWithNosniff(app.server);
 
   // Access log: path without the query string, so credentials (`apiKey`) never reach the log.
   const accessLog = services.log.child({ component: 'http' });
@@ -231,8 +233,20 @@ async function registerDocsPage(app: FastifyInstance) {
 <script src="${REST_PREFIX}/docs/swagger-ui-bundle.js"></script>
 <script src="${REST_PREFIX}/docs/init.js"></script>
 </body></html>`;
-  const init = `window.ui = SwaggerUIBundle({ url: '${REST_PREFIX}/openapi.json', dom_id: '#docs' });`;
-  app.get(`${REST_PREFIX}/docs`, async (_request, reply) => reply.type('text/html; charset=utf-8').send(page));
+  // No validator badge: it would load an image from the validator's site.
+  const init = `window.ui = SwaggerUIBundle({ url: '${REST_PREFIX}/openapi.json', dom_id: '#docs', validatorUrl: null });`;
+  // What Swagger UI needs, all from this host: its script and init.js, its stylesheet, the
+  // document (and "Try it out" calls) on this origin, and the icons its stylesheet inlines.
+  const policy = [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ];
+  app.get(`${REST_PREFIX}/docs`, async (_request, reply) => pageHeaders(reply, policy).send(page));
   app.get(`${REST_PREFIX}/docs/init.js`, async (_request, reply) => reply.type('application/javascript; charset=utf-8').send(init));
   for (const [file, type] of Object.entries(assets)) {
     const content = await readFile(path.join(distDir, file));
