@@ -287,7 +287,7 @@ export function attachUpgrades(app: FastifyInstance, services: Services, router:
       try {
         // The socket's credential is checked once here, spending nothing: it must exist before
         // the socket takes one of its places. Each call is still authenticated and counted.
-        const { credential } = await resolveCredential(services, request, { count: false });
+        const { credential } = await resolveCredential(services, request, { counting: 'none' });
         release = channels.open(channelOwner(credential));
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
