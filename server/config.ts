@@ -69,8 +69,8 @@ export const configSchema = z.object({
   MESSAGING_VERIFY_TOKEN: z.string().min(1).optional(),
   /** Template sends per second per connected number during a broadcast. */
   BROADCAST_RATE_PER_SECOND: z.coerce.number().int().min(1).max(1000).default(80),
-  /** OpenAI-compatible chat-completions endpoint for summaries (HTTPS, public unless WEBHOOK_ALLOW_HOSTS exempts it); unset = built-in extractive summarizer. */
-  SUMMARY_API_URL: url.optional(),
+  /** OpenAI-compatible chat-completions endpoint for summaries (http:// or https://, on any address: a local model server too); unset = built-in extractive summarizer. */
+  SUMMARY_API_URL: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
   /** Bearer key for SUMMARY_API_URL. */
   SUMMARY_API_KEY: z.string().min(1).optional(),
   /** Model name sent to SUMMARY_API_URL. */

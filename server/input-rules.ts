@@ -1,5 +1,5 @@
-// Rules every request's input obeys before anything reads it, whatever the
-// procedure: no NUL characters and no lone UTF-16 surrogates (PostgreSQL text
+// Rules every request's input (and the identity claims of the tokens it carries)
+// obeys before anything reads it, whatever the procedure: no NUL characters and no lone UTF-16 surrogates (PostgreSQL text
 // and json cannot store them and refuse the whole query), and JSON nested at
 // most MAX_INPUT_DEPTH levels (serialisers and validators recurse, so deeper
 // input would overflow the stack). Integers
@@ -88,6 +88,18 @@ export function findInputProblem(input: unknown): InvalidInputError | undefined 
     }
   }
   return undefined;
+}
+
+/** The claims by which a token names its holder (an OIDC ID token, a widget visitor token). */
+const IDENTITY_CLAIMS = ['sub', 'email', 'name'] as const;
+
+/**
+ * The first identity claim of a verified token that breaks the input rules, as the refusal
+ * naming it; undefined when there is none. The caller refuses the whole token (401): a
+ * signed claim is not something the request can correct.
+ */
+export function findClaimProblem(claims: Readonly<Record<string, unknown>>): InvalidInputError | undefined {
+  return findInputProblem(Object.fromEntries(IDENTITY_CLAIMS.map((claim) => [claim, claims[claim]])));
 }
 
 /**

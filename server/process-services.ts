@@ -23,6 +23,8 @@ export type Services = {
   conversationEvents: ConversationEventFeed;
   /** Credential and feature changes any process announced, for live subscriptions (heard on the same LISTEN connection). */
   credentialChanges: CredentialChangeFeed;
+  /** Chat-widget changes any process announced, for the visitor sockets this process holds (heard on the same LISTEN connection). */
+  widgetChanges: WidgetChangeFeed;
 };
 
 // The messaging provider (implemented by messaging/provider-client.ts).
@@ -73,6 +75,20 @@ export type CredentialChangeListener = (accountId: string | null) => void;
 export type CredentialChangeFeed = {
   /** Calls `listener` when one of `accountIds` changes (or anything may have). Returns an unwatch function. */
   watch(accountIds: readonly string[], listener: CredentialChangeListener): () => void;
+  /** What the LISTEN connection hears on the channel. */
+  receive(payload: string | undefined): void;
+  /** The LISTEN connection came back: what was announced meanwhile is lost, so everyone checks. */
+  reconnected(): void;
+};
+
+// Chat-widget changes heard by this process (implemented by widgets/widget-changes.ts).
+/** Called with the changed widget's id; with null when changes may have been missed (the LISTEN connection was lost). */
+export type WidgetChangeListener = (widgetId: string | null) => void;
+
+/** This process's listeners, fed by the LISTEN connection of server/realtime/conversation-events.ts. */
+export type WidgetChangeFeed = {
+  /** Calls `listener` for every widget change any process announced. Returns an unsubscribe function. */
+  subscribe(listener: WidgetChangeListener): () => void;
   /** What the LISTEN connection hears on the channel. */
   receive(payload: string | undefined): void;
   /** The LISTEN connection came back: what was announced meanwhile is lost, so everyone checks. */

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { DataDirLockedError, lockDataDir } from './data-dir-lock.ts';
 import { startEmbeddedPostgres } from './db/embedded.ts';
-import { migrate, openOrm, pgPool } from './db/orm.ts';
+import { migrate, openOrm, pgPool, UnsupportedPostgresError } from './db/orm.ts';
 import { attachUpgrades, buildHttpHost, type HostOptions, type UpgradeHandler } from './http/host.ts';
 import { PROVIDER_CALLBACK_ROUTES, registerProviderCallbacks } from './http/provider-callbacks.ts';
 import { READY_ROUTE, registerReadiness } from './http/readiness.ts';
@@ -20,6 +20,8 @@ import { createMessagingProvider } from './messaging/provider-client.ts';
 import { CREDENTIAL_CHANGES_CHANNEL, createCredentialChangeFeed } from './auth/credential-changes.ts';
 import { createConversationEventFeed } from './realtime/conversation-events.ts';
 import { createWidgetGateway } from './http/widget-gateway.ts';
+import { createUnauthenticatedSockets } from './http/unauthenticated-sockets.ts';
+import { createWidgetChangeFeed, WIDGET_CHANGES_CHANNEL } from './widgets/widget-changes.ts';
 import { assertSameSecretAsDatabase, SecretMismatchError } from './secret-check.ts';
 import { loadMasterSecret } from './master-secret.ts';
 import { createSecrets } from './secrets.ts';
@@ -34,6 +36,8 @@ export type ServiceDefinition = {
   plugins?: HostOptions['plugins'];
   plainRoutes?: HostOptions['plainRoutes'];
   upgrades?: (services: Services, app: FastifyInstance) => { handler: UpgradeHandler; close(): Promise<void> }[];
+  /** Tests shorten it; the service gives a new socket UNAUTHENTICATED_SOCKET_DEADLINE_MS to authenticate. */
+  unauthenticatedSocketDeadlineMs?: number;
 };
 
 export type RunningService = {
@@ -97,13 +101,17 @@ export async function createServices(config: Config, log: Logger, databaseUrl: s
     allowHosts: config.WEBHOOK_ALLOW_HOSTS ?? [],
   });
   const credentialChanges = createCredentialChangeFeed(log);
+  const widgetChanges = createWidgetChangeFeed(log);
   const conversationEvents = createConversationEventFeed({
     databaseUrl,
     pool,
     log,
-    alsoHear: [{ channel: CREDENTIAL_CHANGES_CHANNEL, receive: credentialChanges.receive, reconnected: credentialChanges.reconnected }],
+    alsoHear: [
+      { channel: CREDENTIAL_CHANGES_CHANNEL, receive: credentialChanges.receive, reconnected: credentialChanges.reconnected },
+      { channel: WIDGET_CHANGES_CHANNEL, receive: widgetChanges.receive, reconnected: widgetChanges.reconnected },
+    ],
   });
-  return { config, databaseUrl, orm, pool, secrets, log, messaging, conversationEvents, credentialChanges };
+  return { config, databaseUrl, orm, pool, secrets, log, messaging, conversationEvents, credentialChanges, widgetChanges };
 }
 
 export async function startService(config: Config, log: Logger, definition: ServiceDefinition): Promise<RunningService> {
@@ -130,7 +138,7 @@ export async function startService(config: Config, log: Logger, definition: Serv
   } catch (error) {
     await database.stop();
     await lock.release();
-    if (error instanceof SecretMismatchError) throw new StartError(error.message, { cause: error });
+    if (error instanceof SecretMismatchError || error instanceof UnsupportedPostgresError) throw new StartError(error.message, { cause: error });
     throw new StartError(`database unreachable or not migratable: ${(error as Error).message}`, { cause: error });
   }
 
@@ -159,7 +167,9 @@ export async function startService(config: Config, log: Logger, definition: Serv
       // Live pushes reach this process's sockets from whichever process stored the change.
       await services.conversationEvents.start();
       const tls = config.TLS === 'on' ? await loadTlsMaterial(config) : null;
-      const widgetGateway = createWidgetGateway(services);
+      // One count of unauthenticated sockets per address for /trpc and Socket.IO together.
+      const unauthenticated = createUnauthenticatedSockets({ deadlineMs: definition.unauthenticatedSocketDeadlineMs });
+      const widgetGateway = createWidgetGateway(services, unauthenticated);
       upgradeClosers = [() => widgetGateway.close()];
       app = await buildHttpHost({
         services,
@@ -182,7 +192,7 @@ export async function startService(config: Config, log: Logger, definition: Serv
       });
       await app.ready();
       const extra = definition.upgrades?.(services, app) ?? [];
-      const trpcSockets = attachUpgrades(app, services, definition.router, [widgetGateway.handleUpgrade, ...extra.map((item) => item.handler)]);
+      const trpcSockets = attachUpgrades(app, services, definition.router, unauthenticated, [widgetGateway.handleUpgrade, ...extra.map((item) => item.handler)]);
       upgradeClosers = [() => widgetGateway.close(), ...extra.map((item) => () => item.close()), () => trpcSockets.close()];
       try {
         // fastify names the scheme from its own https option, which the one-port server factory

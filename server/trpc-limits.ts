@@ -1,8 +1,7 @@
 // The documented limits of /trpc's long-lived and batched channels (README "Resource limits"):
 // calls per batch (HTTP and WebSocket), subscriptions per WebSocket, WebSockets and SSE
 // subscriptions per credential.
-import type { IncomingHttpHeaders } from 'node:http';
-import { pickCarrier } from './auth/authenticate.ts';
+import type { Credential } from './auth/scopes.ts';
 import { ApiError } from './errors.ts';
 import type { Services } from './process-services.ts';
 
@@ -82,10 +81,10 @@ export function channelCounterFor(services: Services): ChannelCounter {
 }
 
 /**
- * Whose channel it is: the credential as presented (its HMAC, never the value), counted
- * before it is checked, so a socket counts from the moment it opens; without one, the address.
+ * Whose channel it is: the credential once accepted (a key by its id, a session by its
+ * subject), so only a credential that exists has places; a socket waits for that in the
+ * count of unauthenticated sockets (server/http/unauthenticated-sockets.ts).
  */
-export function channelOwner(services: Services, request: { query: URLSearchParams; headers: IncomingHttpHeaders; ip: string }): string {
-  const carrier = pickCarrier(request.query, request.headers);
-  return carrier ? `key:${services.secrets.hashApiKey(carrier.value).toString('base64')}` : `ip:${request.ip}`;
+export function channelOwner(credential: Credential): string {
+  return credential.type === 'session' ? `session:${credential.id}` : `key:${credential.id}`;
 }

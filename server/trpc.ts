@@ -7,7 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { authenticate, credentialExpiry, type Authenticated } from './auth/authenticate.ts';
 import { whileAuthorized } from './auth/authorized-stream.ts';
 import { channelCounterFor, channelOwner, takeSubscriptionSlot, type SocketState } from './trpc-limits.ts';
-import type { ApiSection, Access, TargetAccount } from './auth/scopes.ts';
+import type { ApiSection, Access, SectionWhenSet, TargetAccount } from './auth/scopes.ts';
 import { ZodError } from 'zod';
 import { ApiError, describeZodError, INTERNAL_ERROR_MESSAGE, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';
 import { checkRequestInput } from './input-rules.ts';
@@ -40,17 +40,20 @@ export type ProcedureMeta = OpenApiMeta<{
   bodyConstraints?: Record<string, unknown>;
   /**
    * Another account the operation touches besides the `userId` one: a raw input
-   * field holding a client's id, or `'everyClient'` (creating or listing clients).
+   * field holding a client's id, `'everyClient'` (creating or listing clients), or
+   * every client when an input flag is true (a webhook that applies to sub-accounts).
    * A scoped key is held to its `sub_account_ids` for it (403 key_scope_denied).
    */
   targetAccount?: TargetAccount;
+  /** A boolean input field that, when true, also needs another section (403 key_scope_denied). */
+  sectionWhenSet?: SectionWhenSet;
   /**
    * Body fields the specification sends in the query string of this POST/PUT
    * (any body method accepts query fields; these are also documented as such).
    */
   queryFields?: string[];
-  /** `uncounted`: reads the rate-limit budget without spending it (the usage endpoint). */
-  rateLimit?: 'uncounted';
+  /** `apart`: reads the rate-limit budget without spending it, counted in a bucket of its own at the same limit (the usage endpoint). */
+  rateLimit?: 'apart';
 }>;
 
 export type RequestInfo = {
@@ -234,7 +237,7 @@ export const accountProcedure = t.procedure.use(({ ctx, meta, next, getRawInput,
   const call = callContext(ctx);
   return atRequestBoundary(call, getRawInput, async (): Authed => {
     const auth = await authenticate(call.services, call.request, meta, {
-      count: meta?.rateLimit !== 'uncounted',
+      counting: meta?.rateLimit === 'apart' ? 'apart' : 'budget',
       responseHeaders: call.responseHeaders,
       readInput: getRawInput,
     });
@@ -262,7 +265,7 @@ async function subscribeWhileAuthorized<R extends { ok: boolean; data?: unknown 
     ? () => {}
     : shared.socket
       ? takeSubscriptionSlot(shared.socket, procedure.signal)
-      : openStreamChannel(services, call.request, procedure.signal);
+      : openStreamChannel(services, auth, procedure.signal);
   let result: R;
   try {
     result = await proceed(shared, call, next as never);
@@ -277,7 +280,7 @@ async function subscribeWhileAuthorized<R extends { ok: boolean; data?: unknown 
       isRefusal: (error) => error instanceof TRPCError,
       check: async () => {
         try {
-          const again = await authenticate(services, call.request, procedure.meta, { count: false, readInput: procedure.getRawInput });
+          const again = await authenticate(services, call.request, procedure.meta, { counting: 'none', readInput: procedure.getRawInput });
           return await credentialExpiry(services, again.credential);
         } catch (error) {
           throw error instanceof ApiError ? toTrpcError(error) : error;
@@ -292,8 +295,8 @@ async function subscribeWhileAuthorized<R extends { ok: boolean; data?: unknown 
 }
 
 /** A subscription over SSE is a long-lived channel of its own, counted like a socket. */
-function openStreamChannel(services: Services, request: RequestInfo, signal: AbortSignal | undefined): () => void {
-  const close = channelCounterFor(services).open(channelOwner(services, request));
+function openStreamChannel(services: Services, auth: Authenticated, signal: AbortSignal | undefined): () => void {
+  const close = channelCounterFor(services).open(channelOwner(auth.credential));
   const release = () => {
     close();
     signal?.removeEventListener('abort', release);

@@ -26,7 +26,12 @@ export function workerDefinition(services: Services): WorkerDefinition {
     ...SENDER_CLIENT_LIMITS,
   });
   // Summaries wait longer for an answer than webhooks; their own client keeps that apart.
-  const summaryClient = createOutboundClient({ timeoutMs: SUMMARY_TIMEOUT_MS, allowHosts: services.config.WEBHOOK_ALLOW_HOSTS ?? [] });
+  const summaryUrl = services.config.SUMMARY_API_URL;
+  const summaryClient = createOutboundClient({
+    timeoutMs: SUMMARY_TIMEOUT_MS,
+    allowHosts: services.config.WEBHOOK_ALLOW_HOSTS ?? [],
+    operatorOrigin: summaryUrl ? new URL(summaryUrl).origin : undefined,
+  });
   return {
     taskList: {
       [GENERATE_SUMMARY_TASK]: generateSummaryTask(services, summaryClient),

@@ -40,11 +40,11 @@ export const apiKeysRouter = router({
         method: 'GET',
         path: '/api-keys/usage',
         tags: ['API Keys'],
-        summary: "The calling key's rate-limit budget in the current window (this request is not counted)",
+        summary: "The calling key's rate-limit budget in the current window (this request is counted apart, at the key's per-minute limit, and spends none of it)",
       },
       ...keyManagement,
       access: 'read',
-      rateLimit: 'uncounted',
+      rateLimit: 'apart',
     })
     .input(NoInput)
     .output(

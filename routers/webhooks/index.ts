@@ -5,6 +5,7 @@
 // matching operation in router order wins.
 import { z } from 'zod';
 import { EVENT_NAMES } from '../../server/events/emit.ts';
+import { assertEveryClientInScope } from '../../server/auth/scopes.ts';
 import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 import { PageInput } from '../../server/pagination.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
@@ -42,6 +43,10 @@ const SigningSecretOutput = z.object({
 // Spec rule 3: all three signing-secret routes, GET included, need the Integrations edit permission.
 const integrationsEdit = { section: 'Integrations', access: 'write' } as const;
 
+// A subscription that applies to sub-accounts receives every client's events: switching that
+// on needs a key that may act on every client (sub_account_ids ["*"]).
+const inheritance = { everyClientWhenSet: 'apply_to_sub_accounts' } as const;
+
 export const webhooksRouter = router({
   list: webhooksProcedure
     .meta({
@@ -69,6 +74,9 @@ export const webhooksRouter = router({
       section: 'Webhooks',
       access: 'write',
       errorShapes: { '409': 'envelope' },
+      targetAccount: inheritance,
+      // Minting the secret here hands it out as GET /webhooks/{id}/signing-secret would (rule 3).
+      sectionWhenSet: { field: 'generate_signing_secret', ...integrationsEdit },
     })
     .input(WebhookCreateInput)
     .output(
@@ -96,12 +104,18 @@ export const webhooksRouter = router({
       access: 'write',
       errorShapes: { '404': 'envelope', '409': 'envelope' },
       bodyConstraints: AT_LEAST_ONE_FIELD,
+      targetAccount: inheritance,
     })
     .input(WebhookUpdateInput.extend(WebhookPath.shape))
     .output(z.object({ success: z.literal(true), webhook_id: z.string(), webhook: WebhookRecord }))
     .mutation(async ({ ctx, input }) => {
       const { webhookId, ...fields } = input;
-      const options = { accountId: ctx.account.id, allowHosts: ctx.services.config.WEBHOOK_ALLOW_HOSTS ?? [] };
+      const options = {
+        accountId: ctx.account.id,
+        allowHosts: ctx.services.config.WEBHOOK_ALLOW_HOSTS ?? [],
+        // A new URL or event list on a subscription that inherits is decided on the stored row.
+        assertMayActOnEveryClient: () => assertEveryClientInScope(ctx.credential),
+      };
       return { success: true as const, ...(await updateSubscription(ctx.em, options, webhookId, fields)) };
     }),
 

@@ -2,9 +2,10 @@
 // resolve and count the caller with ONE statement (rate-limit/spend-key-tokens.ts for
 // API keys, rate-limit/count-requests.ts for ID-token sessions),
 // apply the plan, the rate limits and the key's scopes, then select the account
-// the request acts on (`userId`) and check any other account its input names.
+// the request acts on (`userId`) and check any other account, or section, its input asks for.
 import type { IncomingHttpHeaders } from 'node:http';
 import { UnauthorizedError } from '../errors.ts';
+import { countApart } from '../rate-limit/count-apart.ts';
 import { resolveSessionAndCount } from '../rate-limit/count-requests.ts';
 import { forgetPastTokens, resolveKeyAndSpend } from '../rate-limit/spend-key-tokens.ts';
 import { sweepOldWindows } from '../rate-limit/sweep-old-windows.ts';
@@ -14,8 +15,8 @@ import { API_ACCESS_PLANS, keyCaller, sessionCaller, type ResolvedCaller } from 
 import { carriesIdToken, pickCarrier, selectedUserId } from './carrier.ts';
 import { isWellFormedKey } from './key-format.ts';
 import { verifyIdToken } from './id-tokens.ts';
-import { assertProcedureAllowed, type Credential, type ProcedureAccess, type TargetAccount } from './scopes.ts';
-import { assertTargetAccountAllowed, selectAccount, type SelectedAccount } from './select-account.ts';
+import { assertProcedureAllowed, type Credential, type ProcedureAccess, type SectionWhenSet, type TargetAccount } from './scopes.ts';
+import { assertSectionWhenSetAllowed, assertTargetAccountAllowed, selectAccount, type SelectedAccount } from './select-account.ts';
 
 export { pickCarrier, type Carrier } from './carrier.ts';
 
@@ -27,8 +28,12 @@ export type Authenticated = {
 };
 
 export type AuthenticateOptions = {
-  /** False for the usage endpoint, which reads the budget without spending it. */
-  count?: boolean;
+  /**
+   * What the request spends: its credential's budget (the default); a bucket of its own at the
+   * same limit, reading the budget without spending it (`apart`: the usage endpoint); or
+   * nothing (`none`: a subscription's check again).
+   */
+  counting?: 'budget' | 'apart' | 'none';
   /** Receives the RateLimit headers as soon as the request is counted (also on refusals). */
   responseHeaders?: Record<string, string>;
   /** The procedure's unparsed input, read only when its meta names a target account field. */
@@ -53,14 +58,14 @@ async function resolveApiKey(services: Services, value: string, userId: string |
  * product's own app is not an API integration).
  */
 async function resolveSession(services: Services, token: string, userId: string | null, count: boolean): Promise<ResolvedCaller> {
-  const subject = await verifyIdToken(services, token);
-  const row = await resolveSessionAndCount(services.pool, subject, {
+  const verified = await verifyIdToken(services, token);
+  const row = await resolveSessionAndCount(services.pool, verified.subject, {
     count,
     fixedLimit: SESSION_RATE_LIMIT,
     allowedPlans: null,
     userId,
   });
-  return sessionCaller(subject, row, count);
+  return sessionCaller(verified, row, count);
 }
 
 /** Who is calling (key or ID token), counted against its rate limits. */
@@ -72,7 +77,8 @@ export async function resolveCredential(
   const carrier = pickCarrier(request.query, request.headers);
   if (!carrier) throw new UnauthorizedError();
   const userId = selectedUserId(request.query);
-  const count = options.count ?? true;
+  const counting = options.counting ?? 'budget';
+  const count = counting === 'budget';
   const resolved = carriesIdToken(carrier)
     ? await resolveSession(services, carrier.value, userId, count)
     : await resolveApiKey(services, carrier.value, userId, count);
@@ -82,6 +88,7 @@ export async function resolveCredential(
   }
   if (options.responseHeaders) Object.assign(options.responseHeaders, rateLimitHeaders(resolved.rateLimit));
   assertWithinBudget(resolved.rateLimit);
+  if (counting === 'apart') await countApart(services.pool, resolved.credential);
   return resolved;
 }
 
@@ -89,7 +96,9 @@ export async function resolveCredential(
 export async function authenticate(
   services: Services,
   request: { query: URLSearchParams; headers: IncomingHttpHeaders },
-  procedure: (ProcedureAccess & { agencyOnly?: boolean; ownAccountOnly?: boolean; targetAccount?: TargetAccount }) | undefined,
+  procedure:
+    | (ProcedureAccess & { agencyOnly?: boolean; ownAccountOnly?: boolean; targetAccount?: TargetAccount; sectionWhenSet?: SectionWhenSet })
+    | undefined,
   options: AuthenticateOptions = {},
 ): Promise<Authenticated> {
   const { credential, rateLimit, targetAgencyId } = await resolveCredential(services, request, options);
@@ -99,14 +108,17 @@ export async function authenticate(
     ownAccountOnly: procedure?.ownAccountOnly,
   });
   await assertTargetAccountAllowed(credential, procedure?.targetAccount, options.readInput);
+  await assertSectionWhenSetAllowed(credential, procedure?.sectionWhenSet, options.readInput);
   return { credential, account, rateLimit };
 }
 
 /**
- * When a scoped key expires (ms since the epoch); null for keys without expiry, main keys and
- * sessions. Read when a subscription starts or checks again, never per request.
+ * When the credential expires (ms since the epoch): a scoped key's `expires_at`, a session's
+ * ID token `exp`; null for keys without expiry and main keys. A key's is read when a
+ * subscription starts or checks again, never per request.
  */
 export async function credentialExpiry(services: Services, credential: Credential): Promise<number | null> {
+  if (credential.type === 'session') return credential.expiresAt ?? null;
   if (credential.type !== 'scoped') return null;
   const { rows } = await services.pool.query<{ expires_ms: number | null }>({
     name: 'credential-expiry',

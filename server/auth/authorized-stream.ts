@@ -1,8 +1,9 @@
 // A subscription is authorized for as long as it runs, not only when it starts: its stream
 // ends with the refusal a new call would get once its credential is revoked, rotated, expired
 // or narrowed, or its account loses the plan or feature. It checks again when any process
-// announces a change to one of its accounts (server/auth/credential-changes.ts), when the key
-// expires, and every RECHECK_EVERY_MS in case an announcement was missed.
+// announces a change to one of its accounts (server/auth/credential-changes.ts), when the
+// credential expires (a key's expiry, an ID token's `exp`), and every RECHECK_EVERY_MS in case
+// an announcement was missed.
 import type { Logger } from 'pino';
 import type { CredentialChangeFeed } from '../process-services.ts';
 
@@ -75,7 +76,7 @@ export async function* whileAuthorized<T>(stream: AsyncIterable<T>, watch: Autho
   const interval = setInterval(() => void check(), RECHECK_EVERY_MS);
   interval.unref();
   // Once now: a change committed after the subscription was authorized but before it was
-  // watched is not missed, and the key's expiry is learnt.
+  // watched is not missed, and the credential's expiry is learnt.
   void check();
   const iterator = stream[Symbol.asyncIterator]();
   try {

@@ -7,6 +7,7 @@ import { PLANS, planHasFeature } from '../plans.ts';
 import type { CallerRow } from '../rate-limit/count-requests.ts';
 import { ACCOUNT_RATE_CEILING, type RateLimitState } from '../rate-limit/limits.ts';
 import type { KeySpend } from '../rate-limit/spend-key-tokens.ts';
+import type { VerifiedIdToken } from './id-tokens.ts';
 import type { Credential, Scopes } from './scopes.ts';
 
 /** The plans whose accounts may call with an API key (ID-token sessions are not subject to it). */
@@ -56,9 +57,19 @@ function sessionOutcome(row: CallerRow): CountOutcome {
   };
 }
 
-/** The ID token's caller, an owner of the account whose `oidc_subject` is the subject; 401 when there is none. */
-export function sessionCaller(subject: string, row: CallerRow | null, counted: boolean): ResolvedCaller {
+/**
+ * The ID token's caller, an owner of the account whose `oidc_subject` is the subject, until
+ * the token's `exp`; 401 when no account has the subject.
+ */
+export function sessionCaller(token: VerifiedIdToken, row: CallerRow | null, counted: boolean): ResolvedCaller {
   if (!row) throw new UnauthorizedError('Invalid ID token: no account for this subject');
-  const credential: Credential = { type: 'session', id: subject, accountId: row.account_id, scopes: null, rateLimitPerMin: row.bucket_limit };
+  const credential: Credential = {
+    type: 'session',
+    id: token.subject,
+    accountId: row.account_id,
+    scopes: null,
+    rateLimitPerMin: row.bucket_limit,
+    expiresAt: token.expiresAt,
+  };
   return { credential, rateLimit: rateLimitState(row, credential, counted, sessionOutcome(row)), targetAgencyId: row.target_agency_id };
 }

@@ -1,10 +1,12 @@
 // First-party sessions: an identity-provider ID token on the bearer carrier,
 // verified on every request (signature from the provider's JWKS, issuer,
-// audience, expiry) and mapped to the account whose `oidc_subject` is its `sub`.
+// audience, expiry, claims by the input rules) and mapped to the account whose
+// `oidc_subject` is its `sub`. A subscription opened with one ends at its `exp`.
 // Configured by OIDC_ISSUER, OIDC_AUDIENCE and OIDC_JWKS_URL; while they are
 // unset every ID token is refused.
 import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { ApiError, UnauthorizedError } from '../errors.ts';
+import { findClaimProblem } from '../input-rules.ts';
 import type { Services } from '../process-services.ts';
 
 // Asymmetric algorithms only: a JWKS never legitimately carries a shared secret.
@@ -23,8 +25,14 @@ function keySetFor(url: string): JWTVerifyGetKey {
   return keySet;
 }
 
-/** The verified token's subject; 401 for any token that does not verify. */
-export async function verifyIdToken(services: Services, token: string): Promise<string> {
+export type VerifiedIdToken = {
+  subject: string;
+  /** The token's `exp`, in ms since the epoch. */
+  expiresAt: number;
+};
+
+/** The verified token's subject and expiry; 401 for any token that does not verify. */
+export async function verifyIdToken(services: Services, token: string): Promise<VerifiedIdToken> {
   const { OIDC_ISSUER, OIDC_AUDIENCE, OIDC_JWKS_URL } = services.config;
   if (!OIDC_ISSUER || !OIDC_AUDIENCE || !OIDC_JWKS_URL) {
     throw new UnauthorizedError('Invalid API key: ID tokens are not accepted by this server');
@@ -37,7 +45,10 @@ export async function verifyIdToken(services: Services, token: string): Promise<
       requiredClaims: ['sub', 'exp'],
     });
     if (!payload.sub) throw new UnauthorizedError('Invalid ID token: no subject');
-    return payload.sub;
+    // The subject goes to SQL: claims obey the input rules, and a breach is an invalid token, not a 5xx.
+    const problem = findClaimProblem(payload);
+    if (problem) throw new UnauthorizedError(`Invalid ID token: ${problem.message}`);
+    return { subject: payload.sub, expiresAt: payload.exp! * 1000 };
   } catch (error) {
     if (error instanceof ApiError) throw error;
     if (error instanceof errors.JWTExpired) throw new UnauthorizedError('Invalid ID token: expired');

@@ -39,6 +39,8 @@ export type Credential = {
   accountId: string;
   scopes: Scopes | null;
   rateLimitPerMin: number;
+  /** A session's ID token `exp` (ms since the epoch); a key's expiry is in its row (credentialExpiry). */
+  expiresAt?: number;
 };
 
 export type ProcedureAccess = {
@@ -52,9 +54,16 @@ export type ProcedureAccess = {
  * A client account an operation touches besides the one `userId` selects:
  * `{ inputField }` names the raw input field holding its id (`/sub-accounts/{id}`);
  * `'everyClient'` is an operation over all of the caller's clients, present and
- * future (creating or listing them).
+ * future (creating or listing them); `{ everyClientWhenSet }` is one when the raw
+ * input sets that boolean field to true (a webhook inherited by every client).
  */
-export type TargetAccount = { inputField: string } | 'everyClient';
+export type TargetAccount = { inputField: string } | 'everyClient' | { everyClientWhenSet: string };
+
+/**
+ * A boolean input field that, when true, makes the call also need another section's
+ * access (minting a signing secret at creation needs what the signing-secret routes need).
+ */
+export type SectionWhenSet = { field: string; section: ApiSection; access: Access };
 
 export function scopeDenied(message: string): ForbiddenError {
   return new ForbiddenError(message, { code: 'key_scope_denied' });

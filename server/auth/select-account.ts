@@ -1,8 +1,16 @@
 // The account a request acts on: the caller's own, or, with `userId`, a client account its
-// agency manages (and a scoped key's `sub_account_ids` allow); and any other account the
-// procedure's input names passes the same scope rule before the domain runs.
+// agency manages (and a scoped key's `sub_account_ids` allow); and any other account, or
+// section, the procedure's input asks for passes the same scope rules before the domain runs.
 import { ForbiddenError } from '../errors.ts';
-import { assertAccountInScope, assertEveryClientInScope, scopeDenied, type Credential, type TargetAccount } from './scopes.ts';
+import {
+  assertAccountInScope,
+  assertEveryClientInScope,
+  assertProcedureAllowed,
+  scopeDenied,
+  type Credential,
+  type SectionWhenSet,
+  type TargetAccount,
+} from './scopes.ts';
 
 export type SelectedAccount = {
   /** The account the request acts on. */
@@ -45,11 +53,31 @@ export async function assertTargetAccountAllowed(
 ): Promise<void> {
   if (!target || credential.type !== 'scoped') return;
   if (target === 'everyClient') return assertEveryClientInScope(credential);
-  // Default-deny: a target that cannot be read is not allowed.
-  if (!readInput) throw scopeDenied('This API key is not allowed to act on that account');
-  const input = await readInput();
-  const value = input !== null && typeof input === 'object' ? (input as Record<string, unknown>)[target.inputField] : undefined;
+  if ('everyClientWhenSet' in target) {
+    if ((await inputField(readInput, target.everyClientWhenSet)) === true) assertEveryClientInScope(credential);
+    return;
+  }
+  const value = await inputField(readInput, target.inputField);
   // Absent: nothing names another account (and the input parser refuses a missing id).
   if (value === undefined || value === null) return;
   assertAccountInScope(credential, String(value));
+}
+
+/** A flag of the input that needs another section is held to the key's sections like the procedure's own. */
+export async function assertSectionWhenSetAllowed(
+  credential: Credential,
+  rule: SectionWhenSet | undefined,
+  readInput: (() => Promise<unknown>) | undefined,
+): Promise<void> {
+  if (!rule || credential.type !== 'scoped') return;
+  // Only `true` widens the call: any other value is false, absent, or refused by the input parser.
+  if ((await inputField(readInput, rule.field)) === true) assertProcedureAllowed(credential, rule);
+}
+
+/** One field of the unparsed input. */
+async function inputField(readInput: (() => Promise<unknown>) | undefined, field: string): Promise<unknown> {
+  // Default-deny: an input that cannot be read is not allowed.
+  if (!readInput) throw scopeDenied('This API key is not allowed to act on that account');
+  const input = await readInput();
+  return input !== null && typeof input === 'object' ? (input as Record<string, unknown>)[field] : undefined;
 }

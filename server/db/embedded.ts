@@ -34,6 +34,8 @@ export interface EmbeddedPostgresOptions {
    * borrowed and left running, as the admin CLI does beside a running service.
    */
   adoptRunning?: boolean;
+  /** Another PostgreSQL build than the packaged one (tests run an older major with it). */
+  binaries?: PostgresBinaries;
 }
 
 export interface RunningEmbeddedPostgres {
@@ -76,7 +78,8 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions): Prom
   }
 
   const user = runsAsRoot ? await postgresUser() : null;
-  const binaries = runsAsRoot ? await reachableBinaries(await packagedBinaries()) : await packagedBinaries();
+  const chosen = opts.binaries ?? (await packagedBinaries());
+  const binaries = runsAsRoot ? await reachableBinaries(chosen) : chosen;
   const recent: string[] = [];
   const onOutput = (chunk: Buffer | string) => {
     for (const line of String(chunk).split('\n')) {

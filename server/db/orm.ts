@@ -71,6 +71,7 @@ export function pgPool(orm: MikroORM): pg.Pool {
 export async function migrate(orm: MikroORM): Promise<string[]> {
   const client = await pgPool(orm).connect();
   try {
+    await assertSupportedPostgres(client);
     await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
       const applied = await orm.migrator.up();
@@ -80,5 +81,22 @@ export async function migrate(orm: MikroORM): Promise<string[]> {
     }
   } finally {
     client.release();
+  }
+}
+
+/** The oldest PostgreSQL the statements need: `RETURNING old` (the leased rate limits) came in 18. */
+export const OLDEST_POSTGRES = { number: 180000, name: '18' };
+
+export class UnsupportedPostgresError extends Error {
+  override name = 'UnsupportedPostgresError';
+}
+
+/** Refuses, before any migration, a server older than the statements need, rather than failing later on the first such statement. */
+export async function assertSupportedPostgres(client: pg.ClientBase): Promise<void> {
+  const { rows } = await client.query<{ number: string; version: string }>(
+    `select current_setting('server_version_num') as number, current_setting('server_version') as version`,
+  );
+  if (Number(rows[0].number) < OLDEST_POSTGRES.number) {
+    throw new UnsupportedPostgresError(`PostgreSQL ${rows[0].version.split(' ')[0]} found; this service needs PostgreSQL ${OLDEST_POSTGRES.name} or later`);
   }
 }

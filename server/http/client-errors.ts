@@ -5,6 +5,7 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ApiError, InvalidInputError, renderError, type RenderedError } from '../errors.ts';
+import { NOSNIFF, NOSNIFF_HEADER } from './nosniff.ts';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id.ts';
 
 /** Unread bytes after an answer are drained for at most this long, then the socket is dropped. */
@@ -21,6 +22,7 @@ export function writeRawResponse(socket: Duplex, rendered: RenderedError): void 
     `HTTP/1.1 ${rendered.status} ${http.STATUS_CODES[rendered.status] ?? 'Error'}`,
     `Content-Type: ${rendered.contentType}`,
     `Content-Length: ${body.length}`,
+    `${NOSNIFF_HEADER}: ${NOSNIFF}`,
     ...Object.entries(rendered.headers).map(([name, value]) => `${name}: ${value}`),
     'Connection: close',
   ].join('\r\n');

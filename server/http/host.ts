@@ -9,10 +9,10 @@ import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerFactory } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { ApiError, INTERNAL_ERROR_MESSAGE, InvalidInputError } from '../errors.ts';
 import type { Services } from '../process-services.ts';
-import { pickCarrier } from '../auth/authenticate.ts';
+import { pickCarrier, resolveCredential } from '../auth/authenticate.ts';
 import { createChannelContext, toTrpcError } from '../trpc.ts';
 import { createClientErrorHandler, unservedMethodError, writeRawResponse } from './client-errors.ts';
 import { createOnePortServer, HTTPS_REQUIRED } from './one-port.ts';
@@ -27,7 +27,9 @@ import type { TlsMaterial } from './tls.ts';
 import { channelCounterFor, channelOwner, MAX_BATCH_CALLS } from '../trpc-limits.ts';
 import { registerTrpcHttp } from './trpc-http.ts';
 import { requestAddress, requestHost, requestProtocol, trustedProxy } from './trusted-proxy.ts';
-import { pathForLog } from './widget-pages.ts';
+import { closeReason, POLICY_VIOLATION, refuseUpgrade, type Admission, type UnauthenticatedSockets } from './unauthenticated-sockets.ts';
+import { answerEveryRequestWithNosniff } from './nosniff.ts';
+import { pageHeaders, pathForLog } from './widget-pages.ts';
 
 /** Request bodies larger than this get 413 (documented in README). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -110,6 +112,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
 
   // First of all hooks, so every answer (hooks' refusals too) carries the request id.
   registerRequestIds(app);
+  answerEveryRequestWithNosniff(app.server);
 
   // Access log: path without the query string, so credentials (`apiKey`) never reach the log.
   const accessLog = services.log.child({ component: 'http' });
@@ -230,8 +233,20 @@ async function registerDocsPage(app: FastifyInstance) {
 <script src="${REST_PREFIX}/docs/swagger-ui-bundle.js"></script>
 <script src="${REST_PREFIX}/docs/init.js"></script>
 </body></html>`;
-  const init = `window.ui = SwaggerUIBundle({ url: '${REST_PREFIX}/openapi.json', dom_id: '#docs' });`;
-  app.get(`${REST_PREFIX}/docs`, async (_request, reply) => reply.type('text/html; charset=utf-8').send(page));
+  // No validator badge: it would load an image from the validator's site.
+  const init = `window.ui = SwaggerUIBundle({ url: '${REST_PREFIX}/openapi.json', dom_id: '#docs', validatorUrl: null });`;
+  // What Swagger UI needs, all from this host: its script and init.js, its stylesheet, the
+  // document (and "Try it out" calls) on this origin, and the icons its stylesheet inlines.
+  const policy = [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ];
+  app.get(`${REST_PREFIX}/docs`, async (_request, reply) => pageHeaders(reply, policy).send(page));
   app.get(`${REST_PREFIX}/docs/init.js`, async (_request, reply) => reply.type('application/javascript; charset=utf-8').send(init));
   for (const [file, type] of Object.entries(assets)) {
     const content = await readFile(path.join(distDir, file));
@@ -243,18 +258,20 @@ async function registerDocsPage(app: FastifyInstance) {
 
 /**
  * WebSocket upgrades on the one port: `/trpc` for tRPC subscriptions; other
- * handlers (Socket.IO) claim their own paths first.
+ * handlers (Socket.IO) claim their own paths first. A `/trpc` socket counts against its
+ * address as unauthenticated from the upgrade until its credential is accepted.
  */
-export function attachUpgrades(app: FastifyInstance, services: Services, router: AnyRouter, others: UpgradeHandler[] = []) {
+export function attachUpgrades(app: FastifyInstance, services: Services, router: AnyRouter, unauthenticated: UnauthenticatedSockets, others: UpgradeHandler[] = []) {
   const wss = new WebSocketServer({ noServer: true, maxPayload: BODY_LIMIT_BYTES });
   const channels = channelCounterFor(services);
   const trust = trustedProxy(services.config.TRUST_PROXY);
+  const admissions = new WeakMap<IncomingMessage, Admission>();
   const trpcWs = applyWSSHandler({
     wss,
     router,
     // Once per socket (tRPC's adapter has no per-message context): the socket's request and
     // state only. Each call makes its own context from it, authenticated and counted (server/trpc.ts).
-    createContext: ({ req, res, info }) => {
+    createContext: async ({ req, res, info }) => {
       const url = req.url ?? '/';
       const q = url.indexOf('?');
       const query = new URLSearchParams(q === -1 ? '' : url.slice(q + 1));
@@ -268,11 +285,18 @@ export function attachUpgrades(app: FastifyInstance, services: Services, router:
       const request = { method: 'GET', query, headers, host: requestHost(req, trust), ip: requestAddress(req, trust) };
       let release: () => void;
       try {
-        release = channels.open(channelOwner(services, request));
+        // The socket's credential is checked once here, spending nothing: it must exist before
+        // the socket takes one of its places. Each call is still authenticated and counted.
+        const { credential } = await resolveCredential(services, request, { counting: 'none' });
+        release = channels.open(channelOwner(credential));
       } catch (error) {
-        // tRPC answers with this error (id null) and closes the socket.
-        throw error instanceof ApiError ? toTrpcError(error) : error;
+        if (!(error instanceof ApiError)) throw error;
+        // tRPC answers with this error (id null) and then closes the socket; closing it first
+        // here, after that frame, says why in the close code.
+        setImmediate(() => res.close(POLICY_VIOLATION, closeReason(error.message)));
+        throw toTrpcError(error);
       }
+      admissions.get(req)?.authenticated();
       // With connectionParams the context is made on the first frame, possibly after a close.
       if (res.readyState === res.OPEN) res.once('close', release);
       else release();
@@ -280,9 +304,15 @@ export function attachUpgrades(app: FastifyInstance, services: Services, router:
     },
     maxBatchSize: MAX_BATCH_CALLS,
     onError: ({ error }) => {
-      if (error.code === 'INTERNAL_SERVER_ERROR' && !(error.cause instanceof ApiError)) {
-        services.log.error({ err: error.cause ?? error }, 'tRPC WebSocket call failed');
+      if (error.code !== 'INTERNAL_SERVER_ERROR' || error.cause instanceof ApiError) return;
+      const code = (error.cause as { code?: unknown } | undefined)?.code;
+      if (typeof code === 'string' && code.startsWith('WS_ERR_')) {
+        // The client broke the WebSocket protocol (a frame over maxPayload, bad UTF-8): ws closes
+        // the socket with the matching code. The client's fault, not the service's.
+        services.log.warn({ code, reason: error.cause!.message }, 'tRPC WebSocket closed: the client broke the protocol');
+        return;
       }
+      services.log.error({ err: error.cause ?? error }, 'tRPC WebSocket call failed');
     },
     keepAlive: { enabled: true, pingMs: 30_000, pongWaitMs: 5_000 },
   });
@@ -294,7 +324,18 @@ export function attachUpgrades(app: FastifyInstance, services: Services, router:
     for (const handler of others) if (handler(request, socket, head)) return;
     const pathname = (request.url ?? '/').split('?')[0];
     if (pathname === '/trpc' || pathname.startsWith('/trpc/')) {
-      wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+      let ws: WebSocket | undefined;
+      const admission = unauthenticated.admit(requestAddress(request, trust), () =>
+        ws ? ws.close(POLICY_VIOLATION, 'not authenticated in time') : socket.destroy(),
+      );
+      if (!admission) return refuseUpgrade(request, socket);
+      // Counted until the connection is gone, whether or not the upgrade completes.
+      socket.once('close', admission.closed);
+      admissions.set(request, admission);
+      wss.handleUpgrade(request, socket, head, (opened) => {
+        ws = opened;
+        wss.emit('connection', opened, request);
+      });
       return;
     }
     socket.destroy();

@@ -6,6 +6,7 @@
 import type { AnyRouter } from '@trpc/server';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import type { ErrorShape } from '../errors.ts';
+import type { ProcedureMeta } from '../trpc.ts';
 import type { OperationTable } from './operations.ts';
 import { REST_PREFIX } from './rest.ts';
 
@@ -224,6 +225,7 @@ export function buildOpenApiDocument(
       const headers = status === 429 ? { ...RETRY_AFTER_HEADER, ...RATE_LIMIT_HEADERS } : undefined;
       responses[String(status)] = errorResponse(status, shapeList, headers);
     }
+    if (!isPublic) responses['403'] = { ...responses['403'], description: forbiddenDescription(meta) };
     entry.responses = responses;
     // The tag is the section scoped keys name, so the document says what each key may call.
     entry.tags = [meta.section];
@@ -309,6 +311,20 @@ function addRequestIdHeader(paths: Record<string, Record<string, OperationObject
       }
     }
   }
+}
+
+/** The 403 of an operation, with what an input flag asks of a scoped key beyond the operation's section (server/auth/authenticate.ts). */
+function forbiddenDescription(meta: ProcedureMeta): string {
+  const parts = [STATUS_TEXT[403]];
+  const target = meta.targetAccount;
+  if (target && typeof target === 'object' && 'everyClientWhenSet' in target) {
+    parts.push(`\`${target.everyClientWhenSet}: true\` acts on every client account, so a scoped key needs \`sub_account_ids\` \`["*"]\` (\`key_scope_denied\`)`);
+  }
+  if (meta.sectionWhenSet) {
+    const { field, section, access } = meta.sectionWhenSet;
+    parts.push(`\`${field}: true\` also needs the ${section} section${access === 'write' ? ' with a writable key' : ''} (\`key_scope_denied\`)`);
+  }
+  return parts.join('; ');
 }
 
 /** `bodyConstraints` of an update: an empty body is 400 "No fields to update". */

@@ -8,6 +8,8 @@
 // address, and for a widget with identity verification it carries the visitor's token
 // (`auth.identityToken`, or the X-Visitor-Identity header), whose user then names the room.
 // Open sockets are capped per visitor and per address in the process that holds them.
+// When the widget changes, its open sockets face the handshake's rule again
+// (widget-socket-review.ts).
 import { createServer, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
@@ -17,9 +19,20 @@ import { ApiError } from '../errors.ts';
 import { requestAddress, requestHost, trustedProxy, type TrustedProxy } from './trusted-proxy.ts';
 import type { ConversationEvent, Services } from '../process-services.ts';
 import { countAndReadWidget } from '../widgets/read-public-widget-config.ts';
-import { identityTokenOf, resolveWidgetVisitor, VISITOR_IDENTITY_HEADER, VisitorIdentityError } from '../widgets/visitor-identity.ts';
+import {
+  identityTokenOf,
+  readWidgetIdentity,
+  resolveWidgetVisitor,
+  VISITOR_IDENTITY_HEADER,
+  VisitorIdentityError,
+  type WidgetIdentity,
+  type WidgetVisitor,
+} from '../widgets/visitor-identity.ts';
 import { couldBeWidgetId } from '../widgets/widget-record.ts';
 import { createVisitorTyping, type VisitorTyping } from '../realtime/visitor-typing.ts';
+import { TOO_MANY_UNAUTHENTICATED_SOCKETS, type UnauthenticatedSockets } from './unauthenticated-sockets.ts';
+import { createWidgetSocketAdmission } from './widget-socket-admission.ts';
+import { createSocketReview } from './widget-socket-review.ts';
 
 export const SOCKET_IO_PATH = '/socket.io';
 
@@ -50,7 +63,7 @@ export class HandshakeRefusedError extends Error {
   }
 }
 
-export function createWidgetGateway(services: Services): WidgetGateway {
+export function createWidgetGateway(services: Services, unauthenticated: UnauthenticatedSockets): WidgetGateway {
   const log = services.log.child({ component: 'widget-gateway' });
   // Socket.IO attaches to an http.Server by listening to its 'request' and 'upgrade' events.
   // This one never listens: the host hands it the requests for /socket.io, so fastify's hooks
@@ -67,11 +80,32 @@ export function createWidgetGateway(services: Services): WidgetGateway {
 
   const trust = trustedProxy(services.config.TRUST_PROXY);
   const open = createSocketCaps(services.config);
+  // Until its CONNECT is accepted, a connection counts as unauthenticated against its address.
+  const admission = createWidgetSocketAdmission(io, unauthenticated, trust, `${SOCKET_IO_PATH}/`);
+  const review = createSocketReview<Presented>({
+    changes: services.widgetChanges,
+    readWidget: (widgetId) => readWidgetIdentity(services.pool, widgetId),
+    admits: async (widget, presented) => {
+      try {
+        await admitVisitor(services, widget, presented);
+        return true;
+      } catch (error) {
+        if (error instanceof HandshakeRefusedError) return false;
+        throw error;
+      }
+    },
+    log,
+  });
   io.use((socket, next) => {
+    const heardBefore = review.heard();
     authorizeHandshake(services, trust, socket).then(
-      ({ accountId, widgetId, visitorId, address, expiresAt }) => {
+      ({ accountId, widgetId, visitorId, address, expiresAt, presented }) => {
         const release = open.take(`${widgetId}:${visitorId}`, address);
-        if (!release) return next(new HandshakeRefusedError('too many open chat sockets', { status: 429 }));
+        if (!release) {
+          admission.refused(socket.conn);
+          return next(new HandshakeRefusedError('too many open chat sockets', { status: 429 }));
+        }
+        admission.authenticated(socket.conn);
         // A verified visitor's socket lasts as long as their token is accepted, so reconnecting with it then fails; the page reconnects with a fresh one.
         const expiry = expiresAt === null ? null : setTimeout(() => socket.disconnect(true), Math.max(0, expiresAt * 1000 - Date.now()));
         expiry?.unref();
@@ -82,28 +116,36 @@ export function createWidgetGateway(services: Services): WidgetGateway {
           typing ??= createVisitorTyping(services.pool, log, { accountId, widgetId, visitorId });
           typing.report(typeof payload === 'object' && payload !== null && (payload as { typing?: unknown }).typing === true);
         });
+        void socket.join(conversationRoom(widgetId, visitorId));
+        const unwatch = review.watch(socket, widgetId, presented, heardBefore);
         const closed = () => {
           if (expiry) clearTimeout(expiry);
           release();
+          unwatch();
           typing?.end();
         };
         // A socket whose connection closes during the handshake never hears 'disconnect'; its connection does close.
-        socket.once('disconnect', closed);
+        // A visitor has one socket per connection: a connection whose socket left would be held
+        // open by heartbeats and counted by no cap, so it is closed with it.
+        socket.once('disconnect', () => {
+          closed();
+          socket.conn.close();
+        });
         socket.conn.once('close', closed);
-        socket.data = { widgetId, visitorId };
-        void socket.join(conversationRoom(widgetId, visitorId));
         next();
       },
       (error: unknown) => {
-        if (error instanceof HandshakeRefusedError) return next(error);
+        if (error instanceof HandshakeRefusedError) {
+          admission.refused(socket.conn);
+          return next(error);
+        }
         log.error({ err: error }, 'widget socket handshake failed');
         next(new Error('handshake failed'));
       },
     );
   });
   const unsubscribe = services.conversationEvents.subscribe((event) => {
-    const room = io.to(conversationRoom(event.widgetId, event.visitorId));
-    emitToRoom(room, event);
+    review.deliver(event.widgetId, () => emitToRoom(io.to(conversationRoom(event.widgetId, event.visitorId)), event));
   });
 
   return {
@@ -114,6 +156,10 @@ export function createWidgetGateway(services: Services): WidgetGateway {
         // Engine.IO reads long-polling bodies itself, so the request leaves fastify before any
         // body parsing; the host's own onRequest hooks have run by then.
         onRequest: (request, reply) => {
+          if (!admission.admitPolling(request.raw, reply.raw)) {
+            const refused = TOO_MANY_UNAUTHENTICATED_SOCKETS;
+            return void reply.code(refused.status).headers(refused.headers).type(refused.contentType).send(refused.body);
+          }
           reply.hijack();
           bridge.emit('request', request.raw, reply.raw);
         },
@@ -123,7 +169,7 @@ export function createWidgetGateway(services: Services): WidgetGateway {
     handleUpgrade(request, socket, head) {
       const pathname = (request.url ?? '/').split('?')[0];
       if (pathname !== SOCKET_IO_PATH && !pathname.startsWith(`${SOCKET_IO_PATH}/`)) return false;
-      bridge.emit('upgrade', request, socket, head);
+      if (admission.admitUpgrade(request, socket)) bridge.emit('upgrade', request, socket, head);
       return true;
     },
     connectedSockets() {
@@ -131,6 +177,7 @@ export function createWidgetGateway(services: Services): WidgetGateway {
     },
     async close() {
       unsubscribe();
+      review.stop();
       // The bridge never listened; its close reports that, which is not a failure here.
       await new Promise<void>((resolve) => io.close(() => resolve()));
     },
@@ -143,11 +190,21 @@ function emitToRoom(room: ReturnType<Server['to']>, event: ConversationEvent) {
   else if (event.kind === 'read') room.emit('read', { messageSids: event.messageSids });
 }
 
-type Handshake = { accountId: string; widgetId: string; visitorId: string; address: string; expiresAt: number | null };
+type Handshake = { accountId: string; widgetId: string; visitorId: string; address: string; expiresAt: number | null; presented: Presented };
+
+/** What a handshake presented, kept with its socket so that the widget's rules can be applied to it again. */
+type Presented = {
+  origin: string | undefined;
+  /** This service's host as the client addressed it (for the origin check). */
+  host: string | undefined;
+  /** The visitor id the client chose, when it is one. */
+  visitorId: string | null;
+  token: string | undefined;
+};
 
 async function authorizeHandshake(services: Services, trust: TrustedProxy, socket: Socket): Promise<Handshake> {
   const auth = (socket.handshake.auth ?? {}) as Record<string, unknown>;
-  const { configId, visitorId } = auth;
+  const { configId } = auth;
   if (!couldBeWidgetId(configId)) {
     throw new HandshakeRefusedError('configId must be a chat widget id');
   }
@@ -162,20 +219,30 @@ async function authorizeHandshake(services: Services, trust: TrustedProxy, socke
   }
   if (!widget) throw new HandshakeRefusedError('unknown chat widget');
   const origin = socket.handshake.headers.origin;
-  if (origin && !originAllowed(origin, requestHost(socket.request, trust), widget.settings as Record<string, unknown> | null)) {
+  const presented: Presented = {
+    origin,
+    host: origin ? requestHost(socket.request, trust) : undefined,
+    visitorId: typeof auth.visitorId === 'string' && VISITOR_ID.test(auth.visitorId) ? auth.visitorId : null,
+    token: typeof auth.identityToken === 'string' ? identityTokenOf(auth.identityToken) : identityTokenOf(socket.handshake.headers[VISITOR_IDENTITY_HEADER]),
+  };
+  const visitor = await admitVisitor(services, widget, presented);
+  return { accountId: widget.account_id, widgetId: configId, visitorId: visitor.key, address, expiresAt: visitor.verified?.acceptedUntil ?? null, presented };
+}
+
+/** The handshake's rule for what was presented, under the widget as it is: whom the socket speaks for, or a refusal. */
+async function admitVisitor(services: Services, widget: WidgetIdentity, presented: Presented): Promise<WidgetVisitor> {
+  if (presented.origin && !originAllowed(presented.origin, presented.host, widget.settings as Record<string, unknown> | null)) {
     throw new HandshakeRefusedError('origin not allowed for this chat widget');
   }
-  const token = typeof auth.identityToken === 'string' ? identityTokenOf(auth.identityToken) : identityTokenOf(socket.handshake.headers[VISITOR_IDENTITY_HEADER]);
-  const validVisitorId = typeof visitorId === 'string' && VISITOR_ID.test(visitorId) ? visitorId : null;
   let visitor;
   try {
-    visitor = await resolveWidgetVisitor(services.secrets, widget, validVisitorId, token);
+    visitor = await resolveWidgetVisitor(services.secrets, widget, presented.visitorId, presented.token);
   } catch (error) {
     if (error instanceof VisitorIdentityError) throw new HandshakeRefusedError(error.message, { status: 401 });
     throw error;
   }
   if (!visitor) throw new HandshakeRefusedError('visitorId must be 8 to 128 letters, digits, "-" or "_"');
-  return { accountId: widget.account_id, widgetId: configId, visitorId: visitor.key, address, expiresAt: visitor.verified?.acceptedUntil ?? null };
+  return visitor;
 }
 
 /**

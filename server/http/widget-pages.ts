@@ -42,6 +42,7 @@ const IF_NONE_MATCH = stringParameter('If-None-Match', 'header', 'An ETag receiv
 const NOT_MODIFIED = { '304': { description: 'Not modified: If-None-Match names the current ETag' } };
 const HTML_HEADERS_NOTE =
   'Sent with Content-Security-Policy (scripts, styles and connections only from this origin), X-Content-Type-Options: nosniff and Referrer-Policy: no-referrer.';
+const NOT_FRAMED_NOTE = 'No other site may frame it (Content-Security-Policy frame-ancestors \'none\', X-Frame-Options: DENY).';
 const PATH_TOO_LONG = { '414': { ...errorResponse(414, ['envelope']), description: 'A path segment is longer than 100 characters' } };
 const textResponse = (description: string) => ({ description, content: { 'text/plain': { schema: { type: 'string' } } } });
 const htmlResponse = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' } } } });
@@ -74,6 +75,8 @@ function clickToChatRoute(path: string, parameters: PlainRoute['parameters']): P
     summary:
       'The messaging-app click-to-chat page: a link that opens a WhatsApp chat with `phone` (https://wa.me/<number>?text=<message>). ' +
       HTML_HEADERS_NOTE +
+      ' ' +
+      NOT_FRAMED_NOTE +
       ' No credentials.',
     contentType: 'text/html',
     tags: ['Messaging-app widget'],
@@ -147,7 +150,7 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
 }
 
 export function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: StaticAsset) {
-  reply.header('etag', asset.etag).header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff');
+  reply.header('etag', asset.etag).header('cache-control', 'public, max-age=300');
   if (matchesEtag(request.headers['if-none-match'], asset.etag)) return reply.code(304).send();
   return reply.type(asset.contentType).send(asset.body);
 }
@@ -176,10 +179,17 @@ export function socketSource(request: FastifyRequest): string {
   return /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(host) ? ` wss://${host}` : '';
 }
 
-export function pageHeaders(reply: FastifyReply, contentSecurityPolicy: string) {
+/**
+ * The headers of every HTML page the service serves (nosniff goes on every response,
+ * nosniff.ts): its Content-Security-Policy, `directives` and then who may frame it. No other
+ * site frames a page (`frame-ancestors 'none'`, and X-Frame-Options for browsers that predate
+ * it) unless `framedBy` names its frame-ancestors sources: only the widget page, for the
+ * widget's allowed origins, which X-Frame-Options cannot express.
+ */
+export function pageHeaders(reply: FastifyReply, directives: string[], framedBy?: string) {
+  if (framedBy === undefined) reply.header('x-frame-options', 'DENY');
   return reply
-    .header('content-security-policy', contentSecurityPolicy)
-    .header('x-content-type-options', 'nosniff')
+    .header('content-security-policy', [...directives, `frame-ancestors ${framedBy ?? "'none'"}`].join('; '))
     // The page URL can carry a tracking source id; links in messages must not pass it on.
     .header('referrer-policy', 'no-referrer')
     .header('cache-control', 'no-cache')
@@ -219,7 +229,7 @@ export async function registerWidgetPages(app: FastifyInstance, services: Servic
     // Counted against the client address like every public widget request.
     const widget = await countAndReadWidget(services.pool, services.config, configId, request.ip);
     if (!widget) {
-      return reply.code(404).header('x-content-type-options', 'nosniff').type('text/plain; charset=utf-8').send('Chat widget not found');
+      return reply.code(404).type('text/plain; charset=utf-8').send('Chat widget not found');
     }
     const ancestors = frameAncestors(widget.settings as Record<string, unknown> | null);
     const policy = [
@@ -233,9 +243,8 @@ export async function registerWidgetPages(app: FastifyInstance, services: Servic
       "object-src 'none'",
       "base-uri 'none'",
       "form-action 'none'",
-      `frame-ancestors ${ancestors}`,
-    ].join('; ');
-    return pageHeaders(reply, policy).send(
+    ];
+    return pageHeaders(reply, policy, ancestors).send(
       // parentOrigins: whose postMessage may hand the framed page its visitor id (the same list as frame-ancestors).
       fillTemplate(widgetPage, { configId, fromId, apiBase: REST_PREFIX, assetBase: ASSET_BASE, parentOrigins: ancestors }),
     );
@@ -255,7 +264,7 @@ export async function registerWidgetPages(app: FastifyInstance, services: Servic
   // A wildcard rather than a parameter: a visitor id may be up to 128 characters, past the router's parameter limit.
   app.get(`${REST_PREFIX}/chat-widget/:configId/*`, serveWidgetPage);
 
-  const clickToChatPolicy = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'";
+  const clickToChatPolicy = ["default-src 'none'", "style-src 'self'", "img-src 'self' data:", "base-uri 'none'", "form-action 'none'"];
   const serveClickToChat = async (request: FastifyRequest<{ Params: { phone: string; '*'?: string } }>, reply: FastifyReply) => {
     const { phone } = request.params;
     const message = request.params['*'] ?? '';

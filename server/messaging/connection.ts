@@ -19,8 +19,9 @@ const ProviderId = (field: string) =>
     .trim()
     .min(1, `${field} must not be empty`)
     .max(128, `${field} must be at most 128 characters`)
-    // It becomes a path segment of provider URLs.
-    .regex(/^[A-Za-z0-9_.-]+$/, `${field} may hold only letters, digits, "_", "." and "-"`);
+    // It becomes a path segment of provider URLs: the provider's ids are digits, and anything
+    // else ("." or "..", say) could name another path of the provider.
+    .regex(/^[0-9]+$/, `${field} must be the messaging provider's id: digits only`);
 
 export const MessagingConnectionInput = z.object({
   phone_number_id: ProviderId('phone_number_id'),

@@ -1,5 +1,5 @@
 // The one way the service makes outbound HTTP requests: HTTPS only, to public
-// addresses checked at connect time, with a time-out, pooled connections per origin
+// addresses checked at connect time (save the one origin an operator configured), with a time-out, pooled connections per origin
 // and bounded concurrency, never following redirects, never throwing for a failed
 // delivery (it reports how it failed instead).
 import { performance } from 'node:perf_hooks';
@@ -20,6 +20,12 @@ export type OutboundClientOptions = {
   timeoutMs: number;
   /** Host names or addresses exempt from the public-address rule (WEBHOOK_ALLOW_HOSTS). */
   allowHosts: readonly string[];
+  /**
+   * The one origin the operator configured for this client (SUMMARY_API_URL), exempt from the
+   * HTTPS and public-address rules: a model server on loopback or the private network is the
+   * operator's choice, not a tenant's URL. Every other origin stays guarded.
+   */
+  operatorOrigin?: string;
   /** Requests in flight to one origin; also its connection pool size. Below maxConcurrent. */
   maxConcurrentPerOrigin?: number;
   /** Requests in flight overall. */
@@ -49,6 +55,13 @@ const RESPONSE_BODY_LIMIT = 16 * 1024;
 /** Answers that are read (provider JSON, template listings) stay well under this. */
 const READ_BODY_LIMIT = 1024 * 1024;
 
+/** The hosts whose every address the connect-time lookup accepts: the allowed ones, and the operator's. */
+function guardExemptions(options: OutboundClientOptions): readonly string[] {
+  if (!options.operatorOrigin) return options.allowHosts;
+  const host = new URL(options.operatorOrigin).hostname;
+  return [...options.allowHosts, host.startsWith('[') ? host.slice(1, -1) : host];
+}
+
 export function createOutboundClient(options: OutboundClientOptions): OutboundClient {
   const maxConcurrent = options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT;
   // A slow origin may hold at most its own share of the overall slots.
@@ -57,7 +70,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
     connections: maxPerOrigin,
     // HTTP/1.1 only, so `connections` bounds both sockets and requests in flight per origin.
     allowH2: false,
-    connect: { lookup: createGuardedLookup(options.allowHosts), timeout: options.timeoutMs },
+    connect: { lookup: createGuardedLookup(guardExemptions(options)), timeout: options.timeoutMs },
   });
   const overall = new Semaphore(maxConcurrent);
   const perOrigin = new Map<string, Semaphore>();
@@ -84,7 +97,7 @@ export function createOutboundClient(options: OutboundClientOptions): OutboundCl
       return result(null, { type: 'permanent', message: 'url must be a valid absolute URL' });
     }
     // Literal addresses never reach the connect-time lookup, so they are checked here.
-    const refusal = refuseUrlWithoutLookup(parsed, options.allowHosts);
+    const refusal = parsed.origin === options.operatorOrigin ? null : refuseUrlWithoutLookup(parsed, options.allowHosts);
     if (refusal) return result(null, { type: parsed.protocol === 'https:' ? 'network' : 'permanent', message: refusal });
 
     // Per origin first: requests queued behind a slow origin do not take overall slots.

@@ -31,8 +31,9 @@
 //   404 or 400 still count; requests with an unknown, revoked or expired key or a
 //   plan without api_access are never counted. Revocation applies at once on every
 //   process: each request reads the key's row.
-// - GET /api-keys/usage reads the budget without spending it (not counted, never
-//   refused with 429), so a client can always learn when its window resets.
+// - GET /api-keys/usage reads the budget without spending it, so a client can learn when
+//   its window resets even with the budget spent; it is counted in a bucket of its own at
+//   the credential's per-minute limit (count-apart.ts), which refuses it with 429 when full.
 import { RateLimitedError } from '../errors.ts';
 import { countRateLimitRefusal } from '../metrics/registry.ts';
 
@@ -60,7 +61,7 @@ export const epochSql = (timestamp: string) => `date_part('epoch', ${timestamp})
 export type Budget = { limit: number; used: number };
 
 export type RateLimitState = {
-  /** Whether this request was counted (false for the usage endpoint). */
+  /** Whether this request was counted in this budget (false for the usage endpoint, counted apart). */
   counted: boolean;
   /** Which budget refused the request, if one did. */
   refusedBy: 'credential' | 'account' | null;

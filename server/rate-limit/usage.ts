@@ -1,6 +1,6 @@
 // GET /api-keys/usage: the calling credential's budget in the current window,
-// as the authentication statement read it (the usage request itself is not
-// counted; see limits.ts). `used` is the tokens leased for the key's bucket by
+// as the authentication statement read it (the usage request itself is counted
+// apart and spends none of it; see limits.ts). `used` is the tokens leased for the key's bucket by
 // every API process in this window minus those the answering process still holds
 // unspent: it includes tokens other processes hold but have not spent yet (at most
 // one block each), so `remaining` never overstates; on one process it is exact.
@@ -26,6 +26,6 @@ export function describeUsage(state: RateLimitState): { usage: RateLimitUsage; n
   if (used > 0) return { usage };
   return {
     usage,
-    note: 'No request has been counted for this key in the current window yet; usage requests themselves are not counted.',
+    note: 'No request has been counted for this key in the current window yet; usage requests are counted apart, not in this budget.',
   };
 }

@@ -5,7 +5,8 @@
 // hands what it hears to its in-process subscribers (the Socket.IO gateway, tRPC
 // subscriptions). Nothing a visitor needs lives in one process's memory. This is the one
 // module that knows the channel; its connection also hears the channels other modules
-// name (credential changes), so a process keeps one LISTEN connection whatever it hears.
+// name (credential changes, widget changes), so a process keeps one LISTEN connection
+// whatever it hears.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -33,15 +34,27 @@ export async function publishConversationEvent(em: EntityManager, event: Convers
   await publishConversationEvents(em, [event]);
 }
 
-/** Several events in one statement, announced in this order. */
+/**
+ * Several events in one statement, announced in this order, and only while their widgets
+ * exist: a deleted widget's conversations are pushed nowhere (a reply to its visitor is
+ * stored, not announced). A deletion that commits after this statement but before the
+ * caller's commit is announced first, and its sockets' check holds the events back
+ * (server/http/widget-socket-review.ts).
+ */
 export async function publishConversationEvents(em: EntityManager, events: ConversationEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await runSql(em, sql`select ${notifyConversationSql(events)}`);
+  const widgets = new Map(events.map((event) => [event.widgetId, event.accountId]));
+  const exist = joinSql(
+    [...widgets].map(([widgetId, accountId]) => sql`exists (select 1 from chat_widgets where id = ${widgetId} and account_id = ${accountId})`),
+    ' and ',
+  );
+  await runSql(em, sql`select ${notifyConversationSql(events)} where ${exist}`);
 }
 
 /**
  * The one writer of notifications on any channel (conversation events here, credential
- * changes in server/auth/credential-changes.ts): a select-list call of pg_notify, delivered
+ * changes in server/auth/credential-changes.ts, widget changes in
+ * server/widgets/widget-changes.ts): a select-list call of pg_notify, delivered
  * to every listening process when, and only if, the transaction commits.
  */
 export function notifySql(channel: string, payload: string): Sql {

@@ -3,6 +3,18 @@
 // subscriber hears every process's changes.
 import type { ConversationEvent, ConversationEventFeed } from './conversation-events.ts';
 
+type WithoutVisitorId<E> = E extends unknown ? Omit<E, 'visitorId'> : never;
+/**
+ * What a subscriber hears: the event naming the contact, never the widget visitor id (the
+ * visitor's credential on the public widget endpoints; only the widget gateway routes by it).
+ */
+export type ConversationFrame = WithoutVisitorId<ConversationEvent>;
+
+function frameOf(event: ConversationEvent): ConversationFrame {
+  const { visitorId: _visitorId, ...frame } = event;
+  return frame as ConversationFrame;
+}
+
 /** A subscriber this far behind is cut off (it reconnects) rather than buffered without end. */
 const MAX_PENDING_EVENTS = 1000;
 
@@ -15,8 +27,8 @@ export async function* streamConversationEvents(
   accountId: string,
   filter: { widgetId?: string },
   signal: AbortSignal | undefined,
-): AsyncGenerator<ConversationEvent, void, undefined> {
-  const pending: ConversationEvent[] = [];
+): AsyncGenerator<ConversationFrame, void, undefined> {
+  const pending: ConversationFrame[] = [];
   let overflowed = false;
   let wake: (() => void) | null = null;
   const notify = () => {
@@ -29,7 +41,7 @@ export async function* streamConversationEvents(
     if (event.accountId !== accountId) return;
     if (filter.widgetId !== undefined && event.widgetId !== filter.widgetId) return;
     if (pending.length >= MAX_PENDING_EVENTS) overflowed = true;
-    else pending.push(event);
+    else pending.push(frameOf(event));
     notify();
   });
   signal?.addEventListener('abort', notify, { once: true });

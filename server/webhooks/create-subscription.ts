@@ -16,9 +16,15 @@ export const WebhookCreateInput = z.object({
   name: WebhookName.optional(),
   subscribed_to_tags: SubscribedToTags.optional(),
   retries_enabled: z.boolean().optional(),
-  generate_signing_secret: z.boolean().optional(),
+  generate_signing_secret: z
+    .boolean()
+    .optional()
+    .describe('Return a new signing secret with the answer; true needs the Integrations edit permission, as the signing-secret routes do.'),
   enabled: z.boolean().optional(),
-  apply_to_sub_accounts: z.boolean().optional(),
+  apply_to_sub_accounts: z
+    .boolean()
+    .optional()
+    .describe('Also receive the events of every client account (agency inheritance); true needs a key with sub_account_ids ["*"].'),
 });
 export type WebhookCreateInput = z.infer<typeof WebhookCreateInput>;
 

@@ -1,5 +1,5 @@
 // `{webhookId}` in the /webhooks paths: the subscription's positional id or its name.
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { WebhookSubscription } from '../db/entities/index.ts';
 import { queryRows, sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
@@ -12,20 +12,22 @@ const POSITION_ORDER = { createdAt: 'asc', id: 'asc' } as const;
  * string is the position when such a position exists, else a name. Only the account's
  * own rows are looked at, so an agency's inherited subscription is never addressable
  * from a client account (Agency inheritance rule 4) and another account's is not found.
+ * `lock` holds the row for the caller's transaction.
  */
-export async function findSubscription(em: EntityManager, accountId: string, webhookId: string): Promise<WebhookSubscription> {
+export async function findSubscription(em: EntityManager, accountId: string, webhookId: string, lock = false): Promise<WebhookSubscription> {
+  const locking = lock ? { lockMode: LockMode.PESSIMISTIC_WRITE as const } : {};
   if (/^[0-9]+$/.test(webhookId)) {
     const position = Number(webhookId);
     if (Number.isSafeInteger(position) && position >= 1) {
       const [atPosition] = await em.find(
         WebhookSubscription,
         { account: accountId },
-        { orderBy: POSITION_ORDER, offset: position - 1, limit: 1 },
+        { orderBy: POSITION_ORDER, offset: position - 1, limit: 1, ...locking },
       );
       if (atPosition) return atPosition;
     }
   }
-  const byName = await em.findOne(WebhookSubscription, { account: accountId, name: webhookId });
+  const byName = await em.findOne(WebhookSubscription, { account: accountId, name: webhookId }, locking);
   if (!byName) throw new NotFoundError('Webhook not found');
   return byName;
 }

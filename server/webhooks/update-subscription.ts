@@ -3,7 +3,7 @@
 // spec's "PUT changing url" re-enables an auto-disabled URL.
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { WebhookHealth } from '../db/entities/index.ts';
+import { WebhookHealth, type WebhookSubscription } from '../db/entities/index.ts';
 import { InvalidInputError } from '../errors.ts';
 import { assertDeliverableUrl } from '../outbound/address-guard.ts';
 import { duplicateName } from './create-subscription.ts';
@@ -17,13 +17,23 @@ export const WebhookUpdateInput = z.object({
   subscribed_to_tags: SubscribedToTags.optional(),
   retries_enabled: z.boolean().optional(),
   enabled: z.boolean().optional(),
-  apply_to_sub_accounts: z.boolean().optional(),
+  apply_to_sub_accounts: z
+    .boolean()
+    .optional()
+    .describe('true needs a key with sub_account_ids ["*"], as does a new url or subscribed_to on a subscription that applies to sub-accounts.'),
 });
 export type WebhookUpdateInput = z.infer<typeof WebhookUpdateInput>;
 
+export type UpdateOptions = {
+  accountId: string;
+  allowHosts: readonly string[];
+  /** Throws unless the caller may act on every client account (a scoped key needs sub_account_ids ["*"]). */
+  assertMayActOnEveryClient: () => void;
+};
+
 export async function updateSubscription(
   em: EntityManager,
-  options: { accountId: string; allowHosts: readonly string[] },
+  options: UpdateOptions,
   webhookId: string,
   input: WebhookUpdateInput,
 ): Promise<{ webhook_id: string; webhook: WebhookRecord }> {
@@ -34,7 +44,9 @@ export async function updateSubscription(
   let subscription;
   try {
     subscription = await em.transactional(async (tx) => {
-      const found = await findSubscription(tx, options.accountId, webhookId);
+      // Locked: a concurrent update cannot switch inheritance on between this check and the write.
+      const found = await findSubscription(tx, options.accountId, webhookId, true);
+      if (redirectsEveryClient(found, input)) options.assertMayActOnEveryClient();
       const urlChanged = input.url !== undefined && input.url !== found.url;
       if (input.url !== undefined) found.url = input.url;
       if (input.subscribed_to !== undefined) found.subscribedTo = input.subscribed_to;
@@ -54,4 +66,20 @@ export async function updateSubscription(
   }
   const id = await positionOf(em, subscription);
   return { webhook_id: id, webhook: toWebhookRecord(subscription, id) };
+}
+
+/**
+ * Whether the update changes where, or which of, every client's events go: a new URL or
+ * event list on a subscription that inherits and still will. Switching inheritance on is
+ * the procedure meta's `everyClientWhenSet` check. Everything else keeps to the URL and
+ * events a caller allowed to act on every client chose: switching inheritance off,
+ * disabling or enabling, the name, retries, tags (not inherited), deleting.
+ */
+function redirectsEveryClient(found: WebhookSubscription, input: WebhookUpdateInput): boolean {
+  if (!found.applyToSubAccounts || input.apply_to_sub_accounts === false) return false;
+  const urlChanged = input.url !== undefined && input.url !== found.url;
+  const before = new Set(found.subscribedTo);
+  const eventsChanged =
+    input.subscribed_to !== undefined && (input.subscribed_to.length !== before.size || input.subscribed_to.some((name) => !before.has(name)));
+  return urlChanged || eventsChanged;
 }

@@ -114,9 +114,8 @@ export async function findOrCreateVisitorContact(
 
   const contactId = newId('ct');
   const email = verified?.email ?? null;
-  const event = newEventRow('Contact Created', {
-    contact: { id: contactId, phone_number: null, email, lists: [], chat_widget_id: widgetId, widget_visitor_id: visitorId },
-  });
+  // No visitor id: it is the visitor's credential on the public widget endpoints, and events leave the service.
+  const event = newEventRow('Contact Created', { contact: { id: contactId, phone_number: null, email, lists: [], chat_widget_id: widgetId } });
   const [inserted] = await queryRows<ContactRow>(client, insertVisitorContact(contactId, accountId, widgetId, visitorId, event, { email, firstName, lastName }));
   if (inserted) return visitorContact(inserted, true);
   const [concurrent] = await queryRows<ContactRow>(client, lockVisitorContact(widgetId, visitorId, accountId));

@@ -1,6 +1,9 @@
-// PUT /chat-widgets/{configId}: rename the widget or replace its settings.
+// PUT /chat-widgets/{configId}: rename the widget or replace its settings. New settings
+// (identity verification, allowed origins) apply to open visitor sockets too: the change
+// is announced so that every process checks them again.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { InvalidInputError } from '../errors.ts';
+import { announceWidgetChange } from './widget-changes.ts';
 import { requireOwnWidget, toWidgetRecord, type ChatWidgetRecord } from './widget-record.ts';
 import type { ChatWidgetUpdateInput } from './widget-settings.ts';
 
@@ -8,9 +11,12 @@ export async function updateWidget(em: EntityManager, accountId: string, widgetI
   if (input.name === undefined && input.settings === undefined) {
     throw new InvalidInputError('No fields to update', { reason: 'no_fields' });
   }
-  const widget = await requireOwnWidget(em, accountId, widgetId);
-  if (input.name !== undefined) widget.name = input.name;
-  if (input.settings !== undefined) widget.settings = input.settings;
-  await em.flush();
-  return toWidgetRecord(widget);
+  return em.transactional(async (tx) => {
+    const widget = await requireOwnWidget(tx, accountId, widgetId);
+    if (input.name !== undefined) widget.name = input.name;
+    if (input.settings !== undefined) widget.settings = input.settings;
+    await tx.flush();
+    if (input.settings !== undefined) await announceWidgetChange(tx, widgetId);
+    return toWidgetRecord(widget);
+  });
 }

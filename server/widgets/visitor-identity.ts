@@ -1,15 +1,17 @@
 // Owner-verified visitor identity (`settings.identityVerification`). The site's back end
 // signs an HS256 JWT with the widget's identity secret (`wis_…`, its UTF-8 bytes are the
 // HMAC key): `sub` is the site's user id, `email` and `name` optional, `exp` at most 24
-// hours ahead. The widget sends it as X-Visitor-Identity (a socket in its handshake). A
-// verified visitor is known by `sub`, not by the visitor id the browser chose: whatever
-// `fromId` each device sends, one site user is one contact and one conversation.
+// hours ahead; the claims obey the input rules (server/input-rules.ts). The widget sends it
+// as X-Visitor-Identity (a socket in its handshake). A verified visitor is known by `sub`,
+// not by the visitor id the browser chose: whatever `fromId` each device sends, one site
+// user is one contact and one conversation.
 // - off (default): the header is ignored; visitors are their `fromId`.
 // - optional: a token, when sent, must verify (else 401) and names the visitor.
 // - required: every public call of the widget needs a token that verifies (else 401).
 import { jwtVerify, errors } from 'jose';
 import type pg from 'pg';
 import { ApiError } from '../errors.ts';
+import { findClaimProblem } from '../input-rules.ts';
 import type { RequestOrigin } from './check-widget-origin.ts';
 import type { Secrets } from '../secrets.ts';
 import { couldBeWidgetId } from './widget-record.ts';
@@ -22,7 +24,7 @@ export type IdentityMode = (typeof IDENTITY_MODES)[number];
 /** Longest lifetime a token may claim, so a leaked one is not a credential for long. */
 export const MAX_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 /** Clocks of the site's back end and ours may differ this much. */
-const CLOCK_TOLERANCE_SECONDS = 60;
+export const CLOCK_TOLERANCE_SECONDS = 60;
 const MAX_TOKEN_LENGTH = 4096;
 const MAX_SUB_LENGTH = 200;
 
@@ -75,7 +77,10 @@ function hmacKey(secrets: Secrets, sealed: string): Uint8Array {
 }
 
 function optionalText(value: unknown, max: number): string | null {
-  return typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, max) : null;
+  if (typeof value !== 'string' || value.trim() === '') return null;
+  const text = value.trim().slice(0, max);
+  // A cut through a surrogate pair would leave half of it, which PostgreSQL cannot store.
+  return text.isWellFormed() ? text : text.slice(0, -1);
 }
 
 /** The token's verified user; 401 for anything that does not verify with this widget's secret. */
@@ -98,6 +103,9 @@ export async function verifyVisitorToken(secrets: Secrets, sealedSecret: string 
   if (payload.exp! > now + MAX_TOKEN_LIFETIME_SECONDS + CLOCK_TOLERANCE_SECONDS) {
     throw new VisitorIdentityError('Invalid visitor identity token: exp must be at most 24 hours ahead');
   }
+  // The claims go to SQL: what PostgreSQL cannot store makes the token invalid, not a 5xx.
+  const problem = findClaimProblem(payload);
+  if (problem) throw new VisitorIdentityError(`Invalid visitor identity token: ${problem.message}`);
   const sub = payload.sub!;
   if (sub.length === 0 || sub.length > MAX_SUB_LENGTH) throw new VisitorIdentityError('Invalid visitor identity token: sub must be 1 to 200 characters');
   return { sub, email: optionalText(payload.email, 320), name: optionalText(payload.name, 200), acceptedUntil: payload.exp! + CLOCK_TOLERANCE_SECONDS };
@@ -122,14 +130,21 @@ const READ_WIDGET_IDENTITY = {
   text: 'select settings, identity_secret_sealed from chat_widgets where id = $1',
 };
 
+/** What the widget says of identity verification now; null when there is no such widget. */
+export async function readWidgetIdentity(pool: pg.Pool, widgetId: string): Promise<WidgetIdentity | null> {
+  if (!couldBeWidgetId(widgetId)) return null;
+  const [widget] = (await pool.query<WidgetIdentity>({ ...READ_WIDGET_IDENTITY, values: [widgetId] })).rows;
+  return widget ?? null;
+}
+
 /**
  * For endpoints whose one statement is keyed by the visitor: without a token the visitor
  * is `fromId` and the statement's widget row is checked afterwards (checkWidgetVisitor);
  * with one, the widget's secret is read first, so the statement runs for the verified user.
  */
 export async function visitorBeforeStatement(pool: pg.Pool, secrets: Secrets, widgetId: string, fromId: string, token: string | undefined): Promise<WidgetVisitor> {
-  if (token === undefined || !couldBeWidgetId(widgetId)) return { key: fromId, verified: null };
-  const [widget] = (await pool.query<WidgetIdentity>({ ...READ_WIDGET_IDENTITY, values: [widgetId] })).rows;
+  if (token === undefined) return { key: fromId, verified: null };
+  const widget = await readWidgetIdentity(pool, widgetId);
   if (!widget) return { key: fromId, verified: null };
   return (await resolveWidgetVisitor(secrets, widget, fromId, token))!;
 }

@@ -7,7 +7,7 @@ import { API_ACCESS_PLANS, keyCaller, sessionCaller } from '../../server/auth/ca
 import { carriesIdToken, pickCarrier, selectedUserId } from '../../server/auth/carrier.ts';
 import { isWellFormedKey, looksLikeJwt, maskKey, mintKeyValue } from '../../server/auth/key-format.ts';
 import type { Credential, Scopes } from '../../server/auth/scopes.ts';
-import { assertTargetAccountAllowed, selectAccount } from '../../server/auth/select-account.ts';
+import { assertSectionWhenSetAllowed, assertTargetAccountAllowed, selectAccount } from '../../server/auth/select-account.ts';
 import { ApiError } from '../../server/errors.ts';
 import type { CallerRow } from '../../server/rate-limit/count-requests.ts';
 import type { KeyRow, KeySpend } from '../../server/rate-limit/spend-key-tokens.ts';
@@ -189,17 +189,20 @@ function sessionRow(overrides: Partial<CallerRow> = {}): CallerRow {
   };
 }
 
+const EXP = 1_800_000_600_000;
+const token = (subject: string) => ({ subject, expiresAt: EXP });
+
 describe('the ID-token caller', () => {
   test('a subject no account has is 401', async () => {
-    expect(await refusal(() => sessionCaller('oidc|nobody', null, true))).toMatchObject({
+    expect(await refusal(() => sessionCaller(token('oidc|nobody'), null, true))).toMatchObject({
       status: 401,
       message: 'Invalid ID token: no account for this subject',
     });
   });
 
-  test('an owner session named by the subject, counted in its own bucket and the account ceiling', () => {
-    expect(sessionCaller('oidc|ada', sessionRow({ target_agency_id: 'usr_x' }), true)).toEqual({
-      credential: { type: 'session', id: 'oidc|ada', accountId: OWN, scopes: null, rateLimitPerMin: 300 },
+  test('an owner session named by the subject until its exp, counted in its own bucket and the account ceiling', () => {
+    expect(sessionCaller(token('oidc|ada'), sessionRow({ target_agency_id: 'usr_x' }), true)).toEqual({
+      credential: { type: 'session', id: 'oidc|ada', accountId: OWN, scopes: null, rateLimitPerMin: 300, expiresAt: EXP },
       rateLimit: {
         counted: true,
         refusedBy: null,
@@ -214,11 +217,11 @@ describe('the ID-token caller', () => {
   });
 
   test('the bucket that did not count the request refused it, the credential first; used is then the count before', () => {
-    const refused = sessionCaller('s', sessionRow({ bucket_counted: null, account_counted: null, bucket_before: 300, account_before: 700 }), true).rateLimit;
+    const refused = sessionCaller(token('s'), sessionRow({ bucket_counted: null, account_counted: null, bucket_before: 300, account_before: 700 }), true).rateLimit;
     expect([refused.refusedBy, refused.credential.used, refused.account.used]).toEqual(['credential', 300, 700]);
-    const byAccount = sessionCaller('s', sessionRow({ account_counted: null, account_before: 1200 }), true).rateLimit;
+    const byAccount = sessionCaller(token('s'), sessionRow({ account_counted: null, account_before: 1200 }), true).rateLimit;
     expect([byAccount.refusedBy, byAccount.credential.used, byAccount.account.used]).toEqual(['account', 12, 1200]);
-    const nothing = sessionCaller('s', sessionRow({ bucket_counted: null, account_counted: null, bucket_before: null, account_before: null }), false).rateLimit;
+    const nothing = sessionCaller(token('s'), sessionRow({ bucket_counted: null, account_counted: null, bucket_before: null, account_before: null }), false).rateLimit;
     expect([nothing.refusedBy, nothing.credential.used, nothing.account.used]).toEqual([null, 0, 0]);
   });
 });
@@ -316,5 +319,34 @@ describe('a client account named in the input', () => {
     for (const value of [{}, { subAccountId: null }, { subAccountId: undefined }, null, 'text', 7]) {
       await assertTargetAccountAllowed(scoped([]), field, input(value));
     }
+  });
+});
+
+describe('an input flag that widens the call', () => {
+  const flag = (value: unknown) => async () => ({ apply_to_sub_accounts: value, signing_secret: value });
+
+  test('a flag for every client needs sub_account_ids ["*"] when it is true, and nothing otherwise', async () => {
+    const target = { everyClientWhenSet: 'apply_to_sub_accounts' };
+    await assertTargetAccountAllowed(scoped(['*']), target, flag(true));
+    for (const value of [false, 'true', 1, null, undefined]) await assertTargetAccountAllowed(scoped([CLIENT]), target, flag(value));
+    expect(await refusal(() => assertTargetAccountAllowed(scoped([CLIENT]), target, flag(true)))).toEqual({
+      status: 403,
+      code: 'key_scope_denied',
+      reason: 'forbidden',
+      message: 'This API key is not allowed to act on every client account; that needs sub_account_ids ["*"]',
+    });
+    expect(await refusal(() => assertTargetAccountAllowed(scoped(['*']), target, undefined))).toMatchObject({ status: 403, code: 'key_scope_denied' });
+  });
+
+  test("a flag that needs another section holds a scoped key to that section's access when it is true", async () => {
+    const rule = { field: 'signing_secret', section: 'Integrations', access: 'write' } as const;
+    const withTags = (tags: Scopes['tags'], readOnly = false): Credential => ({ ...scoped([]), scopes: { ...scoped([]).scopes!, tags, read_only: readOnly } });
+    await assertSectionWhenSetAllowed(withTags(['Webhooks', 'Integrations']), rule, flag(true));
+    await assertSectionWhenSetAllowed(withTags(['Webhooks']), rule, flag(false));
+    await assertSectionWhenSetAllowed(withTags(['Webhooks']), undefined, flag(true));
+    await assertSectionWhenSetAllowed(main, rule, undefined);
+    expect(await refusal(() => assertSectionWhenSetAllowed(withTags(['Webhooks']), rule, flag(true)))).toMatchObject({ status: 403, code: 'key_scope_denied' });
+    expect(await refusal(() => assertSectionWhenSetAllowed(withTags(['Integrations'], true), rule, flag(true)))).toMatchObject({ status: 403, code: 'key_read_only' });
+    expect(await refusal(() => assertSectionWhenSetAllowed(withTags(['Integrations']), rule, undefined))).toMatchObject({ status: 403, code: 'key_scope_denied' });
   });
 });

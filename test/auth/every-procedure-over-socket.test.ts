@@ -1,12 +1,13 @@
 // The default-deny walk of every-procedure.test.ts, over a /trpc WebSocket: every query,
 // mutation and subscription of appRouter, called on a socket opened with a scoped key (and
 // `userId` on the socket's URL), refuses the key outside its sections, a read-only key on a
-// write, and a key whose sub_account_ids do not cover the client account, exactly as over
-// HTTPS. Each call is authorized on its own, whatever the socket was opened with.
+// write, a key whose sub_account_ids do not cover the client account, and a key without the
+// section an input flag needs, exactly as over HTTPS. Each call is authorized on its own,
+// whatever the socket was opened with.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { openRawTrpcSocket } from '../helpers/trpc-socket.ts';
-import { covered, createProcedureWalk, targeting, writes, type Outcome, type ProcedureEntry, type Target } from './procedure-walk.ts';
+import { covered, createProcedureWalk, flagged, inputOf, targeting, writes, type Outcome, type ProcedureEntry, type Target } from './procedure-walk.ts';
 
 let service: TestService;
 beforeAll(async () => {
@@ -16,14 +17,13 @@ afterAll(async () => {
   await service?.stop();
 });
 
-const { keysFor, onClient } = createProcedureWalk(() => service);
+const { keysFor, onClient, flagKeys } = createProcedureWalk(() => service);
 
 /** One call on a socket of its own: what it answers first (a result, a started subscription, or an error). */
 async function callOverSocket(path: string, procedure: ProcedureEntry, apiKey: string, target: Target = {}): Promise<Outcome> {
   const socket = await openRawTrpcSocket(service.origin, { apiKey, ...(target.userId ? { userId: target.userId } : {}) });
   try {
-    const input = target.field ? { [target.field]: target.id } : {};
-    socket.send({ id: 1, method: procedure._def.type, params: { path, input } });
+    socket.send({ id: 1, method: procedure._def.type, params: { path, input: inputOf(target) } });
     const frame = await socket.waitFor((candidate) => candidate.id === 1 || candidate.id === null);
     const detail = `${procedure._def.type} ${path} over the socket: ${JSON.stringify(frame)}`;
     if (frame.error) return { status: frame.error.data.httpStatus, errorCode: frame.error.data.error_code, detail };
@@ -77,5 +77,20 @@ test.each(targeting.map(([path, way, procedure]) => [path, way, procedure] as co
     const outcome = await callOverSocket(path, procedure, apiKey, target);
     expect(outcome.errorCode, outcome.detail).not.toBe('key_scope_denied');
     expect(outcome.errorCode, outcome.detail).not.toBe('key_read_only');
+  },
+);
+
+test.each(flagged.map(([path, procedure]) => [path, procedure] as const))(
+  "%s with its flag set, over the socket: a writable key of its section alone gets FORBIDDEN key_scope_denied; with the flag's section too it is not refused",
+  async (path, procedure) => {
+    const meta = procedure._def.meta!;
+    const { ownSectionOnly, withFlagSection } = await flagKeys(meta);
+    const target: Target = { flags: { [meta.sectionWhenSet!.field]: true } };
+    const refused = await callOverSocket(path, procedure, ownSectionOnly, target);
+    expect(refused.status, refused.detail).toBe(403);
+    expect(refused.errorCode, refused.detail).toBe('key_scope_denied');
+    const allowed = await callOverSocket(path, procedure, withFlagSection, target);
+    expect(allowed.errorCode, allowed.detail).not.toBe('key_scope_denied');
+    expect(allowed.errorCode, allowed.detail).not.toBe('key_read_only');
   },
 );

@@ -2,8 +2,9 @@
 // ones added after this test was written, refuses a scoped key outside its
 // sections (403 key_scope_denied) and a read-only key on a write (403
 // key_read_only), before it looks at its input. Every procedure that can act on
-// a client account (through `userId`, an id in its input, or on every client)
-// refuses a key whose sub_account_ids do not cover that account.
+// a client account (through `userId`, an id in its input, or on every client, also
+// when an input flag asks for it) refuses a key whose sub_account_ids do not cover
+// that account; an input flag that needs another section refuses a key without it.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { TRPCError } from '@trpc/server';
 import { appRouter } from '../../routers/index.ts';
@@ -11,7 +12,20 @@ import { API_SECTIONS } from '../../server/auth/scopes.ts';
 import { ApiError } from '../../server/errors.ts';
 import { createCallerFactory, createContext, type ProcedureMeta } from '../../server/trpc.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { covered, createProcedureWalk, reachable, targeting, writes, type Grant, type Outcome, type ProcedureEntry, type Target, type Way } from './procedure-walk.ts';
+import {
+  covered,
+  createProcedureWalk,
+  flagged,
+  inputOf,
+  reachable,
+  targeting,
+  writes,
+  type Grant,
+  type Outcome,
+  type ProcedureEntry,
+  type Target,
+  type Way,
+} from './procedure-walk.ts';
 
 let service: TestService;
 beforeAll(async () => {
@@ -21,7 +35,7 @@ afterAll(async () => {
   await service?.stop();
 });
 
-const { keysFor, onClient, newClient } = createProcedureWalk(() => service);
+const { keysFor, onClient, newClient, flagKeys } = createProcedureWalk(() => service);
 
 async function callOverRest(meta: ProcedureMeta, apiKey: string, target: Target = {}): Promise<Outcome> {
   const openapi = meta.openapi!;
@@ -33,10 +47,12 @@ async function callOverRest(meta: ProcedureMeta, apiKey: string, target: Target 
   });
   const hasBody = openapi.method === 'POST' || openapi.method === 'PUT' || openapi.method === 'PATCH';
   const named = target.field && !inPath ? { [target.field]: target.id } : {};
+  // Flags are booleans: only a JSON body carries them as such.
+  if (target.flags && !hasBody) throw new Error(`${openapi.method} ${openapi.path}: input flags need a body`);
   const response = await service.request(openapi.method, path, {
     apiKey,
     query: { userId: target.userId, ...(hasBody ? {} : named) },
-    body: hasBody ? named : undefined,
+    body: hasBody ? { ...named, ...target.flags } : undefined,
   });
   return { status: response.status, errorCode: response.body?.error_code, detail: `${openapi.method} ${openapi.path}: ${response.text}` };
 }
@@ -49,7 +65,7 @@ async function callOverTrpc(procedurePath: string, apiKey: string, target: Targe
   ) as unknown as Record<string, unknown>;
   const call = procedurePath.split('.').reduce<any>((node, segment) => node[segment], caller) as (input: unknown) => Promise<unknown>;
   try {
-    const result = await call(target.field ? { [target.field]: target.id } : {});
+    const result = await call(inputOf(target));
     return { status: 200, errorCode: undefined, detail: `${procedurePath}: resolved ${String(result)}` };
   } catch (error) {
     const cause = error instanceof TRPCError && error.cause instanceof ApiError ? error.cause : null;
@@ -106,6 +122,8 @@ test('the account walk covers userId, input ids and every-client operations (and
       'usage.updateSubAccount: client SC1 named in its input',
       'subAccounts.create: every client',
       'subAccounts.list: every client',
+      'webhooks.create: every client, by an input flag',
+      'webhooks.update: every client, by an input flag',
     ]),
   );
   // Agency-only procedures refuse userId and act on client accounts, so their
@@ -143,6 +161,29 @@ test.each(targeting.map(([path, way, procedure]) => [path, way, procedure] as co
     expect([200, 201, 400, 403, 404], outcome.detail).toContain(outcome.status);
     // A 403 here can only be a domain refusal (numeric error_code), never a key-scope code.
     if (outcome.status === 403) expect(outcome.errorCode, outcome.detail).toBe(403);
+  },
+);
+
+test('the flag walk covers every input flag that needs another section', () => {
+  expect(flagged.map(([path]) => path)).toEqual(expect.arrayContaining(['webhooks.create']));
+});
+
+test.each(flagged.map(([path, procedure]) => [path, procedure] as const))(
+  "%s with its flag set: a writable key of its section alone gets 403 key_scope_denied; with the flag's section too it is not refused",
+  async (path, procedure) => {
+    const meta = procedure._def.meta!;
+    const rule = meta.sectionWhenSet!;
+    const { ownSectionOnly, withFlagSection, mainKey } = await flagKeys(meta);
+    const target: Target = { flags: { [rule.field]: true } };
+    const refused = await call(path, meta, ownSectionOnly, target);
+    expect(refused.status, refused.detail).toBe(403);
+    expect(refused.errorCode, refused.detail).toBe('key_scope_denied');
+    expect(refused.detail).toContain(`not allowed to use the ${rule.section} section`);
+    // Let through, the call gets the procedure's own answer, as the unscoped main key does (400 for the bare input).
+    const allowed = await call(path, meta, withFlagSection, target);
+    const unscoped = await call(path, meta, mainKey, target);
+    expect({ status: allowed.status, errorCode: allowed.errorCode }, allowed.detail).toEqual({ status: unscoped.status, errorCode: unscoped.errorCode });
+    expect(allowed.errorCode, allowed.detail).not.toBe('key_scope_denied');
   },
 );
 

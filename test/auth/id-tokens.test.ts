@@ -131,6 +131,25 @@ describe('ID tokens that are refused with 401', () => {
     expect(response.status).toBe(401);
   });
 
+  // Token claims pass the same input rules as any field (server/input-rules.ts): text
+  // PostgreSQL cannot store makes the token invalid, never a 5xx.
+  const unstorableClaims: [string, (subject: string) => { sub: string; [claim: string]: unknown }, string][] = [
+    ['a NUL in sub', (sub) => ({ sub: `${sub}\u0000` }), 'sub must not contain a NUL character (\\u0000)'],
+    ['a lone surrogate in sub', (sub) => ({ sub: `${sub}\ud800` }), 'sub must not contain a lone UTF-16 surrogate (\\ud800 to \\udfff without its pair)'],
+    ['a NUL in email', (sub) => ({ sub, email: 'ada\u0000@example.com' }), 'email must not contain a NUL character (\\u0000)'],
+    ['a lone surrogate in email', (sub) => ({ sub, email: 'ada\udc00@example.com' }), 'email must not contain a lone UTF-16 surrogate (\\ud800 to \\udfff without its pair)'],
+    ['a NUL in name', (sub) => ({ sub, name: 'Ada\u0000' }), 'name must not contain a NUL character (\\u0000)'],
+    ['a lone surrogate in name', (sub) => ({ sub, name: 'Ada \ud83d' }), 'name must not contain a lone UTF-16 surrogate (\\ud800 to \\udfff without its pair)'],
+  ];
+  for (const [name, claims, problem] of unstorableClaims) {
+    test(`a token with ${name}`, async () => {
+      const { subject } = await signedInAccount();
+      const response = await service.request('GET', '/lists', { headers: bearer(await idp.sign(claims(subject))) });
+      expect(response.status).toBe(401);
+      expect(response.body).toEqual({ success: false, error: `Invalid ID token: ${problem}`, error_code: 401 });
+    });
+  }
+
   test('an ID token is only accepted on the bearer carrier', async () => {
     const { token } = await signedInAccount();
     expect((await service.request('GET', '/lists', { headers: { 'x-api-key': token } })).status).toBe(401);

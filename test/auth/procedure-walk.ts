@@ -17,15 +17,19 @@ export const writes = covered.filter(([, procedure]) => procedure._def.meta?.acc
 // nothing about sub_account_ids; every other procedure a scoped key can reach is walked.
 export const reachable = covered.filter(([, procedure]) => procedure._def.meta?.section !== 'API Keys' && procedure._def.meta?.requires !== 'owner');
 
-export type Way = 'client SC1 as userId' | 'client SC1 named in its input' | 'every client';
+export type Way = 'client SC1 as userId' | 'client SC1 named in its input' | 'every client' | 'every client, by an input flag';
 /** Each way a procedure can reach a client account: `userId` (all but agency-only ones) and what its meta names. */
 export function waysOf(meta: ProcedureMeta): Way[] {
   const ways: Way[] = [];
   if (!meta.agencyOnly) ways.push('client SC1 as userId');
-  if (meta.targetAccount === 'everyClient') ways.push('every client');
-  else if (meta.targetAccount) ways.push('client SC1 named in its input');
+  const target = meta.targetAccount;
+  if (target === 'everyClient') ways.push('every client');
+  else if (target && 'everyClientWhenSet' in target) ways.push('every client, by an input flag');
+  else if (target) ways.push('client SC1 named in its input');
   return ways;
 }
+/** Procedures with an input flag that needs another section besides their own. */
+export const flagged = reachable.filter(([, procedure]) => procedure._def.meta?.sectionWhenSet);
 export const targeting = reachable.flatMap(([path, procedure]) => waysOf(procedure._def.meta!).map((way) => [path, way, procedure] as const));
 
 export type SectionKeys = {
@@ -40,8 +44,16 @@ export type SectionKeys = {
 export type Grant = '[]' | '[other]' | '["*"]';
 const GRANTS: Grant[] = ['[]', '[other]', '["*"]'];
 
-/** The client account a call names: through `userId`, or through an input field (path, body or query). */
-export type Target = { userId?: string; field?: string; id?: string };
+/**
+ * The client account a call names: through `userId`, or through an input field (path, body or
+ * query); `flags` are boolean input fields the call sets to true (every client, or another section).
+ */
+export type Target = { userId?: string; field?: string; id?: string; flags?: Record<string, true> };
+
+/** The call's input as the walk sends it: the named id and the flags. */
+export function inputOf(target: Target): Record<string, unknown> {
+  return { ...(target.field ? { [target.field]: target.id } : {}), ...target.flags };
+}
 
 export type Outcome = { status: number; errorCode: unknown; detail: string };
 
@@ -108,9 +120,22 @@ export function createProcedureWalk(service: () => TestService) {
         ? { userId: sc1 }
         : way === 'client SC1 named in its input'
           ? { field: (meta.targetAccount as { inputField: string }).inputField, id: sc1 }
-          : {};
+          : way === 'every client, by an input flag'
+            ? { flags: { [(meta.targetAccount as { everyClientWhenSet: string }).everyClientWhenSet]: true } }
+            : {};
     return { apiKey: grant === 'main key' ? keys.mainKey : keys.byGrant[grant], target };
   }
 
-  return { keysFor, onClient, newClient };
+  /** Writable keys of the procedure's section (every client), without and with the section its input flag needs. */
+  async function flagKeys(meta: ProcedureMeta): Promise<{ ownSectionOnly: string; withFlagSection: string; mainKey: string }> {
+    const keys = await keysFor(meta.section);
+    const rule = meta.sectionWhenSet!;
+    const both = await createScopedKey(service().services.orm.em.fork(), service().services.secrets, keys.agencyId, {
+      label: `${meta.section} and ${rule.section}`,
+      scopes: { tags: [meta.section, rule.section], read_only: false, sub_account_ids: ['*'], rate_limit_per_min: 300 },
+    });
+    return { ownSectionOnly: keys.byGrant['["*"]'], withFlagSection: both.apiKey, mainKey: keys.mainKey };
+  }
+
+  return { keysFor, onClient, newClient, flagKeys };
 }

@@ -4,6 +4,7 @@
 // (e.g. one 500, then 200s), falling back to a fixed summary. The service reaches
 // it through its outbound client, so its host must be allowed (`env`).
 import type { IncomingHttpHeaders } from 'node:http';
+import { createServer as createPlainServer, type RequestListener } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { inject } from 'vitest';
@@ -12,7 +13,7 @@ export type RecordedRequest = { method: string; path: string; headers: IncomingH
 export type ScriptedAnswer = { status: number; body?: unknown };
 
 export type FakeChatCompletions = {
-  /** `https://localhost:<port>/v1`, for SUMMARY_API_URL. */
+  /** `https://localhost:<port>/v1` (or `http://127.0.0.1:<port>/v1` when plain), for SUMMARY_API_URL. */
   url: string;
   /** SUMMARY_API_URL and the host exemption the service needs to reach the fake. */
   env: Record<string, string>;
@@ -30,11 +31,17 @@ export function completion(content: string): unknown {
   };
 }
 
-export async function startFakeChatCompletions(defaultContent = 'The contact asked about an order; the agent answered.'): Promise<FakeChatCompletions> {
+/**
+ * `plain`: a plain-HTTP server on 127.0.0.1, as a local model server (Ollama, vLLM) is run,
+ * with no host exemption: the operator's SUMMARY_API_URL needs none.
+ */
+export async function startFakeChatCompletions(
+  defaultContent = 'The contact asked about an order; the agent answered.',
+  options: { plain?: boolean } = {},
+): Promise<FakeChatCompletions> {
   const requests: RecordedRequest[] = [];
   const queue: ScriptedAnswer[] = [];
-  const tls = inject('webhookReceiverTls');
-  const server = createServer({ key: tls.key, cert: tls.cert }, (request, response) => {
+  const answer: RequestListener = (request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
@@ -46,17 +53,19 @@ export async function startFakeChatCompletions(defaultContent = 'The contact ask
         // Recorded as text.
       }
       requests.push({ method: request.method ?? '', path: request.url ?? '', headers: request.headers, body });
-      const answer = queue.shift() ?? { status: 200, body: completion(defaultContent) };
-      response.writeHead(answer.status, { 'content-type': 'application/json' });
-      response.end(JSON.stringify(answer.body ?? { error: { message: `status ${answer.status}` } }));
+      const scripted = queue.shift() ?? { status: 200, body: completion(defaultContent) };
+      response.writeHead(scripted.status, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(scripted.body ?? { error: { message: `status ${scripted.status}` } }));
     });
-  });
+  };
+  const tls = options.plain ? null : inject('webhookReceiverTls');
+  const server = tls ? createServer({ key: tls.key, cert: tls.cert }, answer) : createPlainServer(answer);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const url = `https://localhost:${port}/v1`;
+  const url = tls ? `https://localhost:${port}/v1` : `http://127.0.0.1:${port}/v1`;
   return {
     url,
-    env: { SUMMARY_API_URL: url, WEBHOOK_ALLOW_HOSTS: 'localhost' },
+    env: tls ? { SUMMARY_API_URL: url, WEBHOOK_ALLOW_HOSTS: 'localhost' } : { SUMMARY_API_URL: url },
     requests,
     script(...answers) {
       queue.push(...answers);

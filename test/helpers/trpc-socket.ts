@@ -16,8 +16,8 @@ export type RawTrpcSocket = {
   send(message: unknown): void;
   /** The first frame (after `from`) that matches, within `withinMs`; rejects after that. */
   waitFor(predicate: (frame: Frame) => boolean, withinMs?: number, from?: number): Promise<Frame>;
-  /** Resolves when the server closes the socket. */
-  closed: Promise<void>;
+  /** Resolves with the close code when the socket closes. */
+  closed: Promise<number>;
   close(): Promise<void>;
 };
 
@@ -36,7 +36,7 @@ export function openRawTrpcSocket(origin: string, query: Record<string, string>)
     frames.push(JSON.parse(text) as Frame);
     for (const waiter of [...waiters]) waiter();
   });
-  const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
+  const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
   closed.then(() => {
     for (const waiter of [...waiters]) waiter();
   });

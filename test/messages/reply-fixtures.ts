@@ -77,10 +77,12 @@ export function pollUntil(service: TestService, widgetId: string, visitorId: str
   return eventually(() => poll(service, widgetId, visitorId), done);
 }
 
-export async function visitorWrites(service: TestService, accountId: string, widgetId: string, visitorId: string, body: string): Promise<void> {
+/** The visitor writes through the widget; with `identityToken`, as the site user it names (X-Visitor-Identity). */
+export async function visitorWrites(service: TestService, accountId: string, widgetId: string, visitorId: string, body: string, identityToken?: string): Promise<void> {
   const sent = await service.request('POST', '/v1/incoming-chat-widget-message', {
     query: { userId: accountId },
     body: { customData: { body, fromId: visitorId, toId: widgetId }, messageType: 'text' },
+    headers: identityToken ? { 'x-visitor-identity': identityToken } : {},
   });
   expect(sent.status, sent.text).toBe(200);
 }

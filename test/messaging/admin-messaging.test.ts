@@ -99,11 +99,11 @@ describe('template:add', () => {
 describe('messaging:connect', () => {
   test('stores credentials the account then reads as connected; the token is sealed', async () => {
     const { userId, apiKey } = await service.createAccount();
-    fake.grant('admin-given-token', { phoneNumberId: '8080808', businessAccountId: 'waba_admin' });
-    const connected = await admin(['messaging:connect', '--user', userId, '--token', 'admin-given-token', '--phone-number-id', '8080808', '--business-account-id', 'waba_admin']);
+    fake.grant('admin-given-token', { phoneNumberId: '8080808', businessAccountId: '5050505' });
+    const connected = await admin(['messaging:connect', '--user', userId, '--token', 'admin-given-token', '--phone-number-id', '8080808', '--business-account-id', '5050505']);
     expect(connected).toEqual({ status: 0, json: { userId, connected: true } });
     const status = await service.request('GET', '/messaging/connection', { apiKey });
-    expect(status.body).toEqual({ success: true, data: { connected: true, phone_number_id: '8080808', business_account_id: 'waba_admin' } });
+    expect(status.body).toEqual({ success: true, data: { connected: true, phone_number_id: '8080808', business_account_id: '5050505' } });
     const row = await service.services.pool.query<{ access_token_sealed: string }>('select access_token_sealed from messaging_connections where account_id = $1', [userId]);
     expect(row.rows[0]!.access_token_sealed).not.toContain('admin-given-token');
     expect(service.services.secrets.unseal(row.rows[0]!.access_token_sealed)).toBe('admin-given-token');
@@ -132,7 +132,18 @@ describe('messaging:connect', () => {
     expect(unreachable.status).toBe(1);
     expect(unreachable.json.error).toMatch(/^The access token cannot reach phone_number_id 9191919 /);
     const malformed = await admin(['messaging:connect', '--user', userId, '--token', 'junk-admin-token', '--phone-number-id', '../9191919']);
-    expect(malformed).toEqual({ status: 1, json: { error: 'phone_number_id may hold only letters, digits, "_", "." and "-"' } });
+    expect(malformed).toEqual({ status: 1, json: { error: "phone_number_id must be the messaging provider's id: digits only" } });
+    // "." and ".." would name another path of the provider: refused before it is asked.
+    const asked = fake.requests.length;
+    expect(await admin(['messaging:connect', '--user', userId, '--token', 'junk-admin-token', '--phone-number-id', '..'])).toEqual({
+      status: 1,
+      json: { error: "phone_number_id must be the messaging provider's id: digits only" },
+    });
+    expect(await admin(['messaging:connect', '--user', userId, '--token', 'junk-admin-token', '--phone-number-id', '9191919', '--business-account-id', '.'])).toEqual({
+      status: 1,
+      json: { error: "business_account_id must be the messaging provider's id: digits only" },
+    });
+    expect(fake.requests.slice(asked)).toEqual([]);
     expect((await service.request('GET', '/messaging/connection', { apiKey })).body.data.connected).toBe(false);
   });
 

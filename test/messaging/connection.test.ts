@@ -80,13 +80,13 @@ describe('GET/PUT/DELETE /messaging/connection', () => {
 
   test('connecting stores the ids, never returns the token and stores it only sealed', async () => {
     const { userId, apiKey } = await service.createAccount();
-    fake.grant(TOKEN, { phoneNumberId: '100200300', businessAccountId: 'waba_conn_1' });
+    fake.grant(TOKEN, { phoneNumberId: '100200300', businessAccountId: '200300400' });
     const put = await service.request('PUT', '/messaging/connection', {
       apiKey,
-      body: { phone_number_id: '100200300', business_account_id: 'waba_conn_1', access_token: TOKEN },
+      body: { phone_number_id: '100200300', business_account_id: '200300400', access_token: TOKEN },
     });
     expect(put.status).toBe(200);
-    expect(put.body).toEqual({ success: true, data: { connected: true, phone_number_id: '100200300', business_account_id: 'waba_conn_1' } });
+    expect(put.body).toEqual({ success: true, data: { connected: true, phone_number_id: '100200300', business_account_id: '200300400' } });
     expect(put.text).not.toContain(TOKEN);
 
     const get = await service.request('GET', '/messaging/connection', { apiKey });
@@ -94,13 +94,13 @@ describe('GET/PUT/DELETE /messaging/connection', () => {
     expect(get.text).not.toContain(TOKEN);
 
     const row = await connectionRow(userId);
-    expect(row).toMatchObject({ phone_number_id: '100200300', business_account_id: 'waba_conn_1' });
+    expect(row).toMatchObject({ phone_number_id: '100200300', business_account_id: '200300400' });
     expect(row!.access_token_sealed).not.toContain(TOKEN);
     expect(row!.access_token_sealed).not.toContain(Buffer.from(TOKEN).toString('base64'));
     expect(service.services.secrets.unseal(row!.access_token_sealed)).toBe(TOKEN);
     expect(await loadProviderCredentials(service.services.orm.em.fork(), service.services.secrets, userId)).toEqual({
       phoneNumberId: '100200300',
-      businessAccountId: 'waba_conn_1',
+      businessAccountId: '200300400',
       accessToken: TOKEN,
     });
   });
@@ -143,6 +143,26 @@ describe('GET/PUT/DELETE /messaging/connection', () => {
     const unsendableToken = await connect(apiKey, { phone_number_id: '123', access_token: 'tok\u00e9n with spaces' });
     expect(unsendableToken.status).toBe(400);
     expect(unsendableToken.body.error).toBe('access_token may hold only visible ASCII characters (no spaces)');
+  });
+
+  test('a phone_number_id or business_account_id that is not the provider\'s digits ("." or "..", say) is a 400 naming the field; the provider is never asked', async () => {
+    const { userId, apiKey } = await service.createAccount();
+    fake.grant(TOKEN, { phoneNumberId: '515151', businessAccountId: '525252' });
+    const asked = fake.requests.length;
+    const cases: Array<[string, Record<string, string>]> = [];
+    for (const id of ['.', '..', '../515151', '515151/..', '515.151', '515151a', '%2e%2e']) {
+      cases.push(['phone_number_id', { phone_number_id: id, business_account_id: '525252' }]);
+      cases.push(['business_account_id', { phone_number_id: '515151', business_account_id: id }]);
+    }
+    for (const [field, ids] of cases) {
+      const refused = await connect(apiKey, { ...ids, access_token: TOKEN });
+      expect(refused.status, JSON.stringify(ids)).toBe(400);
+      expect(refused.body, JSON.stringify(ids)).toEqual({ success: false, error: `${field} must be the messaging provider's id: digits only`, error_code: 400 });
+    }
+    expect(fake.requests.slice(asked)).toEqual([]);
+    expect(await connectionRow(userId)).toBeUndefined();
+    // The provider's own digits still connect.
+    expect((await connect(apiKey, { phone_number_id: '515151', business_account_id: '525252', access_token: TOKEN })).status).toBe(200);
   });
 
   test('disconnecting removes the credentials', async () => {
@@ -259,24 +279,24 @@ describe('the credentials are checked with the provider before anything is store
   test('with a business_account_id the token must reach it and it must hold the number', async () => {
     const { userId, apiKey } = await service.createAccount();
     const number = newNumber();
-    fake.grant('business-token', { phoneNumberId: number, businessAccountId: 'waba_holds' });
-    fake.grant('business-token', { businessAccountId: 'waba_without_the_number' });
+    fake.grant('business-token', { phoneNumberId: number, businessAccountId: '6100001' });
+    fake.grant('business-token', { businessAccountId: '6100002' });
 
-    const unreachable = await connect(apiKey, { phone_number_id: number, business_account_id: 'waba_not_granted', access_token: 'business-token' });
+    const unreachable = await connect(apiKey, { phone_number_id: number, business_account_id: '6100003', access_token: 'business-token' });
     expect(unreachable.status).toBe(422);
-    expect(unreachable.body).toMatchObject({ error_code: 'business_account_unreachable', error: expect.stringMatching(/^The access token cannot reach business_account_id waba_not_granted /) });
-    const elsewhere = await connect(apiKey, { phone_number_id: number, business_account_id: 'waba_without_the_number', access_token: 'business-token' });
+    expect(unreachable.body).toMatchObject({ error_code: 'business_account_unreachable', error: expect.stringMatching(/^The access token cannot reach business_account_id 6100003 /) });
+    const elsewhere = await connect(apiKey, { phone_number_id: number, business_account_id: '6100002', access_token: 'business-token' });
     expect(elsewhere.status).toBe(422);
     expect(elsewhere.body).toEqual({
       success: false,
-      error: `phone_number_id ${number} does not belong to business_account_id waba_without_the_number`,
+      error: `phone_number_id ${number} does not belong to business_account_id 6100002`,
       error_code: 'phone_number_not_in_business_account',
     });
     expect(await connectionRow(userId)).toBeUndefined();
 
-    const connected = await connect(apiKey, { phone_number_id: number, business_account_id: 'waba_holds', access_token: 'business-token' });
+    const connected = await connect(apiKey, { phone_number_id: number, business_account_id: '6100001', access_token: 'business-token' });
     expect(connected.status, connected.text).toBe(200);
-    expect(await connectionRow(userId)).toMatchObject({ phone_number_id: number, business_account_id: 'waba_holds' });
+    expect(await connectionRow(userId)).toMatchObject({ phone_number_id: number, business_account_id: '6100001' });
   });
 
   test('a provider that cannot answer the check is 502; nothing is stored and the previous connection stays', async () => {
@@ -319,18 +339,18 @@ describe('the credentials are checked with the provider before anything is store
 describe('connecting and template sync', () => {
   test('connecting queues a template sync, which the worker runs against the provider with the token', async () => {
     const { apiKey } = await service.createAccount();
-    fake.grant('token-sync-on-connect', { phoneNumberId: '31313131', businessAccountId: 'waba_sync_on_connect' });
-    fake.setTemplates('waba_sync_on_connect', [
+    fake.grant('token-sync-on-connect', { phoneNumberId: '31313131', businessAccountId: '32323232' });
+    fake.setTemplates('32323232', [
       { id: 't1', name: 'welcome', language: 'en', status: 'APPROVED', category: 'UTILITY', components: [{ type: 'BODY', text: 'Hi {{first_name}}' }] },
     ]);
-    const put = await connect(apiKey, { phone_number_id: '31313131', business_account_id: 'waba_sync_on_connect', access_token: 'token-sync-on-connect' });
+    const put = await connect(apiKey, { phone_number_id: '31313131', business_account_id: '32323232', access_token: 'token-sync-on-connect' });
     expect(put.status, put.text).toBe(200);
     const templates = await eventually(
       () => service.request('GET', '/whatsapp-templates', { apiKey }),
       (response) => response.body.data.length === 1,
     );
     expect(templates.body.data[0]).toMatchObject({ name: 'welcome', status: 'APPROVED', language: 'en', category: 'UTILITY' });
-    const listing = fake.requests.find((request) => request.path.startsWith('/v21.0/waba_sync_on_connect/message_templates'));
+    const listing = fake.requests.find((request) => request.path.startsWith('/v21.0/32323232/message_templates'));
     expect(listing?.authorization).toBe('Bearer token-sync-on-connect');
   });
 

@@ -27,7 +27,7 @@ let numbers = 0;
 async function connectedAccount(templates: Array<Record<string, unknown>> = []) {
   const account = await service.createAccount();
   numbers += 1;
-  const businessAccountId = `waba_${numbers}_${process.pid}`;
+  const businessAccountId = `8${process.pid}${numbers}`;
   const phoneNumberId = `9${process.pid}${numbers}`;
   fake.grant(`token-${numbers}`, { phoneNumberId, businessAccountId });
   fake.setTemplates(businessAccountId, templates);

@@ -61,6 +61,22 @@ test('the document states the rules the service enforces beyond field types: upd
   for (const named of /Sections: ([^.]+)\./.exec(document.info.description)![1].split(', ')) expect(sections).toContain(named);
 });
 
+test("the 403 of an operation says what an input flag asks of a scoped key: apply_to_sub_accounts needs sub_account_ids [\"*\"], generate_signing_secret the Integrations section", () => {
+  const document = JSON.parse(served);
+  const forbidden = (pathName: string, method: string) => document.paths[pathName][method].responses['403'];
+  for (const [pathName, method] of [['/webhooks', 'post'], ['/webhooks/{webhookId}', 'put']]) {
+    const response = forbidden(pathName, method);
+    expect(response.description, `${method} ${pathName}`).toContain('`apply_to_sub_accounts: true` acts on every client account, so a scoped key needs `sub_account_ids` `["*"]`');
+    expect(response.content['application/json'].schema.required, `${method} ${pathName}`).toEqual(['success', 'error', 'error_code']);
+  }
+  expect(forbidden('/webhooks', 'post').description).toContain('`generate_signing_secret: true` also needs the Integrations section with a writable key');
+  expect(forbidden('/webhooks/{webhookId}', 'put').description).not.toContain('generate_signing_secret');
+  // Operations without such a flag keep the plain description.
+  expect(forbidden('/webhooks', 'get').description).toBe('Forbidden: plan lacks API access, or outside the key scopes');
+  const body = (pathName: string, method: string) => document.paths[pathName][method].requestBody.content['application/json'].schema.properties;
+  expect(body('/webhooks/{webhookId}', 'put').apply_to_sub_accounts.description).toMatch(/new url or subscribed_to on a subscription that applies to sub-accounts/);
+});
+
 test('every paged operation states what its cursor must be and that another is 400; the service refuses exactly that', async () => {
   const document = JSON.parse(served);
   const account = await service.createAccount({ agency: true });

@@ -179,7 +179,7 @@ describe('GET /api-keys/usage', () => {
       await service.request('GET', '/lists', { apiKey });
       await service.request('GET', '/lists', { apiKey });
       const after = await service.request('GET', '/api-keys/usage', { apiKey });
-      // The usage requests themselves are not counted.
+      // The usage requests are counted apart, not in the budget they report.
       expect(after.body).toEqual({
         success: true,
         usage: { limit: 300, window_seconds: 60, used: 2, remaining: 298, window_resets_at: first.body.usage.window_resets_at },

@@ -185,7 +185,7 @@ test('over SSE too: DELETE /v1/api-keys/{id} ends the live subscription with an 
   try {
     const deadline = Date.now() + 15_000;
     let probe = 0;
-    while (!sse.events.some((event) => event.event === 'message' && event.data.includes('visitor-auth'))) {
+    while (!sse.events.some((event) => event.event === 'message' && event.data.includes(subject.target.contactId))) {
       if (Date.now() > deadline) throw new Error(`the SSE subscription heard nothing: ${JSON.stringify(sse.events)}`);
       probe += 1;
       await publish(service, { ...subject.target, kind: 'typing', isBotTyping: probe % 2 === 0 });

@@ -5,8 +5,10 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { conversationEventsProcedure } from '../../routers/chat-widgets/subscription.ts';
 import type { ConversationEvent } from '../../server/realtime/conversation-events.ts';
+import type { ConversationFrame } from '../../server/realtime/stream-conversation-events.ts';
 import { router } from '../../server/trpc.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { openRawTrpcSocket } from '../helpers/trpc-socket.ts';
 import { insertWidget, messageEvent, publish, type Target } from './widget-fixtures.ts';
 
 // The procedure on its own router, served by the real host the way appRouter serves it, so
@@ -35,7 +37,12 @@ afterAll(async () => {
   await service?.stop();
 });
 
-const PROBE_VISITOR = 'visitor-probe';
+const PROBE_CONTACT = 'ct_probe';
+
+/** What a subscriber hears of an event: all of it but the visitor id. */
+function frameOf({ visitorId: _visitorId, ...frame }: ConversationEvent) {
+  return frame;
+}
 
 function wsClient(apiKey: string) {
   return createWSClient({
@@ -55,11 +62,11 @@ function wsClient(apiKey: string) {
 async function subscribe(apiKey: string, input: { widgetId?: string } | undefined, count: number) {
   const ws = wsClient(apiKey);
   const client = createTRPCClient<SubscriptionRouter>({ links: [wsLink({ client: ws })] });
-  const events: ConversationEvent[] = [];
+  const events: ConversationFrame[] = [];
   let heardProbe = false;
   const probeUntilHeard = async () => {
     while (!heardProbe) {
-      await publish(service, { ...mine.widget, visitorId: PROBE_VISITOR, kind: 'typing', isBotTyping: false });
+      await publish(service, { ...mine.widget, contactId: PROBE_CONTACT, kind: 'typing', isBotTyping: false });
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };
@@ -69,15 +76,15 @@ async function subscribe(apiKey: string, input: { widgetId?: string } | undefine
     started = resolve;
     failed = reject;
   });
-  let finished!: (events: ConversationEvent[]) => void;
-  const done = new Promise<ConversationEvent[]>((resolve) => {
+  let finished!: (events: ConversationFrame[]) => void;
+  const done = new Promise<ConversationFrame[]>((resolve) => {
     finished = resolve;
   });
   const subscription = client.chatWidgets.onConversationEvent.subscribe(input, {
     onStarted: () => void probeUntilHeard(),
     onData: (data) => {
-      const event = data as ConversationEvent;
-      if (event.visitorId === PROBE_VISITOR) {
+      const event = data as ConversationFrame;
+      if (event.contactId === PROBE_CONTACT) {
         heardProbe = true;
         started();
         return;
@@ -108,7 +115,7 @@ test("a subscription hears the account's events, in order, and never another acc
     await publish(service, typing);
     const read: ConversationEvent = { ...mine.widget, kind: 'read', messageSids: [message.message.messageSid] };
     await publish(service, read);
-    expect(await subscription.done).toEqual([message, typing, read]);
+    expect(await subscription.done).toEqual([message, typing, read].map(frameOf));
   } finally {
     await subscription.close();
   }
@@ -120,12 +127,17 @@ test('a subscription can be narrowed to one widget', async () => {
     await publish(service, messageEvent(mine.otherWidget, 'other widget'));
     const wanted = messageEvent(mine.widget, 'this widget');
     await publish(service, wanted);
-    expect(await subscription.done).toEqual([wanted]);
+    expect(await subscription.done).toEqual([frameOf(wanted)]);
   } finally {
     await subscription.close();
   }
 });
 
-test('a subscription without a valid key is refused', async () => {
-  await expect(subscribe('not-a-key', undefined, 1)).rejects.toMatchObject({ data: { httpStatus: 401 } });
+test('a subscription without a valid key is refused: its socket hears UNAUTHORIZED and is closed (policy violation)', async () => {
+  const socket = await openRawTrpcSocket(service.origin, { apiKey: 'not-a-key' });
+  socket.send({ id: 1, method: 'subscription', params: { path: 'chatWidgets.onConversationEvent', input: {} } });
+  const refusal = await socket.waitFor((frame) => frame.id === null);
+  expect(refusal.error).toMatchObject({ data: { code: 'UNAUTHORIZED', httpStatus: 401 } });
+  expect(await socket.closed).toBe(1008);
+  expect(socket.frames.some((frame) => frame.id === 1 && frame.result)).toBe(false);
 });

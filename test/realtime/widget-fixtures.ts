@@ -1,7 +1,9 @@
 // What the realtime tests share: a chat widget row, publishing an event the way a domain
 // function does (inside a transaction), and a visitor's Socket.IO client that records what
 // it hears.
+import { SignJWT } from 'jose';
 import { io, type Socket } from 'socket.io-client';
+import { expect } from 'vitest';
 import { newId } from '../../server/db/ids.ts';
 import { publishConversationEvent, type ConversationEvent, type ConversationMessage } from '../../server/realtime/conversation-events.ts';
 import type { TestService } from '../helpers/service.ts';
@@ -13,6 +15,30 @@ export async function insertWidget(service: TestService, accountId: string, sett
     [id, accountId, JSON.stringify(settings), service.services.secrets.seal('x')],
   );
   return id;
+}
+
+/** A widget made through the API, with its identity secret (answered once by POST /chat-widgets/{configId}/identity-secret). */
+export type WidgetWithSecret = { id: string; userId: string; apiKey: string; secret: string };
+
+/** A widget with `identityVerification`, of a new account unless one is given. */
+export async function createWidgetWithSecret(
+  service: TestService,
+  identityVerification: 'off' | 'optional' | 'required',
+  account?: { userId: string; apiKey: string },
+): Promise<WidgetWithSecret> {
+  const { apiKey, userId } = account ?? (await service.createAccount());
+  const created = await service.request('POST', '/chat-widgets', { apiKey, body: { name: 'Site', settings: { identityVerification } } });
+  expect(created.status, created.text).toBe(201);
+  const issued = await service.request('POST', `/chat-widgets/${created.body.data.id}/identity-secret`, { apiKey });
+  expect(issued.status, issued.text).toBe(200);
+  return { id: created.body.data.id, userId, apiKey, secret: issued.body.data.identity_secret };
+}
+
+/** What a site's back end does: an HS256 JWT keyed by the secret's UTF-8 bytes (`expiresIn` seconds, null: no exp). */
+export async function signVisitorToken(secret: string, claims: Record<string, unknown>, expiresIn: number | null = 3600): Promise<string> {
+  const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt();
+  if (expiresIn !== null) jwt.setExpirationTime(Math.floor(Date.now() / 1000) + expiresIn);
+  return jwt.sign(new TextEncoder().encode(secret));
 }
 
 let messageCounter = 0;

@@ -139,3 +139,17 @@ test('the widget page can load the Socket.IO client from /socket.io/socket.io.mi
   expect(response.headers.get('content-type')).toMatch(/javascript/);
   expect(await response.text()).toContain('io');
 });
+
+test('a visitor that leaves its room (a DISCONNECT packet) loses its connection too, so no connection outlives the caps', async () => {
+  const a = await connectVisitor(service.origin, { configId: widgetId, visitorId: 'visitor-leaves' });
+  const engine = a.socket.io.engine;
+  const engineClosed = new Promise<string>((resolve) => engine.once('close', (reason: string) => resolve(reason)));
+  try {
+    // Socket.IO's DISCONNECT for the main namespace, sent as a hostile client would: the
+    // engine connection itself is kept open (the client library would close it).
+    engine.write('1');
+    expect(await engineClosed).toBe('transport close');
+  } finally {
+    a.close();
+  }
+});

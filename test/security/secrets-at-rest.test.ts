@@ -175,9 +175,9 @@ test('a full run: keys made, rotated and sent every way, signing secrets, a prov
   const trpcKey = await ok(request('POST', '/trpc/apiKeys.create', { headers: { ...main, ...idempotent() }, body: { label: 'over trpc' } }));
   secrets['scoped key made over /trpc'] = trpcKey.result.data.api_key;
 
-  fake.grant(token, { phoneNumberId: 'secrets-pn', businessAccountId: 'secrets-waba' });
-  await ok(request('PUT', '/v1/messaging/connection', { headers: main, body: { phone_number_id: 'secrets-pn', business_account_id: 'secrets-waba', access_token: token } }));
-  fake.setTemplates('secrets-waba', []);
+  fake.grant(token, { phoneNumberId: '7070707', businessAccountId: '7171717' });
+  await ok(request('PUT', '/v1/messaging/connection', { headers: main, body: { phone_number_id: '7070707', business_account_id: '7171717', access_token: token } }));
+  fake.setTemplates('7171717', []);
   await request('POST', '/v1/whatsapp-templates/sync', { headers: main });
   const contact = await ok(request('POST', '/v1/contacts', { query: { apiKey: rotated.api_key }, body: { phoneNumber: '+14155550199', firstName: 'Ada' } }));
   // addTemplate reads only `services` of a test service.

@@ -1,6 +1,6 @@
 // The signing-secret routes over real HTTPS: GET/POST/DELETE /webhooks/{id}/signing-secret
 // and generate_signing_secret on create, the at-rest sealing, and rule 3 (the Integrations
-// edit permission, GET included).
+// edit permission, GET and minting at creation included).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -116,7 +116,7 @@ describe('generate_signing_secret:true on create', () => {
   });
 });
 
-describe('rule 3: all three signing-secret routes, including GET, require the Integrations edit permission', () => {
+describe('rule 3: all three signing-secret routes, including GET, and minting one at creation require the Integrations edit permission', () => {
   const routes = [
     ['GET', '/webhooks/1/signing-secret'],
     ['POST', '/webhooks/1/signing-secret'],
@@ -139,6 +139,32 @@ describe('rule 3: all three signing-secret routes, including GET, require the In
       });
     }
     expect(service.services.secrets.unseal((await storedSecret(account.userId)).sealed!)).toBe(account.created.signing_secret);
+  });
+
+  test('minting at creation too: generate_signing_secret with a key that has Webhooks but not Integrations is 403 key_scope_denied and creates nothing', async () => {
+    const account = await service.createAccount();
+    const key = await service.createScopedKey(account.userId, { tags: ['Webhooks'], read_only: false });
+    const body = { url: RECEIVER, subscribed_to: ['Replies'], name: 'minted' };
+    const refused = await service.request('POST', '/webhooks', { apiKey: key, body: { ...body, generate_signing_secret: true } });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({ success: false, error: 'This API key is not allowed to use the Integrations section', error_code: 'key_scope_denied' });
+    expect((await service.request('GET', '/webhooks', { apiKey: account.apiKey })).body.webhooks).toEqual([]);
+    // Without the flag (or with it false) the same key creates the subscription, unsigned.
+    const unsigned = await service.request('POST', '/webhooks', { apiKey: key, body: { ...body, generate_signing_secret: false } });
+    expect(unsigned.status, unsigned.text).toBe(200);
+    expect(unsigned.body).not.toHaveProperty('signing_secret');
+  });
+
+  test('minting at creation: a writable key with Webhooks and Integrations gets the secret, one with Webhooks alone 403', async () => {
+    const account = await service.createAccount();
+    const both = await service.createScopedKey(account.userId, { tags: ['Webhooks', 'Integrations'], read_only: false });
+    const webhooksOnly = await service.createScopedKey(account.userId, { tags: ['Webhooks'], read_only: false });
+    const body = { url: RECEIVER, subscribed_to: ['Replies'], name: 'minted', generate_signing_secret: true };
+    expect((await service.request('POST', '/webhooks', { apiKey: webhooksOnly, body })).status).toBe(403);
+    const created = await service.request('POST', '/webhooks', { apiKey: both, body });
+    expect(created.status, created.text).toBe(200);
+    expect(created.body.signing_secret).toMatch(/^whsec_/);
+    expect(service.services.secrets.unseal((await storedSecret(account.userId)).sealed!)).toBe(created.body.signing_secret);
   });
 
   test('a read-only key with Integrations gets 403 key_read_only, even on GET', async () => {

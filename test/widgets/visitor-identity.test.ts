@@ -4,9 +4,9 @@
 // a token that does not verify is refused even with `optional`; a verified site user is one
 // contact (with the token's email and name) and one conversation on every device.
 import { randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { connectVisitor, isMessage } from '../realtime/widget-fixtures.ts';
+import { CLOCK_TOLERANCE_SECONDS } from '../../server/widgets/visitor-identity.ts';
+import { connectVisitor, createWidgetWithSecret, isMessage, signVisitorToken as sign, type WidgetWithSecret as Widget } from '../realtime/widget-fixtures.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let service: TestService;
@@ -17,25 +17,9 @@ afterAll(async () => {
   await service?.stop();
 });
 
-type Widget = { id: string; userId: string; apiKey: string; secret: string };
-
-async function newWidget(identityVerification: 'off' | 'optional' | 'required'): Promise<Widget> {
-  const { apiKey, userId } = await service.createAccount();
-  const created = await service.request('POST', '/chat-widgets', { apiKey, body: { name: 'Site', settings: { identityVerification } } });
-  expect(created.status).toBe(201);
-  const issued = await service.request('POST', `/chat-widgets/${created.body.data.id}/identity-secret`, { apiKey });
-  expect(issued.status).toBe(200);
-  return { id: created.body.data.id, userId, apiKey, secret: issued.body.data.identity_secret };
-}
+const newWidget = (identityVerification: 'off' | 'optional' | 'required') => createWidgetWithSecret(service, identityVerification);
 
 const HOUR = 3600;
-
-/** What a site's back end does: an HS256 JWT keyed by the secret's UTF-8 bytes. */
-async function sign(secret: string, claims: Record<string, unknown>, expiresIn: number | null = HOUR): Promise<string> {
-  const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt();
-  if (expiresIn !== null) jwt.setExpirationTime(Math.floor(Date.now() / 1000) + expiresIn);
-  return jwt.sign(new TextEncoder().encode(secret));
-}
 
 function visitor(): string {
   return `v_${randomUUID().replaceAll('-', '')}`;
@@ -131,6 +115,30 @@ describe('identityVerification: required', () => {
   });
 });
 
+describe("a verified visitor's socket lasts as long as the token is accepted", () => {
+  test('it closes at the token\'s exp (plus the clock tolerance), and the token then no longer connects', async () => {
+    const widget = await newWidget('required');
+    // Accepted for a few seconds more: its exp is that much short of the tolerance for clocks that differ.
+    const token = await sign(widget.secret, { sub: 'user-expiring' }, 4 - CLOCK_TOLERANCE_SECONDS);
+    const auth = { configId: widget.id, visitorId: visitor(), identityToken: token };
+    const listening = await connectVisitor(service.origin, auth);
+    try {
+      const closed = await new Promise<string>((resolve, reject) => {
+        listening.socket.once('disconnect', resolve);
+        setTimeout(() => reject(new Error('the socket outlived its token')), 20_000).unref();
+      });
+      // The server closed it (a dropped connection would say 'transport close' and reconnect).
+      expect(closed).toBe('io server disconnect');
+      await expect(connectVisitor(service.origin, auth)).rejects.toMatchObject({
+        message: 'Invalid visitor identity token: expired',
+        data: { status: 401 },
+      });
+    } finally {
+      listening.close();
+    }
+  });
+});
+
 describe('tokens that do not verify are 401, with optional too', () => {
   test('expired, signed with another secret, another widget\'s, without exp, or exp more than 24 hours ahead', async () => {
     const widget = await newWidget('optional');
@@ -159,6 +167,43 @@ describe('tokens that do not verify are 401, with optional too', () => {
   test('with identityVerification off the header is ignored', async () => {
     const widget = await newWidget('off');
     expect((await send(widget, visitor(), 'hi', 'not-a-token')).status).toBe(200);
+  });
+});
+
+describe('token claims pass the same input rules as any field', () => {
+  test('a NUL or a lone surrogate in sub, email or name makes the token invalid: 401 on every public endpoint and on the socket, never a 5xx', async () => {
+    const widget = await newWidget('required');
+    const nul = 'a NUL character (\\u0000)';
+    const lone = 'a lone UTF-16 surrogate (\\ud800 to \\udfff without its pair)';
+    const cases: [Record<string, string>, string][] = [
+      [{ sub: 'user\u0000' }, `sub must not contain ${nul}`],
+      [{ sub: 'user\ud800' }, `sub must not contain ${lone}`],
+      [{ sub: 'user-1', email: 'ada\u0000@example.com' }, `email must not contain ${nul}`],
+      [{ sub: 'user-1', email: 'ada\udc00@example.com' }, `email must not contain ${lone}`],
+      [{ sub: 'user-1', name: 'Ada\u0000Lovelace' }, `name must not contain ${nul}`],
+      [{ sub: 'user-1', name: 'Ada \ud83d' }, `name must not contain ${lone}`],
+    ];
+    for (const [claims, problem] of cases) {
+      const label = JSON.stringify(claims);
+      const calls = await everyPublicCall(widget, visitor(), await sign(widget.secret, claims));
+      for (const call of ['config', 'message', 'poll', 'read'] as const) {
+        expect(calls[call].status, `${label}: ${call}`).toBe(401);
+        expect(calls[call].body, `${label}: ${call}`).toEqual({ error: `Invalid visitor identity token: ${problem}` });
+      }
+      expect(calls.socket, label).toEqual({ refused: `Invalid visitor identity token: ${problem}`, status: 401 });
+    }
+    const { rows } = await service.services.pool.query('select 1 from contacts where chat_widget_id = $1', [widget.id]);
+    expect(rows).toEqual([]);
+  });
+
+  test('an email or name longer than the contact keeps is cut between characters, never through an emoji (a surrogate pair)', async () => {
+    const widget = await newWidget('required');
+    // The contact keeps 320 characters of email and 200 of name: here the cut falls inside the emoji.
+    const token = await sign(widget.secret, { sub: 'user-long', email: `${'a'.repeat(319)}\u{1F600}`, name: `Ada ${'b'.repeat(195)}\u{1F600} Lovelace` });
+    const sent = await send(widget, visitor(), 'hello', token);
+    expect(sent.status, sent.text).toBe(200);
+    const { rows } = await service.services.pool.query('select email, first_name, last_name from contacts where chat_widget_id = $1', [widget.id]);
+    expect(rows).toEqual([{ email: 'a'.repeat(319), first_name: 'Ada', last_name: 'b'.repeat(195) }]);
   });
 });
 
