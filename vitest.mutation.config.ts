@@ -14,6 +14,7 @@ export const MUTATION_TESTS = [
   'test/outbound/address-classification.test.ts',
   'test/auth/scopes.test.ts',
   'test/auth/credential-resolution.test.ts',
+  'test/auth/id-token-verification.test.ts',
   'test/input/input-rule-walk.test.ts',
   'test/rate-limit/window-arithmetic.test.ts',
   'test/rate-limit/leased-tokens.test.ts',

@@ -7,7 +7,7 @@ import { PLANS, planHasFeature } from '../plans.ts';
 import type { CallerRow } from '../rate-limit/count-requests.ts';
 import { ACCOUNT_RATE_CEILING, type RateLimitState } from '../rate-limit/limits.ts';
 import type { KeySpend } from '../rate-limit/spend-key-tokens.ts';
-import type { VerifiedIdToken } from './id-tokens.ts';
+import type { VerifiedIdToken } from './id-token-verification.ts';
 import type { Credential, Scopes } from './scopes.ts';
 
 /** The plans whose accounts may call with an API key (ID-token sessions are not subject to it). */
