@@ -10,6 +10,7 @@ export const MUTATION_TESTS = [
   'test/webhooks/retry-plan.test.ts',
   'test/webhooks/retry-schedule.test.ts',
   'test/pagination/cursors.test.ts',
+  'test/widgets/visitor-token.test.ts',
   'test/outbound/address-guard.test.ts',
   'test/outbound/address-classification.test.ts',
   'test/auth/scopes.test.ts',

@@ -19,9 +19,9 @@ import { ApiError } from '../errors.ts';
 import { requestAddress, requestHost, trustedProxy, type TrustedProxy } from './trusted-proxy.ts';
 import type { ConversationEvent, Services } from '../process-services.ts';
 import { countAndReadWidget } from '../widgets/read-public-widget-config.ts';
+import { readWidgetIdentity } from '../widgets/read-widget-identity.ts';
 import {
   identityTokenOf,
-  readWidgetIdentity,
   resolveWidgetVisitor,
   VISITOR_IDENTITY_HEADER,
   VisitorIdentityError,

@@ -12,7 +12,8 @@ import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { CONVERSATION_MESSAGE_COLUMNS, toConversationMessage, type ConversationMessageRow } from './conversation-message.ts';
 import { addressBucket, countBucketsSql, countingRefusals, runCountingStatement, type CountedRow } from './count-visitor-requests.ts';
-import { checkWidgetVisitor, visitorBeforeStatement, type VisitorRequest } from './visitor-identity.ts';
+import { visitorBeforeStatement } from './read-widget-identity.ts';
+import { checkWidgetVisitor, type VisitorRequest } from './visitor-identity.ts';
 
 /**
  * Most messages one answer carries: the oldest ones after `after` (all sessions, oldest

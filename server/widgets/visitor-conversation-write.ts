@@ -11,7 +11,8 @@ import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { addressBucket, countingRefusals, countVisitorRequest } from './count-visitor-requests.ts';
 import type { ConversationQuery } from './list-conversation-messages.ts';
-import { checkWidgetVisitor, visitorBeforeStatement, type VisitorRequest, type WidgetVisitor } from './visitor-identity.ts';
+import { visitorBeforeStatement } from './read-widget-identity.ts';
+import { checkWidgetVisitor, type VisitorRequest, type WidgetVisitor } from './visitor-identity.ts';
 import { readSettings } from './widget-settings.ts';
 
 export type VisitorWriteDeps = { pool: pg.Pool; secrets: Secrets; limits: Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE'> };

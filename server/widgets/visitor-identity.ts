@@ -8,13 +8,12 @@
 // - off (default): the header is ignored; visitors are their `fromId`.
 // - optional: a token, when sent, must verify (else 401) and names the visitor.
 // - required: every public call of the widget needs a token that verifies (else 401).
+// The reads of a widget's identity settings are in read-widget-identity.ts.
 import { jwtVerify, errors } from 'jose';
-import type pg from 'pg';
 import { ApiError } from '../errors.ts';
 import { findClaimProblem } from '../input-rules.ts';
 import type { RequestOrigin } from './check-widget-origin.ts';
 import type { Secrets } from '../secrets.ts';
-import { couldBeWidgetId } from './widget-record.ts';
 
 export const IDENTITY_SECRET_PREFIX = 'wis_';
 export const VISITOR_IDENTITY_HEADER = 'x-visitor-identity';
@@ -123,30 +122,6 @@ export async function resolveWidgetVisitor(secrets: Secrets, widget: WidgetIdent
   }
   if (mode === 'required') throw new VisitorIdentityError('This chat widget requires a visitor identity token (X-Visitor-Identity)');
   return fromId === null ? null : { key: fromId, verified: null };
-}
-
-const READ_WIDGET_IDENTITY = {
-  name: 'read-widget-identity',
-  text: 'select settings, identity_secret_sealed from chat_widgets where id = $1',
-};
-
-/** What the widget says of identity verification now; null when there is no such widget. */
-export async function readWidgetIdentity(pool: pg.Pool, widgetId: string): Promise<WidgetIdentity | null> {
-  if (!couldBeWidgetId(widgetId)) return null;
-  const [widget] = (await pool.query<WidgetIdentity>({ ...READ_WIDGET_IDENTITY, values: [widgetId] })).rows;
-  return widget ?? null;
-}
-
-/**
- * For endpoints whose one statement is keyed by the visitor: without a token the visitor
- * is `fromId` and the statement's widget row is checked afterwards (checkWidgetVisitor);
- * with one, the widget's secret is read first, so the statement runs for the verified user.
- */
-export async function visitorBeforeStatement(pool: pg.Pool, secrets: Secrets, widgetId: string, fromId: string, token: string | undefined): Promise<WidgetVisitor> {
-  if (token === undefined) return { key: fromId, verified: null };
-  const widget = await readWidgetIdentity(pool, widgetId);
-  if (!widget) return { key: fromId, verified: null };
-  return (await resolveWidgetVisitor(secrets, widget, fromId, token))!;
 }
 
 /** After the statement: a widget that requires identity refuses a request without a verified user. */
