@@ -16,6 +16,7 @@ export const MUTATION_TESTS = [
   'test/auth/scopes.test.ts',
   'test/auth/credential-resolution.test.ts',
   'test/auth/id-token-verification.test.ts',
+  'test/auth/authorized-stream.test.ts',
   'test/input/input-rule-walk.test.ts',
   'test/rate-limit/window-arithmetic.test.ts',
   'test/rate-limit/leased-tokens.test.ts',
