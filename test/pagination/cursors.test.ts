@@ -2,7 +2,7 @@
 // gives 400". Cursors are signed with the listing and account they belong to.
 import { describe, expect, test } from 'vitest';
 import { ApiError } from '../../server/errors.ts';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageInput, readPage, writePage } from '../../server/pagination.ts';
+import { DEFAULT_PAGE_SIZE, keysetPage, MAX_PAGE_SIZE, PageInput, readPage, writePage } from '../../server/pagination.ts';
 import { createSecrets } from '../../server/secrets.ts';
 
 const secrets = createSecrets(Buffer.from('a-test-master-secret-of-at-least-32-bytes'));
@@ -65,6 +65,25 @@ describe('writePage and readPage', () => {
     invalidCursor(() => readPage(secrets, 's', { cursor: sign(Buffer.from('not json').toString('base64url')) }));
     invalidCursor(() => readPage(secrets, 's', { cursor: sign(Buffer.from('null').toString('base64url')) }));
   });
+});
+
+test('a keyset page asks for one row more than its limit, after the key of the cursor, and hands the next page its cursor', async () => {
+  const asked: [string | null, number][] = [];
+  const listing = async (after: string | null, take: number) => {
+    asked.push([after, take]);
+    return rows.filter((row) => after === null || row.id > after).slice(0, take);
+  };
+  const first = await keysetPage(secrets, 's', { limit: 2 }, listing);
+  expect(first.items).toEqual(rows.slice(0, 2));
+  const second = await keysetPage(secrets, 's', { limit: 2, cursor: first.next_cursor! }, listing);
+  expect(second.items).toEqual(rows.slice(2, 4));
+  const last = await keysetPage(secrets, 's', { limit: 2, cursor: second.next_cursor! }, listing);
+  expect(last).toEqual({ items: rows.slice(4), next_cursor: null });
+  expect(asked).toEqual([
+    [null, 3],
+    ['b', 3],
+    ['d', 3],
+  ]);
 });
 
 describe('PageInput', () => {
