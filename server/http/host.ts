@@ -29,7 +29,7 @@ import { registerTrpcHttp } from './trpc-http.ts';
 import { requestAddress, requestHost, requestProtocol, trustedProxy } from './trusted-proxy.ts';
 import { pathForLog } from './widget-pages.ts';
 
-/** Request bodies larger than this get 413 (documented in README). */
+/** Request bodies larger than this get 413 (documented in docs/api.md). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 export type UpgradeHandler = (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
