@@ -7,6 +7,7 @@ import { fetch } from 'undici';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { updateAccount } from '../../server/accounts/update-account.ts';
 import { createScopedKey } from '../../server/api-keys/create-scoped-key.ts';
+import { updateScopedKey } from '../../server/api-keys/update-scoped-key.ts';
 import { LISTENER_APPLICATION_NAME } from '../../server/realtime/conversation-events.ts';
 import { insecureAgent, startTestService, type TestService } from '../helpers/service.ts';
 import { serviceProcesses } from '../helpers/service-processes.ts';
@@ -120,9 +121,12 @@ test('account:update --plan free (no api_access) ends the account\'s subscriptio
 
 test('a scoped key\'s subscription ends with UNAUTHORIZED when the key expires', async () => {
   const subject = await newSubject();
-  const key = await scopedKey(subject, { expires_at: new Date(Date.now() + 4000).toISOString() });
+  const key = await scopedKey(subject);
   const socket = await liveSubscription(subject, key.apiKey);
   try {
+    // The expiry is set once the subscription is live, so however long that took, the key
+    // expires while it runs (checked before the first await: never in the past).
+    await updateScopedKey(service.services.orm.em.fork(), subject.userId, key.id, { expires_at: new Date(Date.now() + 2000).toISOString() });
     expect(await endingError(socket)).toMatchObject({ data: { code: 'UNAUTHORIZED', httpStatus: 401 } });
     expect((await service.request('GET', '/chat-widgets', { apiKey: key.apiKey, unchecked: true })).status).toBe(401);
   } finally {
