@@ -11,7 +11,7 @@ import { takeBotTurn } from '../../server/widgets/take-bot-turn.ts';
 import { DEFAULT_GREETING } from '../../server/widgets/widget-settings.ts';
 import { workerDefinition } from '../../workers/index.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { connectVisitor, isMessage, messageEvent, publish } from '../realtime/widget-fixtures.ts';
+import { connectVisitor, heardUntilNow } from '../realtime/widget-fixtures.ts';
 
 let service: TestService;
 beforeAll(async () => {
@@ -99,14 +99,11 @@ test("a session's first message is greeted in its own write: one poll shows both
     const { rows: typing } = await service.services.pool.query('select is_bot_typing from contacts where id = $1', [contactId]);
     expect(typing).toEqual([{ is_bot_typing: false }]);
 
-    // The live events: the visitor's message, then the greeting, and no typing, up to an event
-    // published after the message's write (the socket hears announcements in commit order).
-    await publish(service, messageEvent({ accountId: visitor.userId, widgetId: visitor.widgetId, visitorId: visitor.visitorId, contactId }, 'sentinel'));
-    const heard = await socket.waitFor(isMessage('sentinel'));
+    // The live events: the visitor's message, then the greeting, and no typing.
+    const heard = await heardUntilNow(service, { accountId: visitor.userId, widgetId: visitor.widgetId, visitorId: visitor.visitorId, contactId }, socket);
     expect(heard.map((event) => [event.name, (event.payload as { body?: string }).body])).toEqual([
       ['message', 'Where is my order?'],
       ['message', DEFAULT_GREETING],
-      ['message', 'sentinel'],
     ]);
 
     // Each message has its New Message event, the greeting's after the visitor's.

@@ -9,7 +9,7 @@ import { CHAT_WIDGET_MESSAGE_TASK } from '../../server/widgets/receive-visitor-m
 import { takeBotTurn } from '../../server/widgets/take-bot-turn.ts';
 import { DEFAULT_GREETING } from '../../server/widgets/widget-settings.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { connectVisitor, isMessage, messageEvent, publish, type Visitor } from '../realtime/widget-fixtures.ts';
+import { connectVisitor, heardUntilNow } from '../realtime/widget-fixtures.ts';
 
 let service: TestService;
 beforeAll(async () => {
@@ -51,16 +51,12 @@ async function state(contactId: string) {
   return { typing: rows[0]!.is_bot_typing, active: rows[0]!.is_bot_active, bot: bot.rows.map((row) => row.body) };
 }
 
-/**
- * Everything the visitor's socket hears after its first `from` events, up to an event
- * published now: the gateway pushes announcements in commit order, so whatever the
- * transactions committed before this call announced has been heard by then.
- */
-async function heardUntilNow(conversation: { userId: string; widgetId: string; visitorId: string; contactId: string }, visitor: Visitor, from: number) {
-  const sentinel = `sentinel ${randomUUID()}`;
-  await publish(service, messageEvent({ accountId: conversation.userId, widgetId: conversation.widgetId, visitorId: conversation.visitorId, contactId: conversation.contactId }, sentinel));
-  return (await visitor.waitFor(isMessage(sentinel))).slice(from, -1);
-}
+const targetOf = (conversation: { userId: string; widgetId: string; visitorId: string; contactId: string }) => ({
+  accountId: conversation.userId,
+  widgetId: conversation.widgetId,
+  visitorId: conversation.visitorId,
+  contactId: conversation.contactId,
+});
 
 const queuedTurns = async (messageId: string) =>
   (await service.services.pool.query('select 1 from graphile_worker.jobs where key = $1', [`${CHAT_WIDGET_MESSAGE_TASK}:${messageId}`])).rowCount;
@@ -72,7 +68,7 @@ test('a later message with nothing for the bot to say: no turn queued, no typing
     const from = visitor.heard.length;
     const later = await conversation.send('thanks');
     // Typing would have been announced with the message.
-    const heard = await heardUntilNow(conversation, visitor, from);
+    const heard = await heardUntilNow(service, targetOf(conversation), visitor, from);
     expect(heard.map((entry) => [entry.name, (entry.payload as { body?: string }).body])).toEqual([['message', 'thanks']]);
     expect(await queuedTurns(later)).toBe(0);
     expect(await state(conversation.contactId)).toMatchObject({ typing: false, bot: [DEFAULT_GREETING] });
@@ -90,7 +86,7 @@ test("an earlier message's pending turn ends typing though a silent message came
     const from = visitor.heard.length;
     await conversation.send('are you there?');
     // The message shows the indicator that is on (in the same notification), and nothing turns it off.
-    expect(await heardUntilNow(conversation, visitor, from)).toEqual([
+    expect(await heardUntilNow(service, targetOf(conversation), visitor, from)).toEqual([
       { name: 'message', payload: expect.objectContaining({ body: 'are you there?' }) },
       { name: 'typing', payload: { isBotTyping: true } },
     ]);
