@@ -24,6 +24,7 @@ const NOT_RUN: Record<string, Record<string, string>> = {
   'README.md': {
     '$ npm ci': 'installs packages and starts the service the examples run against',
     '$ echo "<!doctype html><title>My shop</title><h1>My shop</h1>$TAG" > site.html': 'serves a page until stopped',
+    '$ npm run -s demo': 'run with a started service and a browser by test/foundation/demo.test.ts',
   },
   'docs/api.md': {
     '$ curl -k -X DELETE -H "X-API-Key: $KEY" "$BASE/api-keys/current"': "revokes the key the guide's later examples use",
