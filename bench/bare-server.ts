@@ -184,6 +184,7 @@ if (mode === 'silent-writes') {
           channel: WIDGET_CHANNEL,
           status: 'received',
           sender: 'contact',
+          senderName: null,
           mediaUrl: null,
           mediaContentType: null,
           externalId,

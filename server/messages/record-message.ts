@@ -16,6 +16,8 @@ export type RecordMessageInput = {
   /** Delivery status; `received` for inbound and `sent` for outbound when unset. */
   status?: string;
   sender?: string | null;
+  /** The name a reply shows the visitor. */
+  senderName?: string | null;
   mediaUrl?: string | null;
   mediaContentType?: string | null;
   externalId?: string | null;
@@ -47,6 +49,7 @@ export async function recordMessage(em: EntityManager, accountId: string, input:
       channel: input.channel ?? contact.channel ?? 'api',
       status: input.status ?? (input.direction === 'inbound' ? 'received' : 'sent'),
       sender: input.sender ?? null,
+      senderName: input.senderName ?? null,
       mediaUrl: input.mediaUrl ?? null,
       mediaContentType: input.mediaContentType ?? null,
       externalId: input.externalId ?? null,
