@@ -153,7 +153,7 @@
     item.className = 'message' + (isMine(message) ? ' mine' : ' theirs');
     var who = document.createElement('span');
     who.className = 'visually-hidden';
-    who.textContent = isMine(message) ? 'You: ' : 'Reply: ';
+    who.textContent = isMine(message) ? 'You: ' : (message.sender_name || 'Reply') + ': ';
     item.appendChild(who);
     var bubble = document.createElement('div');
     bubble.className = 'bubble';
@@ -185,7 +185,8 @@
     item.classList.toggle('pending', !!message.pending);
     item.classList.toggle('failed', message.status === 'failed');
     var time = new Date(timeOf(message)).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-    item.lastChild.textContent = isMine(message) ? time + ' · ' + statusText(message) : time;
+    // A person's reply carries the name they answer under.
+    item.lastChild.textContent = isMine(message) ? time + ' · ' + statusText(message) : message.sender_name ? message.sender_name + ' · ' + time : time;
   }
 
   function nearBottom() {
