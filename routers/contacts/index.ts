@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { createContact, ContactCreateInput } from '../../server/contacts/create-contact.ts';
 import { archiveContact, unarchiveContact } from '../../server/contacts/archive-contact.ts';
 import { addContactToList, removeContactFromList } from '../../server/contacts/contact-list-membership.ts';
-import { MAX_HANDOFF_REASON_LENGTH } from '../../server/contacts/hand-off.ts';
+import { MAX_HANDOFF_MESSAGE_LENGTH, MAX_HANDOFF_REASON_LENGTH } from '../../server/contacts/hand-off.ts';
 import { handOffConversation } from '../../server/widgets/hand-off-conversation.ts';
 import { findContactIdByIdentifier } from '../../server/contacts/find-contact.ts';
 import { listContacts } from '../../server/contacts/list-contacts.ts';
@@ -139,16 +139,30 @@ export const contactsRouter = router({
         path: '/contacts/{contactId}/handoff',
         tags: ['Contacts'],
         summary: 'Hand the conversation to a person: the bot stops for the contact (Contact Paused when it was active) and Human Alerted is emitted once per open chat session',
-        description: "A chat-widget visitor is told a person will answer (the widget's `settings.handoffMessage`), once per chat session.",
+        description:
+          "A chat-widget visitor is told a person will answer, once per chat session: in the words of `message` when given, else the widget's `settings.handoffMessage`.",
       },
       section: 'Contacts',
       access: 'write',
       errorShapes: { '404': 'envelope' },
     })
-    .input(ContactId.extend({ reason: z.string().max(MAX_HANDOFF_REASON_LENGTH, `must be at most ${MAX_HANDOFF_REASON_LENGTH} characters`).optional() }))
+    .input(
+      ContactId.extend({
+        reason: z.string().max(MAX_HANDOFF_REASON_LENGTH, `must be at most ${MAX_HANDOFF_REASON_LENGTH} characters`).optional(),
+        message: z
+          .string()
+          .min(1, 'must not be empty')
+          .max(MAX_HANDOFF_MESSAGE_LENGTH, `must be at most ${MAX_HANDOFF_MESSAGE_LENGTH} characters`)
+          .refine((text) => text.trim() !== '', 'must not be empty')
+          .optional()
+          .describe("What a chat-widget visitor is told instead of the widget's `settings.handoffMessage`."),
+      }),
+    )
     .output(z.object({ success: z.literal(true), data: z.object({ contactId: z.string(), is_bot_active: z.literal(false) }) }))
     .mutation(async ({ ctx, input }) => {
-      await ctx.em.transactional((tx) => handOffConversation(tx, ctx.account.id, input.contactId, { reason: input.reason ?? null, source: 'api' }));
+      await ctx.em.transactional((tx) =>
+        handOffConversation(tx, ctx.account.id, input.contactId, { reason: input.reason ?? null, source: 'api', message: input.message ?? null }),
+      );
       return { success: true as const, data: { contactId: input.contactId, is_bot_active: false as const } };
     }),
 });
