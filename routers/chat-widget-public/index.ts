@@ -23,6 +23,7 @@ function visitorRequestOf({ request }: { request: RequestInfo }): VisitorRequest
     // fastify's request.ip: X-Forwarded-For only from TRUST_PROXY addresses.
     address: request.ip,
     identityToken: identityTokenOf(request.headers[VISITOR_IDENTITY_HEADER]),
+    userAgent: request.headers['user-agent'],
   };
 }
 
