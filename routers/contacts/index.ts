@@ -1,4 +1,5 @@
-// Contacts: create, look up or page through, update, and list membership.
+// Contacts: create, look up or page through, read one, update, list membership, archiving,
+// the business's read mark and the hand-off.
 import { z } from 'zod';
 import { createContact, ContactCreateInput } from '../../server/contacts/create-contact.ts';
 import { archiveContact, unarchiveContact } from '../../server/contacts/archive-contact.ts';
@@ -11,16 +12,15 @@ import { updateContact, ContactUpdateInput } from '../../server/contacts/update-
 import { PageInput } from '../../server/pagination.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 import { ContactRecord } from '../../server/contacts/contact-record.ts';
+import { ContactDetailsRecord } from '../../server/contacts/contact-details-record.ts';
+import { getContact } from '../../server/contacts/get-contact.ts';
+import { markContactRead } from '../../server/contacts/mark-contact-read.ts';
 import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 import { PhoneNumberText } from '../../server/contacts/phone.ts';
+import { queryFlag } from '../shared-schemas.ts';
 
 const MembershipInput = z.object({ contactId: z.string().optional(), listId: z.string().optional() });
-/** `archived=true|false` in a query string; a boolean over tRPC. */
-const Archived = z
-  .union([z.boolean(), z.enum(['true', 'false'])], { error: 'archived must be true or false' })
-  .optional()
-  .transform((value) => (value === undefined ? undefined : value === true || value === 'true'))
-  .describe('true: page through the archived contacts only; false or absent: the contacts that are not archived.');
+const Archived = queryFlag('archived').describe('true: page through the archived contacts only; false or absent: the contacts that are not archived.');
 const ContactId = z.object({ contactId: z.string() });
 const ArchiveStateOutput = z.object({ success: z.literal(true), data: z.object({ contactId: z.string(), archived: z.boolean() }) });
 const membershipShapes = { '400': 'text', '401': 'text', '403': 'text', '404': 'message', '500': 'message' } as const;
@@ -72,6 +72,23 @@ export const contactsRouter = router({
       }
       return { success: true as const, contactId: await findContactIdByIdentifier(ctx.services.pool, ctx.account.id, input) };
     }),
+
+  get: accountProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/contacts/{contactId}',
+        tags: ['Contacts'],
+        summary: 'One contact: its fields, flags and tags, and for a chat-widget visitor what the widget page reported',
+        description: "404 for an unknown id or another account's contact.",
+      },
+      section: 'Contacts',
+      access: 'read',
+      errorShapes: { '404': 'successError' },
+    })
+    .input(ContactId)
+    .output(z.object({ success: z.literal(true), data: ContactDetailsRecord }))
+    .query(async ({ ctx, input }) => ({ success: true as const, data: await getContact(ctx.em, ctx.account.id, input.contactId) })),
 
   update: accountProcedure
     .meta({
@@ -131,6 +148,22 @@ export const contactsRouter = router({
     .input(ContactId)
     .output(ArchiveStateOutput)
     .mutation(async ({ ctx, input }) => ({ success: true as const, data: await unarchiveContact(ctx.em, ctx.account.id, input.contactId) })),
+
+  markRead: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/contacts/{contactId}/read',
+        tags: ['Messages'],
+        summary: "The business has read the contact's conversation up to now: the recent sessions' unread_count starts again from 0",
+      },
+      section: 'Messages',
+      access: 'write',
+      errorShapes: { '404': 'envelope' },
+    })
+    .input(ContactId)
+    .output(z.object({ success: z.literal(true), data: z.object({ contactId: z.string(), unread_count: z.literal(0) }) }))
+    .mutation(async ({ ctx, input }) => ({ success: true as const, data: await markContactRead(ctx.em, ctx.account.id, input.contactId) })),
 
   handoff: accountProcedure
     .meta({
