@@ -13,6 +13,9 @@
   // earlier timestamp is still picked up, and messageSid de-duplicates the overlap.
   var REFETCH_OVERLAP_MS = 5000;
   var VISITOR_ID = /^[A-Za-z0-9_-]{8,128}$/;
+  // What a visitor message may report of the page (the API refuses longer or other addresses).
+  var MAX_PAGE_URL = 2000;
+  var LANGUAGE_TAG = /^[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8}){0,7}$/;
   // The most messages /chat-widget-messages answers at once.
   var PAGE_SIZE = 200;
 
@@ -47,6 +50,8 @@
   var visitorId = null;
   var identityToken = null;
   var userId = null;
+  // Sent with each message, kept with the visitor's contact: the page, its referrer, the language.
+  var pageDetails = {};
   /** messageSid -> { message, element } */
   var known = new Map();
   var newestMs = 0;
@@ -108,6 +113,22 @@
     });
   }
 
+  /** An http(s) address the API accepts, or undefined. */
+  function pageAddress(value) {
+    if (typeof value !== 'string' || !value || value.length > MAX_PAGE_URL) return undefined;
+    return /^https?:\/\//i.test(value) ? value : undefined;
+  }
+
+  /** Where the visitor writes from: the embedding page when framed by the embed script, else this page. */
+  function readPageDetails(page) {
+    var language = navigator.language;
+    pageDetails = {
+      pageUrl: pageAddress(page ? page.url : location.href),
+      referrer: pageAddress(page ? page.referrer : document.referrer),
+      language: typeof language === 'string' && LANGUAGE_TAG.test(language) ? language : undefined,
+    };
+  }
+
   /** A visitor the site signed in may have talked on another device: their conversation is asked for at once. */
   function mayHaveConversation() {
     return started || !!identityToken;
@@ -153,7 +174,7 @@
     item.className = 'message' + (isMine(message) ? ' mine' : ' theirs');
     var who = document.createElement('span');
     who.className = 'visually-hidden';
-    who.textContent = isMine(message) ? 'You: ' : 'Reply: ';
+    who.textContent = isMine(message) ? 'You: ' : (message.sender_name || 'Reply') + ': ';
     item.appendChild(who);
     var bubble = document.createElement('div');
     bubble.className = 'bubble';
@@ -185,7 +206,8 @@
     item.classList.toggle('pending', !!message.pending);
     item.classList.toggle('failed', message.status === 'failed');
     var time = new Date(timeOf(message)).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-    item.lastChild.textContent = isMine(message) ? time + ' · ' + statusText(message) : time;
+    // A person's reply carries the name they answer under.
+    item.lastChild.textContent = isMine(message) ? time + ' · ' + statusText(message) : message.sender_name ? message.sender_name + ' · ' + time : time;
   }
 
   function nearBottom() {
@@ -565,7 +587,10 @@
     return api('/incoming-chat-widget-message?' + query({ userId: userId }), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ messageType: 'text', customData: { body: item.body, fromId: visitorId, toId: configId, messageSid: messageSid } }),
+      body: JSON.stringify({
+        messageType: 'text',
+        customData: Object.assign({ body: item.body, fromId: visitorId, toId: configId, messageSid: messageSid }, pageDetails),
+      }),
     }).then(
       function (response) {
         if (response.status === 429) {
@@ -812,6 +837,7 @@
         parentOrigin = event.origin === 'null' ? '*' : event.origin; // an opaque (sandboxed) parent has no origin to name
         panelOpen = !!data.open;
         soundTab = !!data.sound;
+        readPageDetails(data.page && typeof data.page === 'object' ? data.page : {});
         begin(data.visitorId, data.identityToken, data.started, Array.isArray(data.outbox) ? data.outbox : []);
       } else if (data.type === 'chat-widget:sound') {
         soundTab = true;
@@ -828,6 +854,7 @@
     window.parent.postMessage({ type: 'chat-widget:ready' }, '*');
   } else {
     visitorId = ownVisitorId();
+    readPageDetails(null);
     begin(visitorId, null, false, storedOutbox());
   }
 })();

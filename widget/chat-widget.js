@@ -211,6 +211,8 @@
       post({
         type: 'chat-widget:visitor', visitorId: visitorId, identityToken: identityToken, open: isOpen,
         started: !!stored(keys.started), sound: soundTab, outbox: outbox(),
+        // The page the visitor is on and where they came from: the framed page cannot read them.
+        page: { url: location.href, referrer: document.referrer },
       });
     }
     if (data.type === 'chat-widget:outbox') outbox(data);

@@ -23,6 +23,7 @@ function visitorRequestOf({ request }: { request: RequestInfo }): VisitorRequest
     // fastify's request.ip: X-Forwarded-For only from TRUST_PROXY addresses.
     address: request.ip,
     identityToken: identityTokenOf(request.headers[VISITOR_IDENTITY_HEADER]),
+    userAgent: request.headers['user-agent'],
   };
 }
 
@@ -61,6 +62,7 @@ const ConversationMessageOutput = z.object({
   type: z.string().describe('`text` or `image`.'),
   direction: z.enum(['inbound', 'outbound', 'outbound-api']).describe('`inbound` is from the visitor.'),
   status: z.string().describe('Delivery status: received, sent, delivered, read, failed.'),
+  sender_name: z.string().nullable().describe("The name a person's reply shows (its `sender_name`); null for the visitor's own messages and the bot's."),
 });
 
 const ConversationInput = z.object({

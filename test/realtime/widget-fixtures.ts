@@ -53,6 +53,7 @@ export function conversationMessage(body: string): ConversationMessage {
     type: 'text',
     direction: 'outbound',
     status: 'sent',
+    sender_name: null,
   };
 }
 

@@ -87,8 +87,8 @@ describe('POST /incoming-chat-widget-message', () => {
     const conversation = await pollUntil(widget, fromId, (body) => body.messages.length === 2 && !body.isBotTyping);
     expect(conversation).toEqual({
       messages: [
-        { messageSid: 'wsid-1', body: 'Hello there', mediaUrl: null, mediaContentType: null, timestamp: expect.stringMatching(ISO), type: 'text', direction: 'inbound', status: 'received' },
-        { messageSid: expect.stringMatching(/^msg_/), body: 'Welcome to the shop!', mediaUrl: null, mediaContentType: null, timestamp: expect.stringMatching(ISO), type: 'text', direction: 'outbound', status: 'sent' },
+        { messageSid: 'wsid-1', body: 'Hello there', mediaUrl: null, mediaContentType: null, timestamp: expect.stringMatching(ISO), type: 'text', direction: 'inbound', status: 'received', sender_name: null },
+        { messageSid: expect.stringMatching(/^msg_/), body: 'Welcome to the shop!', mediaUrl: null, mediaContentType: null, timestamp: expect.stringMatching(ISO), type: 'text', direction: 'outbound', status: 'sent', sender_name: null },
       ],
       isBotTyping: false,
     });
