@@ -97,8 +97,20 @@ const PublicConfigOutput = z.object({
       visitorBubble: z.string().optional(),
       botBubble: z.string().optional(),
     }),
+    foreground: z
+      .object({
+        primary: z.string().describe('On `primary`: the header, the send button, the launcher.'),
+        visitorBubble: z.string().describe("On the visitor's bubbles."),
+        botBubble: z.string().describe("On the replies' bubbles."),
+        background: z.string().describe('On the page background.'),
+        muted: z.string().describe('Secondary text (times, the greeting) on the page background.'),
+      })
+      .describe(
+        "The text colour for each colour the widget draws (its settings' or the defaults), as CSS hex: the widget's `text` colour where it reaches WCAG 2's 4.5:1 contrast, else near-black or white, whichever contrasts more.",
+      ),
     greeting: z.string().nullable(),
     position: z.enum(['bottom-right', 'bottom-left']),
+    handoffButton: z.boolean().describe('Whether the page offers "Talk to a person" (`settings.handoffButton`, default true).'),
   }),
 });
 
