@@ -74,5 +74,5 @@ it("a visitor's message carries the page, where they came from and their languag
   });
   expect(answered.status, answered.text).toBe(201);
   await frame.getByRole('log').getByText('Yes, in two days.').waitFor({ timeout: WIDGET_DEADLINE_MS });
-  await frame.getByRole('log').getByText(/^Maria · /).waitFor({ timeout: WIDGET_DEADLINE_MS });
+  await frame.getByRole('log').getByText('Maria', { exact: true }).waitFor({ timeout: WIDGET_DEADLINE_MS });
 });
