@@ -7,7 +7,7 @@
 //   so the difference measured is everything the service adds, rate limits included;
 // - `silent-writes`: authenticates as `counting`, and also takes visitor messages: the
 //   service's own counting, reads and writers (sql/store-visitor-message.ts: the contact, the
-//   message and its events, the bot's answer the settings decide with its New Message (a
+//   message and its events, the visitor's details row, the bot's answer the settings decide with its New Message (a
 //   session's first message is greeted), and, for a message naming a hand-off keyword, the
 //   bot-typing flag and the bot's job row), in one transaction that notifies nothing: no
 //   conversation pg_notify, and a job row inserted directly instead of by `add_job` (whose
@@ -30,6 +30,7 @@ import { resolveKeyAndSpend } from '../server/rate-limit/spend-key-tokens.ts';
 import { MAIN_KEY_RATE_LIMIT } from '../server/rate-limit/limits.ts';
 import { createSecrets } from '../server/secrets.ts';
 import { countVisitorMessage } from '../server/widgets/count-visitor-messages.ts';
+import { recordVisitorDetailsSql, userAgentOf } from '../server/widgets/sql/record-visitor-details.ts';
 import { botReplyContent, readVisitorSession } from '../server/widgets/sql/store-visitor-message.ts';
 import { botAnswersOf, readSettings } from '../server/widgets/widget-settings.ts';
 import { findOrCreateVisitorContact, WIDGET_CHANNEL } from '../server/widgets/find-or-create-visitor.ts';
@@ -184,6 +185,7 @@ if (mode === 'silent-writes') {
           channel: WIDGET_CHANNEL,
           status: 'received',
           sender: 'contact',
+          senderName: null,
           mediaUrl: null,
           mediaContentType: null,
           externalId,
@@ -193,13 +195,13 @@ if (mode === 'silent-writes') {
         },
         bot.open,
         ({ message, sessionStarted }) => ({
-          writes: !bot.turn ? [] : [
+          writes: [recordVisitorDetailsSql(ownerId, contact.block.id, { pageUrl: null, referrer: null, language: null, userAgent: userAgentOf(request.headers['user-agent']) }, message.createdAt), ...(!bot.turn ? [] : [
             sql`update contacts set is_bot_typing = true, bot_typing_for = ${message.id}::text where id = ${contact.block.id}::text`,
             sql`insert into graphile_worker._private_jobs (task_id, payload, run_at, max_attempts, key)
   select t.id, ${JSON.stringify({ accountId: ownerId, widgetId, contactId: contact.block.id, messageId: message.id, firstOfSession: sessionStarted })}::json,
          now(), 25, ${`${SILENT_TASK}:${message.id}`}::text
     from graphile_worker._private_tasks t where t.identifier = ${SILENT_TASK}::text`,
-          ],
+          ])],
         }),
       );
       await client.query('commit');

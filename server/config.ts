@@ -1,5 +1,5 @@
 // Every environment variable the service reads, with its default and meaning.
-// README's configuration table lists the same variables (a test checks it).
+// docs/operating.md's configuration table lists the same variables (a test checks it).
 import { z } from 'zod';
 import { DEFAULT_DATA_DIR } from './data-dir-lock.ts';
 import { parseRetrySchedule } from './webhooks/retry-schedule.ts';

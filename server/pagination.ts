@@ -23,7 +23,8 @@ export type PageInput = z.infer<typeof PageInput>;
 
 export type PageRequest = { limit: number; after: string | null };
 
-function invalidCursor(): InvalidInputError {
+/** The refusal of a cursor that is not one this listing signed (for a listing that reads its key further). */
+export function invalidCursor(): InvalidInputError {
   return new InvalidInputError('Invalid cursor', { reason: 'invalid_cursor' });
 }
 
@@ -60,17 +61,19 @@ export type Page<T> = { items: T[]; next_cursor: string | null };
 
 /**
  * One keyset page: reads the cursor, asks `fetchRows` for up to `take` rows after its key
- * (in the listing's order), and signs the cursor of the next page.
+ * (in the listing's order), and signs the cursor of the next page. The key is the row's id
+ * unless `keyOf` says otherwise (a listing ordered by another column keys by it and the id).
  */
 export async function keysetPage<T extends { id: string }>(
   secrets: Secrets,
   scope: string,
   input: PageInput,
   fetchRows: (after: string | null, take: number) => Promise<T[]>,
+  keyOf: (row: T) => string = (row) => row.id,
 ): Promise<Page<T>> {
   const page = readPage(secrets, scope, input);
   const rows = await fetchRows(page.after, page.limit + 1);
-  return writePage(secrets, scope, rows, page.limit, (row) => row.id);
+  return writePage(secrets, scope, rows, page.limit, keyOf);
 }
 
 /** The entities matching `where`, oldest id first, a keyset page at a time. */

@@ -106,6 +106,8 @@ export type ConversationMessage = {
   type: string;
   direction: 'inbound' | 'outbound' | 'outbound-api';
   status: string;
+  /** The name a reply shows the visitor; null for the visitor's own messages and the bot's. */
+  sender_name: string | null;
 };
 /** Whose conversation an event is about. */
 export type ConversationTarget = { accountId: string; widgetId: string; visitorId: string; contactId: string };

@@ -13,6 +13,7 @@ import { attachUpgrades, buildHttpHost, type HostOptions, type UpgradeHandler } 
 import { PROVIDER_CALLBACK_ROUTES, registerProviderCallbacks } from './http/provider-callbacks.ts';
 import { READY_ROUTE, registerReadiness } from './http/readiness.ts';
 import { registerInboxPage } from './http/inbox-page.ts';
+import { registerDemoSite } from './http/demo-site.ts';
 import { registerWidgetPages, WIDGET_PAGE_ROUTES } from './http/widget-pages.ts';
 import { registerMetrics } from './metrics/metrics-route.ts';
 import { loadTlsMaterial } from './http/tls.ts';
@@ -47,6 +48,12 @@ export type RunningService = {
   port: number | null;
   stop(): Promise<void>;
 };
+
+/** The base URL the service prints for its bind address and port. */
+export function serviceBaseUrl(bindHost: string, port: number): string {
+  const host = bindHost === '0.0.0.0' || bindHost === '::' ? 'localhost' : bindHost;
+  return `https://${host.includes(':') ? `[${host}]` : host}:${port}/v1`;
+}
 
 export class StartError extends Error {
   override name = 'StartError';
@@ -184,6 +191,7 @@ export async function startService(config: Config, log: Logger, definition: Serv
           (host) => registerProviderCallbacks(host, services),
           (host) => registerWidgetPages(host, services),
           (host) => registerInboxPage(host),
+          (host) => registerDemoSite(host, services),
           (host) => widgetGateway.register(host),
           (host) => registerMetrics(host, config.METRICS_TOKEN, { pool: services.pool, connectedSockets: () => widgetGateway.connectedSockets() }),
           ...(definition.plugins ?? []),
@@ -210,8 +218,7 @@ export async function startService(config: Config, log: Logger, definition: Serv
       }
       const address = app.server.address();
       port = typeof address === 'object' && address ? address.port : config.PORT;
-      const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST;
-      baseUrl = `https://${host.includes(':') ? `[${host}]` : host}:${port}/v1`;
+      baseUrl = serviceBaseUrl(config.HOST, port);
     }
     if (config.ROLE !== 'api') worker = await startWorker(services, definition.worker(services));
   } catch (error) {

@@ -1,4 +1,4 @@
-// The documented limits of /trpc's long-lived and batched channels (README "Resource limits"):
+// The documented limits of /trpc's long-lived and batched channels (docs/api.md "Resource limits"):
 // calls per batch (HTTP and WebSocket), subscriptions per WebSocket, WebSockets and SSE
 // subscriptions per credential.
 import type { Credential } from './auth/scopes.ts';

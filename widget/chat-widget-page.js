@@ -1,9 +1,11 @@
 // The chat widget page's behaviour: who the visitor is, the conversation, sending, and
-// staying current. Messages arrive over Socket.IO; whenever the socket (re)connects or the
-// browser comes back online the page asks for everything after the newest message it has,
-// so nothing sent while it was away is lost, and it polls while the socket is down. What the
-// visitor writes waits in an outbox until the server has it. The tabs of one visitor share
-// what they show (BroadcastChannel) and one of them plays the new-reply sound.
+// staying current. It opens at the newest messages (earlier ones are loaded on demand) and
+// stays at the bottom while the visitor has not scrolled up. Messages arrive over Socket.IO;
+// whenever the socket (re)connects or the browser comes back online the page asks for
+// everything after the newest message it has, so nothing sent while it was away is lost, and
+// it polls while the socket is down. What the visitor writes waits in an outbox until the
+// server has it. The tabs of one visitor share what they show (BroadcastChannel) and one of
+// them plays the new-reply sound.
 // Everything from the server or the visitor is inserted as text, never as HTML.
 (function () {
   'use strict';
@@ -13,8 +15,14 @@
   // earlier timestamp is still picked up, and messageSid de-duplicates the overlap.
   var REFETCH_OVERLAP_MS = 5000;
   var VISITOR_ID = /^[A-Za-z0-9_-]{8,128}$/;
+  // What a visitor message may report of the page (the API refuses longer or other addresses).
+  var MAX_PAGE_URL = 2000;
+  var LANGUAGE_TAG = /^[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8}){0,7}$/;
   // The most messages /chat-widget-messages answers at once.
   var PAGE_SIZE = 200;
+  // The first read asks for the newest messages before this far ahead of the browser's clock;
+  // a clock further behind the server's is caught up by the next read (after the newest).
+  var NEWEST_MARGIN_MS = 24 * 60 * 60 * 1000;
 
   var page = document.body.dataset;
   var configId = page.configId;
@@ -27,10 +35,15 @@
     close: document.getElementById('close'),
     conversation: document.getElementById('conversation'),
     greeting: document.getElementById('greeting'),
+    earlierRow: document.getElementById('earlier-row'),
+    earlier: document.getElementById('earlier'),
     messages: document.getElementById('messages'),
     typing: document.getElementById('typing'),
     delivered: document.getElementById('delivered'),
     notice: document.getElementById('notice'),
+    announce: document.getElementById('announce'),
+    actions: document.getElementById('actions'),
+    handoff: document.getElementById('handoff'),
     composer: document.getElementById('composer'),
     text: document.getElementById('text'),
     send: document.getElementById('send'),
@@ -47,6 +60,8 @@
   var visitorId = null;
   var identityToken = null;
   var userId = null;
+  // Sent with each message, kept with the visitor's contact: the page, its referrer, the language.
+  var pageDetails = {};
   /** messageSid -> { message, element } */
   var known = new Map();
   var newestMs = 0;
@@ -67,6 +82,17 @@
   var flushing = false;
   var flushAgain = false;
   var retryTimer = null;
+  // Whether the newest messages have been read once (the first read asks for them, not the oldest).
+  var newestRead = false;
+  // Whether the server holds messages older than the oldest shown.
+  var earlierExist = false;
+  var loadingEarlier = false;
+  // Kept at the newest message until the visitor scrolls up; opening the panel comes back to it.
+  var stickToNewest = true;
+  var typingShown = false;
+  var title = 'Chat';
+  // settings.handoffButton: the "Talk to a person" action, offered once the visitor has a conversation.
+  var handoffOffered = false;
 
   // ---- visitor identity -------------------------------------------------------------
 
@@ -108,6 +134,22 @@
     });
   }
 
+  /** An http(s) address the API accepts, or undefined. */
+  function pageAddress(value) {
+    if (typeof value !== 'string' || !value || value.length > MAX_PAGE_URL) return undefined;
+    return /^https?:\/\//i.test(value) ? value : undefined;
+  }
+
+  /** Where the visitor writes from: the embedding page when framed by the embed script, else this page. */
+  function readPageDetails(page) {
+    var language = navigator.language;
+    pageDetails = {
+      pageUrl: pageAddress(page ? page.url : location.href),
+      referrer: pageAddress(page ? page.referrer : document.referrer),
+      language: typeof language === 'string' && LANGUAGE_TAG.test(language) ? language : undefined,
+    };
+  }
+
   /** A visitor the site signed in may have talked on another device: their conversation is asked for at once. */
   function mayHaveConversation() {
     return started || !!identityToken;
@@ -119,6 +161,7 @@
     stored(visitorKey('started'), '1');
     if (embedded) window.parent.postMessage({ type: 'chat-widget:started' }, parentOrigin);
     if (!socket || !socket.connected) startPolling();
+    showHandoff();
   }
 
   // ---- the conversation -------------------------------------------------------------
@@ -151,9 +194,11 @@
   function buildMessage(message) {
     var item = document.createElement('li');
     item.className = 'message' + (isMine(message) ? ' mine' : ' theirs');
+    var sender = document.createElement('span');
+    sender.className = 'sender';
+    item.appendChild(sender);
     var who = document.createElement('span');
-    who.className = 'visually-hidden';
-    who.textContent = isMine(message) ? 'You: ' : 'Reply: ';
+    who.className = 'visually-hidden who';
     item.appendChild(who);
     var bubble = document.createElement('div');
     bubble.className = 'bubble';
@@ -184,8 +229,14 @@
     item.dataset.time = String(timeOf(message));
     item.classList.toggle('pending', !!message.pending);
     item.classList.toggle('failed', message.status === 'failed');
+    // A person's reply shows the name they answer under (sender_name) above the bubble.
+    var name = !isMine(message) && typeof message.sender_name === 'string' ? message.sender_name.trim() : '';
+    var sender = item.querySelector('.sender');
+    sender.textContent = name;
+    sender.hidden = !name;
+    item.querySelector('.who').textContent = isMine(message) ? 'You: ' : name ? ': ' : 'Reply: ';
     var time = new Date(timeOf(message)).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-    item.lastChild.textContent = isMine(message) ? time + ' · ' + statusText(message) : time;
+    item.querySelector('.meta').textContent = isMine(message) ? time + ' · ' + statusText(message) : time;
   }
 
   function nearBottom() {
@@ -193,22 +244,86 @@
     return box.scrollHeight - box.scrollTop - box.clientHeight < 80;
   }
 
-  /** Puts an item where its time belongs (after any with the same time). */
+  function scrollToNewest() {
+    elements.conversation.scrollTop = elements.conversation.scrollHeight;
+  }
+
+  function keepAtNewest() {
+    if (stickToNewest) scrollToNewest();
+  }
+
+  /** Puts a message where its time belongs (after any with the same time); day headings are placed after. */
   function place(element, at) {
     var before = null;
     for (var node = elements.messages.lastElementChild; node; node = node.previousElementSibling) {
-      if (node === element) continue;
+      if (node === element || !node.classList.contains('message')) continue;
       if (Number(node.dataset.time) <= at) break;
       before = node;
     }
     if (element.parentNode !== elements.messages || element.nextElementSibling !== before) elements.messages.insertBefore(element, before);
   }
 
+  function dayKey(ms) {
+    var day = new Date(ms);
+    return day.getFullYear() + '-' + (day.getMonth() + 1) + '-' + day.getDate();
+  }
+
+  /** "Today", "Yesterday", or the date in the visitor's language (with the year when not this one). */
+  function dayLabel(ms) {
+    var day = new Date(ms);
+    day.setHours(0, 0, 0, 0);
+    var today = new Date();
+    today.setHours(0, 0, 0, 0);
+    var daysAgo = Math.round((today.getTime() - day.getTime()) / 86400000);
+    if (daysAgo === 0) return 'Today';
+    if (daysAgo === 1) return 'Yesterday';
+    var options = { weekday: 'long', day: 'numeric', month: 'long' };
+    if (day.getFullYear() !== today.getFullYear()) options.year = 'numeric';
+    return day.toLocaleDateString([], options);
+  }
+
+  /**
+   * A heading before the first message of each day. Only what differs is changed: the list is
+   * in a live region, and a heading removed and added again would be announced again.
+   */
+  function syncDays() {
+    var previousDay = null;
+    var spare = [];
+    for (var node = elements.messages.firstElementChild; node; node = next) {
+      var next = node.nextElementSibling;
+      if (!node.classList.contains('message')) {
+        spare.push(node);
+        continue;
+      }
+      var at = Number(node.dataset.time);
+      var day = dayKey(at);
+      var heading = null;
+      if (day !== previousDay) {
+        heading = spare.filter(function (candidate) { return candidate.dataset.day === day; })[0] || null;
+        if (!heading) {
+          heading = document.createElement('li');
+          heading.className = 'day';
+          heading.dataset.day = day;
+          heading.appendChild(document.createElement('h2'));
+          elements.messages.insertBefore(heading, node);
+        }
+        var label = dayLabel(at);
+        if (heading.firstChild.textContent !== label) heading.firstChild.textContent = label;
+      }
+      spare.forEach(function (unused) { if (unused !== heading) unused.remove(); });
+      spare = [];
+      previousDay = day;
+    }
+    spare.forEach(function (unused) { unused.remove(); });
+  }
+
   /**
    * Adds a message, or updates the one with the same messageSid; keeps the list in time order.
-   * `from` names another tab that forwarded it.
+   * `source`: 'tab' when another tab forwarded it, 'earlier' when the visitor asked for older
+   * ones (neither is passed on to the other tabs, and an earlier reply plays no sound), 'batch'
+   * when the caller places the day headings once for many.
    */
-  function addMessage(message, from) {
+  function addMessage(message, source) {
     if (!message || typeof message.messageSid !== 'string') return;
     var existing = known.get(message.messageSid) || adoptPending(message);
     var changed = !existing || (existing.message.pending && !message.pending);
@@ -218,20 +333,84 @@
       updateMessage(existing.element, existing.message);
       place(existing.element, timeOf(existing.message));
     } else {
-      var stick = nearBottom();
       var element = buildMessage(message);
       elements.messages.appendChild(element);
       place(element, timeOf(message));
       known.set(message.messageSid, { message: message, element: element });
-      if (stick || isMine(message)) elements.conversation.scrollTop = elements.conversation.scrollHeight;
-      if (!isMine(message) && live && soundTab) playSound();
+      if (isMine(message)) stickToNewest = true;
+      if (!isMine(message) && live && soundTab && source !== 'earlier') playSound();
     }
     if (!message.pending) newestMs = Math.max(newestMs, timeOf(message));
     elements.greeting.hidden = known.size > 0 || !elements.greeting.textContent;
     // The other tabs of this visitor show it too (they de-duplicate by messageSid as well).
-    if (channel && !from && changed) channel.postMessage({ type: 'message', message: known.get(message.messageSid).message });
+    if (channel && (!source || source === 'batch') && changed) channel.postMessage({ type: 'message', message: known.get(message.messageSid).message });
+    if (source !== 'batch' && source !== 'earlier') settle();
+  }
+
+  function addMessages(messages, source) {
+    messages.forEach(function (message) { addMessage(message, source || 'batch'); });
+    settle();
+  }
+
+  /** After messages changed: the day headings, the unread count, the delivered note, the scroll. */
+  function settle() {
+    syncDays();
     reportUnread();
     showDelivered();
+    keepAtNewest();
+  }
+
+  /** The time of the oldest message the server has given, or null. */
+  function oldestShownMs() {
+    var oldest = null;
+    known.forEach(function (entry) {
+      if (!entry.message.pending && (oldest === null || timeOf(entry.message) < oldest)) oldest = timeOf(entry.message);
+    });
+    return oldest;
+  }
+
+  function showEarlier() {
+    if (!earlierExist && document.activeElement === elements.earlier) elements.conversation.focus({ preventScroll: true });
+    elements.earlierRow.hidden = !earlierExist;
+  }
+
+  /** The "Load earlier messages" action: the page before the oldest shown, keeping what the visitor reads in place. */
+  function loadEarlier() {
+    var oldest = oldestShownMs();
+    if (loadingEarlier || !earlierExist || oldest === null) return;
+    loadingEarlier = true;
+    elements.earlier.setAttribute('aria-disabled', 'true');
+    elements.earlier.textContent = 'Loading earlier messages…';
+    // Before the oldest one's next millisecond: others sent in the same millisecond come too (known ones are skipped).
+    api('/chat-widget-messages?' + query({ fromId: visitorId, toId: configId, before: String(oldest + 1) }))
+      .then(function (response) {
+        if (!response.ok) throw new Error('Earlier messages could not be loaded. Please try again.');
+        return response.json();
+      })
+      .then(function (body) {
+        var messages = body.messages || [];
+        var box = elements.conversation;
+        var fromBottom = box.scrollHeight - box.scrollTop;
+        var had = known.size;
+        stickToNewest = false;
+        addMessages(messages, 'earlier');
+        var added = known.size - had;
+        earlierExist = messages.length >= PAGE_SIZE && added > 0;
+        showEarlier();
+        // What the visitor was reading stays where it was, above it the earlier messages.
+        box.scrollTop = box.scrollHeight - fromBottom;
+        announce(added === 1 ? '1 earlier message loaded.' : added + ' earlier messages loaded.');
+        markReadIfVisible();
+      })
+      .catch(function (error) {
+        showNotice(failureText(error));
+      })
+      .then(function () {
+        loadingEarlier = false;
+        elements.earlier.removeAttribute('aria-disabled');
+        elements.earlier.textContent = 'Load earlier messages';
+        showEarlier();
+      });
   }
 
   /**
@@ -245,7 +424,7 @@
     known.forEach(function (entry) {
       if (entry.element === last) message = entry.message;
     });
-    var show = !!message && isMine(message) && !message.pending && message.status !== 'failed' && elements.typing.hidden;
+    var show = !!message && isMine(message) && !message.pending && message.status !== 'failed' && !typingShown;
     if (elements.delivered.hidden === !show) return;
     elements.delivered.hidden = !show;
     // Filled when shown, so that the live region announces it once.
@@ -341,15 +520,33 @@
     }
   }
 
+  /** The bot or a person typing, in a polite live region: filled while on, so screen readers announce it. */
   function setTyping(isBotTyping) {
-    elements.typing.hidden = !isBotTyping;
+    typingShown = !!isBotTyping;
+    var text = typingShown ? title + ' is typing…' : '';
+    if (elements.typing.textContent !== text) {
+      elements.typing.textContent = '';
+      if (typingShown) {
+        var dots = document.createElement('span');
+        dots.className = 'dots';
+        dots.setAttribute('aria-hidden', 'true');
+        for (var i = 0; i < 3; i++) dots.appendChild(document.createElement('span'));
+        elements.typing.appendChild(dots);
+        elements.typing.appendChild(document.createTextNode(text));
+      }
+    }
     showDelivered();
-    if (isBotTyping && nearBottom()) elements.conversation.scrollTop = elements.conversation.scrollHeight;
+    keepAtNewest();
   }
 
   function showNotice(text) {
     elements.notice.textContent = text;
     elements.notice.hidden = !text;
+  }
+
+  /** Said to screen readers only (a polite status). */
+  function announce(text) {
+    elements.announce.textContent = text;
   }
 
   /** fetch rejects with a TypeError when the network is down; other failures carry a sentence for the visitor. */
@@ -396,6 +593,8 @@
   function applyConfig(data) {
     userId = data.userId;
     var colors = data.colors || {};
+    // The text colours the server chose for these colours (at least 4.5:1 on each).
+    var foreground = data.foreground || {};
     var root = document.documentElement.style;
     [
       ['--primary', colors.primary],
@@ -403,22 +602,37 @@
       ['--text', colors.text],
       ['--bubble-mine', colors.visitorBubble],
       ['--bubble-theirs', colors.botBubble],
+      ['--on-primary', foreground.primary],
+      ['--on-bubble-mine', foreground.visitorBubble],
+      ['--on-bubble-theirs', foreground.botBubble],
+      ['--text', foreground.background],
+      ['--muted', foreground.muted],
     ].forEach(function (pair) {
       if (typeof pair[1] === 'string' && CSS.supports('color', pair[1])) root.setProperty(pair[0], pair[1]);
     });
     if (data.title) {
+      title = data.title;
       elements.title.textContent = data.title;
       document.title = data.title;
     }
     if (data.greeting) elements.greeting.textContent = data.greeting;
     elements.greeting.hidden = known.size > 0 || !data.greeting;
+    handoffOffered = data.handoffButton !== false;
+    showHandoff();
     // The embed script places and colours its launcher from this (public fields only).
     if (inFrame) {
-      window.parent.postMessage({ type: 'chat-widget:config', position: data.position, primary: colors.primary, title: data.title }, '*');
+      window.parent.postMessage(
+        { type: 'chat-widget:config', position: data.position, primary: colors.primary, onPrimary: foreground.primary, title: data.title },
+        '*',
+      );
     }
   }
 
-  /** Everything after the newest message held (all of it the first time); concurrent calls coalesce. */
+  /**
+   * Reads the conversation: the newest messages the first time (with "Load earlier messages"
+   * when there are more), then everything after the newest message held; concurrent calls
+   * coalesce.
+   */
   function refetch(exactAfterMs) {
     if (!mayHaveConversation()) return Promise.resolve();
     if (fetching) {
@@ -427,19 +641,27 @@
     }
     fetching = true;
     var nextPageAfter = null;
+    var newest = !newestRead && exactAfterMs === undefined;
     var after = exactAfterMs !== undefined ? String(exactAfterMs) : newestMs ? String(Math.max(0, newestMs - REFETCH_OVERLAP_MS)) : undefined;
-    return api('/chat-widget-messages?' + query({ fromId: visitorId, toId: configId, after: after }))
+    var range = newest ? { before: String(Date.now() + NEWEST_MARGIN_MS) } : { after: after };
+    return api('/chat-widget-messages?' + query(Object.assign({ fromId: visitorId, toId: configId }, range)))
       .then(function (response) {
         // 404: no message from this visitor yet, so no conversation.
-        if (response.status === 404) return { messages: [], isBotTyping: false };
+        if (response.status === 404) return { messages: [], isBotTyping: false, none: true };
         if (!response.ok) throw new Error('messages: ' + response.status);
         return response.json();
       })
       .then(function (body) {
         var messages = body.messages || [];
-        messages.forEach(function (message) { addMessage(message); });
-        // A full page (oldest first): the rest comes after its last message.
-        if (messages.length >= PAGE_SIZE) nextPageAfter = timeOf(messages[messages.length - 1]);
+        addMessages(messages);
+        if (newest && !body.none) {
+          newestRead = true;
+          earlierExist = messages.length >= PAGE_SIZE;
+          showEarlier();
+        } else if (!newest && messages.length >= PAGE_SIZE) {
+          // A full page (oldest first): the rest comes after its last message.
+          nextPageAfter = timeOf(messages[messages.length - 1]);
+        }
         setTyping(!!body.isBotTyping);
         markReadIfVisible();
         if (!socket || !socket.connected) setConnection(navigator.onLine === false ? 'Offline' : '');
@@ -565,7 +787,10 @@
     return api('/incoming-chat-widget-message?' + query({ userId: userId }), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ messageType: 'text', customData: { body: item.body, fromId: visitorId, toId: configId, messageSid: messageSid } }),
+      body: JSON.stringify({
+        messageType: 'text',
+        customData: Object.assign({ body: item.body, fromId: visitorId, toId: configId, messageSid: messageSid }, pageDetails),
+      }),
     }).then(
       function (response) {
         if (response.status === 429) {
@@ -623,6 +848,7 @@
     if (!entry) return;
     entry.element.remove();
     known.delete(messageSid);
+    settle();
   }
 
   // ---- staying current --------------------------------------------------------------
@@ -680,6 +906,8 @@
     token = typeof token === 'string' && token ? token : null;
     if (token === identityToken) return;
     identityToken = token;
+    // A signed-in visitor's conversation may be another device's: read its newest messages.
+    newestRead = false;
     if (socket) {
       socket.auth = socketAuth();
       socket.disconnect().connect();
@@ -701,6 +929,53 @@
     flush();
   });
   document.addEventListener('visibilitychange', markReadIfVisible);
+
+  // ---- talking to a person ---------------------------------------------------------
+
+  function showHandoff() {
+    elements.actions.hidden = !(handoffOffered && started);
+  }
+
+  var handingOff = false;
+  /** POST /chat-widget-handoff: the bot stops and a person is alerted; the hand-off message arrives like any reply. */
+  elements.handoff.addEventListener('click', function () {
+    if (handingOff || !visitorId) return;
+    handingOff = true;
+    elements.handoff.setAttribute('aria-disabled', 'true');
+    showNotice('');
+    api('/chat-widget-handoff', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ fromId: visitorId, toId: configId }),
+    })
+      .then(function (response) {
+        if (response.status === 401) throw new Error('Please sign in on this site to chat.');
+        if (response.status === 429) throw new Error('You have asked already. Please wait a moment.');
+        if (!response.ok) throw new Error('We could not reach a person just now. Please try again.');
+        announce('A person has been asked to join the conversation.');
+        if (!socket || !socket.connected) refetch();
+      })
+      .catch(function (error) {
+        showNotice(failureText(error));
+      })
+      .then(function () {
+        handingOff = false;
+        elements.handoff.removeAttribute('aria-disabled');
+      });
+  });
+
+  // ---- the conversation's scroll ------------------------------------------------------
+
+  elements.earlier.addEventListener('click', loadEarlier);
+  elements.conversation.addEventListener('scroll', function () {
+    stickToNewest = nearBottom();
+  });
+  // Whatever changes the conversation's height (a message, an image loading, the typing line,
+  // the panel opening after the page loaded hidden) keeps the newest message in view.
+  if (typeof ResizeObserver === 'function') {
+    var resized = new ResizeObserver(keepAtNewest);
+    [elements.conversation, elements.messages, elements.typing, elements.delivered].forEach(function (element) { resized.observe(element); });
+  }
 
   // ---- the composer and the frame ---------------------------------------------------
 
@@ -779,7 +1054,7 @@
         var data = event.data || {};
         if (data.type === 'message' && data.message) {
           if (isMine(data.message) && !data.message.pending) setStarted();
-          addMessage(data.message, true);
+          addMessage(data.message, 'tab');
           markReadIfVisible();
         }
       };
@@ -811,7 +1086,10 @@
       if (data.type === 'chat-widget:visitor' && !visitorId && typeof data.visitorId === 'string' && VISITOR_ID.test(data.visitorId)) {
         parentOrigin = event.origin === 'null' ? '*' : event.origin; // an opaque (sandboxed) parent has no origin to name
         panelOpen = !!data.open;
+        // Opened before the page had loaded: the visitor (on a keyboard too) can type at once.
+        if (panelOpen) elements.text.focus();
         soundTab = !!data.sound;
+        readPageDetails(data.page && typeof data.page === 'object' ? data.page : {});
         begin(data.visitorId, data.identityToken, data.started, Array.isArray(data.outbox) ? data.outbox : []);
       } else if (data.type === 'chat-widget:sound') {
         soundTab = true;
@@ -819,6 +1097,9 @@
         setIdentity(data.identityToken);
       } else if (data.type === 'chat-widget:opened') {
         panelOpen = true;
+        // Opened at the newest message, the one the unread count was about.
+        stickToNewest = true;
+        scrollToNewest();
         elements.text.focus();
         markReadIfVisible();
       } else if (data.type === 'chat-widget:closed') {
@@ -828,6 +1109,7 @@
     window.parent.postMessage({ type: 'chat-widget:ready' }, '*');
   } else {
     visitorId = ownVisitorId();
+    readPageDetails(null);
     begin(visitorId, null, false, storedOutbox());
   }
 })();

@@ -1,6 +1,7 @@
 // The embed script. A site adds one tag:
 //   <script src="https://HOST/v1/scripts/chat-widget.js" data-widget-id="cw_..." async></script>
-// and gets a launcher button that opens the widget page (/v1/chat-widget/{id}) in an iframe.
+// and gets a launcher button, with a badge counting the replies the visitor has not seen, that
+// opens the widget page (/v1/chat-widget/{id}) in an iframe, in a panel that is a labelled dialog.
 // It runs inside someone else's page, so: one closure, one global object (window.chatWidget,
 // also window.ChatWidget), styles set through element.style (allowed by a site CSP without
 // 'unsafe-inline'), no cookies; localStorage holds the visitor id, whether that visitor has a
@@ -31,6 +32,8 @@
 
   var position = script.getAttribute('data-position') === 'bottom-left' ? 'bottom-left' : 'bottom-right';
   var accent = '#2563eb';
+  // The icon and badge colour on the accent, chosen by the server for 4.5:1 contrast.
+  var onAccent = '#fff';
   var title = 'Chat';
   var isOpen = false;
   var frame = null;
@@ -38,21 +41,35 @@
   var soundTab = false;
   var smallScreen = window.matchMedia('(max-width: 479.98px)');
 
+  var panelId = 'chat-widget-panel-' + widgetId;
   var launcher = document.createElement('button');
   launcher.type = 'button';
-  launcher.setAttribute('aria-label', 'Open chat');
   launcher.setAttribute('aria-expanded', 'false');
   launcher.setAttribute('aria-haspopup', 'dialog');
+  launcher.setAttribute('aria-controls', panelId);
   launcher.appendChild(chatIcon());
   setStyle(launcher, {
     position: 'fixed', bottom: '20px', zIndex: '2147483000', width: '56px', height: '56px',
     borderRadius: '50%', border: '0', padding: '0', margin: '0', cursor: 'pointer',
-    display: 'flex', alignItems: 'center', justifyContent: 'center', color: '#fff',
+    display: 'flex', alignItems: 'center', justifyContent: 'center', color: onAccent,
     boxShadow: '0 4px 14px rgba(0,0,0,.25)', outlineOffset: '3px',
   });
   launcher.addEventListener('click', function () { toggle(); });
+  // The count is in the button's name; the badge shows it.
+  var badge = document.createElement('span');
+  badge.setAttribute('aria-hidden', 'true');
+  setStyle(badge, {
+    position: 'absolute', top: '-4px', right: '-4px', display: 'none', boxSizing: 'content-box',
+    minWidth: '16px', height: '16px', padding: '0 4px', borderRadius: '10px', border: '2px solid',
+    font: '700 11px/16px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif', textAlign: 'center', pointerEvents: 'none',
+  });
+  launcher.appendChild(badge);
+  showUnread();
 
   var panel = document.createElement('div');
+  panel.id = panelId;
+  panel.setAttribute('role', 'dialog');
+  panel.setAttribute('aria-label', title);
   setStyle(panel, {
     position: 'fixed', zIndex: '2147483001', display: 'none', overflow: 'hidden',
     background: '#fff', boxShadow: '0 8px 30px rgba(0,0,0,.25)',
@@ -106,6 +123,9 @@
     launcher.style[side] = '20px';
     launcher.style[other] = '';
     launcher.style.background = accent;
+    launcher.style.color = onAccent;
+    // The badge in the launcher's colours the other way round, ringed with the accent.
+    setStyle(badge, { background: onAccent, color: accent, borderColor: accent });
     if (smallScreen.matches) {
       setStyle(panel, { top: '0', left: '0', right: '0', bottom: '0', width: '100%', height: '100%', borderRadius: '0' });
     } else {
@@ -164,7 +184,7 @@
     isOpen = true;
     panel.style.display = 'block';
     launcher.setAttribute('aria-expanded', 'true');
-    launcher.setAttribute('aria-label', 'Close chat');
+    showUnread();
     layout();
     frame.focus();
   }
@@ -175,7 +195,7 @@
     post({ type: 'chat-widget:closed' });
     panel.style.display = 'none';
     launcher.setAttribute('aria-expanded', 'false');
-    launcher.setAttribute('aria-label', 'Open chat');
+    showUnread();
     layout();
     launcher.focus();
   }
@@ -195,6 +215,16 @@
     post({ type: 'chat-widget:identity', identityToken: identityToken });
   }
 
+  /** The launcher's name and badge: the replies the visitor has not seen, while the chat is closed. */
+  function showUnread() {
+    var shown = isOpen ? 0 : unread;
+    var label = isOpen ? 'Close chat' : 'Open chat';
+    if (shown > 0) label += ', ' + shown + (shown === 1 ? ' unread message' : ' unread messages');
+    launcher.setAttribute('aria-label', label);
+    badge.textContent = shown > 99 ? '99+' : String(shown);
+    badge.style.display = shown > 0 ? 'block' : 'none';
+  }
+
   function onUnreadCountChange(listener) {
     if (typeof listener !== 'function') return;
     unreadListeners.push(listener);
@@ -211,6 +241,8 @@
       post({
         type: 'chat-widget:visitor', visitorId: visitorId, identityToken: identityToken, open: isOpen,
         started: !!stored(keys.started), sound: soundTab, outbox: outbox(),
+        // The page the visitor is on and where they came from: the framed page cannot read them.
+        page: { url: location.href, referrer: document.referrer },
       });
     }
     if (data.type === 'chat-widget:outbox') outbox(data);
@@ -222,6 +254,7 @@
     }
     if (data.type === 'chat-widget:unread' && typeof data.count === 'number' && data.count !== unread) {
       unread = data.count;
+      showUnread();
       unreadListeners.forEach(function (listener) {
         try { listener(unread); } catch (error) { if (window.console) console.error(error); }
       });
@@ -231,7 +264,7 @@
   // Remembered for the next page load, so the launcher looks right at once; refreshed from the
   // public config endpoint on each load.
   function rememberConfig(config) {
-    stored(keys.config, JSON.stringify({ position: config.position, primary: config.primary, title: config.title }));
+    stored(keys.config, JSON.stringify({ position: config.position, primary: config.primary, onPrimary: config.onPrimary, title: config.title }));
   }
   function rememberedConfig() {
     try {
@@ -245,8 +278,10 @@
     // The tag's own data-position wins over the widget's setting.
     if (!script.hasAttribute('data-position') && (config.position === 'bottom-left' || config.position === 'bottom-right')) position = config.position;
     if (typeof config.primary === 'string' && /^#[0-9a-fA-F]{3,8}$/.test(config.primary)) accent = config.primary;
+    if (typeof config.onPrimary === 'string' && /^#[0-9a-fA-F]{3,8}$/.test(config.onPrimary)) onAccent = config.onPrimary;
     if (typeof config.title === 'string' && config.title) {
       title = config.title;
+      panel.setAttribute('aria-label', title);
       if (frame) frame.title = title;
     }
     layout();
@@ -258,7 +293,12 @@
       .then(function (body) {
         var data = body && body.data;
         if (!data) return;
-        var config = { position: data.position, primary: data.colors && data.colors.primary, title: data.title };
+        var config = {
+          position: data.position,
+          primary: data.colors && data.colors.primary,
+          onPrimary: data.foreground && data.foreground.primary,
+          title: data.title,
+        };
         applyConfig(config);
         rememberConfig(config);
       })

@@ -7,7 +7,7 @@ import { storeVisitorMessage } from '../../server/widgets/sql/store-visitor-mess
 const fake = { query: async (s: { text: string }) => ({ rows: [{ id: 'cs_x', status: 'ChatSessionOpened', last_message_id: 'msg_y', last_direction: 'outbound', repeated_id: null }], rowCount: 1 }) };
 const contact = { block: { id: 'ct_1', phone_number: null, email: null, first_name: null, last_name: null } as never, isBotActive: true, typing: false };
 async function one(i: number) {
-  await storeVisitorMessage(fake as never, { accountId: 'usr_1', widgetId: 'wid_1', visitorId: 'visitor00001', contact, body: `hello ${i}`, type: 'text', channel: 'chat_widget', status: 'received', mediaUrl: null, mediaContentType: null, externalId: null, answers: { greeting: 'Hello', awayMessage: null, handsOff: false }, job: { task: 'chat_widget_message', payload: (m, f) => ({ m, f }) } });
+  await storeVisitorMessage(fake as never, { accountId: 'usr_1', widgetId: 'wid_1', visitorId: 'visitor00001', contact, body: `hello ${i}`, type: 'text', channel: 'chat_widget', status: 'received', mediaUrl: null, mediaContentType: null, externalId: null, details: { pageUrl: 'https://shop.example/pricing', referrer: null, language: 'en-US', userAgent: 'Mozilla/5.0' }, answers: { greeting: 'Hello', awayMessage: null, handsOff: false }, job: { task: 'chat_widget_message', payload: (m, f) => ({ m, f }) } });
 }
 for (let i = 0; i < 20000; i++) await one(i);
 for (let round = 0; round < 5; round++) {

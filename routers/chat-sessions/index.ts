@@ -7,6 +7,7 @@ import { listRecentSessions } from '../../server/chat-sessions/list-recent-sessi
 import { ChatSessionRecord, RecentChatSessionRecord } from '../../server/chat-sessions/session-record.ts';
 import { PageInput } from '../../server/pagination.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
+import { queryFlag } from '../shared-schemas.ts';
 
 const ContactId = z.object({ contactId: z.string() });
 
@@ -44,11 +45,24 @@ export const chatSessionsRouter = router({
 
   recent: accountProcedure
     .meta({
-      openapi: { method: 'GET', path: '/chat-sessions/recent', tags: ['Chat Sessions'], summary: "The account's chat sessions, newest first" },
+      openapi: {
+        method: 'GET',
+        path: '/chat-sessions/recent',
+        tags: ['Chat Sessions'],
+        summary: "The account's chat sessions, newest activity first (archived contacts' sessions only with archived=true)",
+        description:
+          'Each session says whether the bot is on for its contact, whether the contact is archived, its last message (time and a one-line preview) and how many of its messages from the contact came after the business\'s read mark (POST /contacts/{contactId}/read). ' +
+          'A session moves to the top with each new message, so a conversation may show again on a fresh first page.',
+      },
       section: 'Chat Sessions',
       access: 'read',
     })
-    .input(PageInput.extend({ includeMessages: IncludeMessages }))
+    .input(
+      PageInput.extend({
+        includeMessages: IncludeMessages,
+        archived: queryFlag('archived').describe("true: only archived contacts' sessions; false or absent: the sessions of contacts that are not archived."),
+      }),
+    )
     .output(z.object({ success: z.literal(true), data: z.array(RecentChatSessionRecord), next_cursor: z.string().nullable() }))
     .query(async ({ ctx, input }) => ({ success: true as const, ...(await listRecentSessions(ctx.em, ctx.services.secrets, ctx.account.id, input)) })),
 });

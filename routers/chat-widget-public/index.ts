@@ -23,6 +23,7 @@ function visitorRequestOf({ request }: { request: RequestInfo }): VisitorRequest
     // fastify's request.ip: X-Forwarded-For only from TRUST_PROXY addresses.
     address: request.ip,
     identityToken: identityTokenOf(request.headers[VISITOR_IDENTITY_HEADER]),
+    userAgent: request.headers['user-agent'],
   };
 }
 
@@ -61,12 +62,15 @@ const ConversationMessageOutput = z.object({
   type: z.string().describe('`text` or `image`.'),
   direction: z.enum(['inbound', 'outbound', 'outbound-api']).describe('`inbound` is from the visitor.'),
   status: z.string().describe('Delivery status: received, sent, delivered, read, failed.'),
+  sender_name: z.string().nullable().describe("The name a person's reply shows (its `sender_name`); null for the visitor's own messages and the bot's."),
 });
 
 const ConversationInput = z.object({
   fromId: VisitorId.describe('The visitor id.'),
   toId: WidgetId.describe('The widget id (configId).'),
 });
+
+const Milliseconds = z.string().regex(/^\d{1,15}$/, 'must be a time in milliseconds since 1970 (digits only)');
 
 /** Read receipts and the hand-off: the visitor's conversation changed by `change`, on a fresh EntityManager. */
 function changeConversation(change: (deps: ReadDeps, query: Omit<ConversationQuery, 'after'>, request: VisitorRequest) => Promise<unknown>) {
@@ -95,8 +99,20 @@ const PublicConfigOutput = z.object({
       visitorBubble: z.string().optional(),
       botBubble: z.string().optional(),
     }),
+    foreground: z
+      .object({
+        primary: z.string().describe('On `primary`: the header, the send button, the launcher.'),
+        visitorBubble: z.string().describe("On the visitor's bubbles."),
+        botBubble: z.string().describe("On the replies' bubbles."),
+        background: z.string().describe('On the page background.'),
+        muted: z.string().describe('Secondary text (times, the greeting) on the page background.'),
+      })
+      .describe(
+        "The text colour for each colour the widget draws (its settings' or the defaults), as CSS hex: the widget's `text` colour where it reaches WCAG 2's 4.5:1 contrast, else near-black or white, whichever contrasts more.",
+      ),
     greeting: z.string().nullable(),
     position: z.enum(['bottom-right', 'bottom-left']),
+    handoffButton: z.boolean().describe('Whether the page offers "Talk to a person" (`settings.handoffButton`, default true).'),
   }),
 });
 
@@ -160,6 +176,7 @@ export const chatWidgetPublicRouter = router({
         summary: "A visitor's conversation with a widget, oldest first (no credentials)",
         description:
           'All chat sessions, at most 200 messages per answer: the oldest ones after `after`; ask again with the last timestamp for more. ' +
+          'With `before`, the newest ones before that time instead (still oldest first): a widget opens at its latest messages with a `before` later than any of them and loads earlier ones with the first timestamp it holds. ' +
           'Limit: WIDGET_POLLS_PER_VISITOR_PER_MINUTE polls per visitor.' +
           LIMITS_NOTE,
         protect: false,
@@ -170,18 +187,22 @@ export const chatWidgetPublicRouter = router({
     })
     .input(
       ConversationInput.extend({
-        after: z
-          .string()
-          .regex(/^\d{1,15}$/, 'must be a time in milliseconds since 1970 (digits only)')
-          .optional()
-          .describe('Only messages strictly after this time, in milliseconds since 1970.'),
+        after: Milliseconds.optional().describe('Only messages strictly after this time, in milliseconds since 1970.'),
+        before: Milliseconds.optional().describe(
+          'Only messages strictly before this time, in milliseconds since 1970: the newest 200 of them (for paging backwards; the answer stays oldest first).',
+        ),
       }),
     )
     .output(z.object({ messages: z.array(ConversationMessageOutput), isBotTyping: z.boolean() }))
     .query(({ ctx, input }) =>
       listConversationMessages(
         { pool: ctx.services.pool, secrets: ctx.services.secrets, limits: ctx.services.config },
-        { widgetId: input.toId, visitorId: input.fromId, after: input.after === undefined ? undefined : Number(input.after) },
+        {
+          widgetId: input.toId,
+          visitorId: input.fromId,
+          after: input.after === undefined ? undefined : Number(input.after),
+          before: input.before === undefined ? undefined : Number(input.before),
+        },
         visitorRequestOf(ctx),
       ),
     ),

@@ -1,9 +1,10 @@
-// Contacts: create, look up or page through, update, and list membership.
+// Contacts: create, look up or page through, read one, update, list membership, archiving,
+// the business's read mark and the hand-off.
 import { z } from 'zod';
 import { createContact, ContactCreateInput } from '../../server/contacts/create-contact.ts';
 import { archiveContact, unarchiveContact } from '../../server/contacts/archive-contact.ts';
 import { addContactToList, removeContactFromList } from '../../server/contacts/contact-list-membership.ts';
-import { MAX_HANDOFF_REASON_LENGTH } from '../../server/contacts/hand-off.ts';
+import { MAX_HANDOFF_MESSAGE_LENGTH, MAX_HANDOFF_REASON_LENGTH } from '../../server/contacts/hand-off.ts';
 import { handOffConversation } from '../../server/widgets/hand-off-conversation.ts';
 import { findContactIdByIdentifier } from '../../server/contacts/find-contact.ts';
 import { listContacts } from '../../server/contacts/list-contacts.ts';
@@ -11,16 +12,15 @@ import { updateContact, ContactUpdateInput } from '../../server/contacts/update-
 import { PageInput } from '../../server/pagination.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 import { ContactRecord } from '../../server/contacts/contact-record.ts';
+import { ContactDetailsRecord } from '../../server/contacts/contact-details-record.ts';
+import { getContact } from '../../server/contacts/get-contact.ts';
+import { markContactRead } from '../../server/contacts/mark-contact-read.ts';
 import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 import { PhoneNumberText } from '../../server/contacts/phone.ts';
+import { queryFlag } from '../shared-schemas.ts';
 
 const MembershipInput = z.object({ contactId: z.string().optional(), listId: z.string().optional() });
-/** `archived=true|false` in a query string; a boolean over tRPC. */
-const Archived = z
-  .union([z.boolean(), z.enum(['true', 'false'])], { error: 'archived must be true or false' })
-  .optional()
-  .transform((value) => (value === undefined ? undefined : value === true || value === 'true'))
-  .describe('true: page through the archived contacts only; false or absent: the contacts that are not archived.');
+const Archived = queryFlag('archived').describe('true: page through the archived contacts only; false or absent: the contacts that are not archived.');
 const ContactId = z.object({ contactId: z.string() });
 const ArchiveStateOutput = z.object({ success: z.literal(true), data: z.object({ contactId: z.string(), archived: z.boolean() }) });
 const membershipShapes = { '400': 'text', '401': 'text', '403': 'text', '404': 'message', '500': 'message' } as const;
@@ -72,6 +72,23 @@ export const contactsRouter = router({
       }
       return { success: true as const, contactId: await findContactIdByIdentifier(ctx.services.pool, ctx.account.id, input) };
     }),
+
+  get: accountProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/contacts/{contactId}',
+        tags: ['Contacts'],
+        summary: 'One contact: its fields, flags and tags, and for a chat-widget visitor what the widget page reported',
+        description: "404 for an unknown id or another account's contact.",
+      },
+      section: 'Contacts',
+      access: 'read',
+      errorShapes: { '404': 'successError' },
+    })
+    .input(ContactId)
+    .output(z.object({ success: z.literal(true), data: ContactDetailsRecord }))
+    .query(async ({ ctx, input }) => ({ success: true as const, data: await getContact(ctx.em, ctx.account.id, input.contactId) })),
 
   update: accountProcedure
     .meta({
@@ -132,6 +149,22 @@ export const contactsRouter = router({
     .output(ArchiveStateOutput)
     .mutation(async ({ ctx, input }) => ({ success: true as const, data: await unarchiveContact(ctx.em, ctx.account.id, input.contactId) })),
 
+  markRead: accountProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/contacts/{contactId}/read',
+        tags: ['Messages'],
+        summary: "The business has read the contact's conversation up to now: the recent sessions' unread_count starts again from 0",
+      },
+      section: 'Messages',
+      access: 'write',
+      errorShapes: { '404': 'envelope' },
+    })
+    .input(ContactId)
+    .output(z.object({ success: z.literal(true), data: z.object({ contactId: z.string(), unread_count: z.literal(0) }) }))
+    .mutation(async ({ ctx, input }) => ({ success: true as const, data: await markContactRead(ctx.em, ctx.account.id, input.contactId) })),
+
   handoff: accountProcedure
     .meta({
       openapi: {
@@ -139,16 +172,30 @@ export const contactsRouter = router({
         path: '/contacts/{contactId}/handoff',
         tags: ['Contacts'],
         summary: 'Hand the conversation to a person: the bot stops for the contact (Contact Paused when it was active) and Human Alerted is emitted once per open chat session',
-        description: "A chat-widget visitor is told a person will answer (the widget's `settings.handoffMessage`), once per chat session.",
+        description:
+          "A chat-widget visitor is told a person will answer, once per chat session: in the words of `message` when given, else the widget's `settings.handoffMessage`.",
       },
       section: 'Contacts',
       access: 'write',
       errorShapes: { '404': 'envelope' },
     })
-    .input(ContactId.extend({ reason: z.string().max(MAX_HANDOFF_REASON_LENGTH, `must be at most ${MAX_HANDOFF_REASON_LENGTH} characters`).optional() }))
+    .input(
+      ContactId.extend({
+        reason: z.string().max(MAX_HANDOFF_REASON_LENGTH, `must be at most ${MAX_HANDOFF_REASON_LENGTH} characters`).optional(),
+        message: z
+          .string()
+          .min(1, 'must not be empty')
+          .max(MAX_HANDOFF_MESSAGE_LENGTH, `must be at most ${MAX_HANDOFF_MESSAGE_LENGTH} characters`)
+          .refine((text) => text.trim() !== '', 'must not be empty')
+          .optional()
+          .describe("What a chat-widget visitor is told instead of the widget's `settings.handoffMessage`."),
+      }),
+    )
     .output(z.object({ success: z.literal(true), data: z.object({ contactId: z.string(), is_bot_active: z.literal(false) }) }))
     .mutation(async ({ ctx, input }) => {
-      await ctx.em.transactional((tx) => handOffConversation(tx, ctx.account.id, input.contactId, { reason: input.reason ?? null, source: 'api' }));
+      await ctx.em.transactional((tx) =>
+        handOffConversation(tx, ctx.account.id, input.contactId, { reason: input.reason ?? null, source: 'api', message: input.message ?? null }),
+      );
       return { success: true as const, data: { contactId: input.contactId, is_bot_active: false as const } };
     }),
 });

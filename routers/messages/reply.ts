@@ -2,6 +2,7 @@
 // contact's own channel (server/messaging/send-reply.ts). Section Messages.
 import { z } from 'zod';
 import { ReplyInput, sendReply, SESSION_MESSAGE_CREDITS } from '../../server/messaging/send-reply.ts';
+import { authorOf } from '../../server/auth/credential-name.ts';
 import { accountProcedure } from '../../server/trpc.ts';
 
 export const replyProcedure = accountProcedure
@@ -13,7 +14,9 @@ export const replyProcedure = accountProcedure
       summary: 'Reply to a contact on its own channel: a chat-widget visitor sees it live; a WhatsApp contact gets a session message while the 24-hour window is open',
       description:
         `To a WhatsApp contact the reply costs ${SESSION_MESSAGE_CREDITS} credit, charged only when the provider accepts it; ` +
-        '409 with error_code `chat_window_closed` when the window is closed (send a template instead). Emits New Message.',
+        '409 with error_code `chat_window_closed` when the window is closed (send a template instead). Emits New Message. ' +
+        'The reply stops the bot for the contact (`is_bot_active` false, Contact Paused when it was on; no Human Alerted, no hand-off message) until PUT /contacts/{contactId} sets `is_bot_active` true again. ' +
+        "Its `sender` in GET /contacts/messages/{contactId} names the credential that wrote it: a scoped key's label, an ID token's name (else e-mail, else subject), `api` for the main key.",
     },
     section: 'Messages',
     access: 'write',
@@ -35,4 +38,7 @@ export const replyProcedure = accountProcedure
       }),
     }),
   )
-  .mutation(async ({ ctx, input }) => ({ success: true as const, data: await sendReply(ctx.services, ctx.account.id, input) }));
+  .mutation(async ({ ctx, input }) => ({
+    success: true as const,
+    data: await sendReply(ctx.services, ctx.account.id, input, authorOf(ctx.credential, ctx.request)),
+  }));

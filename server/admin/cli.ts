@@ -12,7 +12,8 @@ import { describeZodError } from '../errors.ts';
 import { createLogger } from '../log.ts';
 import { addTemplate } from '../messaging/add-template.ts';
 import { connectMessagingProvider, MessagingConnectionInput } from '../messaging/connection.ts';
-import { createServices, openDatabase } from '../start-service.ts';
+import { createServices, openDatabase, serviceBaseUrl } from '../start-service.ts';
+import { createWidget } from '../widgets/create-widget.ts';
 import type { Services } from '../process-services.ts';
 
 type Flags = Record<string, string | boolean | undefined>;
@@ -129,6 +130,29 @@ const commands: Record<string, Command> = {
       });
       await connectMessagingProvider(em, services, flags.user, input);
       return { userId: flags.user, connected: true };
+    },
+  },
+  'demo:create': {
+    options: { email: { type: 'string' } },
+    async run(services, flags) {
+      const em = services.orm.em.fork();
+      const account = await createAccount(em, services.secrets, {
+        email: text(flags.email) ?? `demo-${randomBytes(4).toString('hex')}@example.com`,
+        name: 'Demo',
+      });
+      const widget = await createWidget(em, services.secrets, account.userId, {
+        name: 'Demo widget',
+        settings: { title: 'Chat with us', greeting: 'Hi! Ask us anything — a person answers from the console.' },
+      });
+      // The address `npm start` prints with the same configuration.
+      const base = serviceBaseUrl(services.config.HOST, services.config.PORT);
+      return {
+        userId: account.userId,
+        apiKey: account.apiKey,
+        widgetId: widget.id,
+        console: `${base}/inbox`,
+        demoSite: `${base}/demo-site/${widget.id}`,
+      };
     },
   },
 };

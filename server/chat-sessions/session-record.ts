@@ -1,10 +1,9 @@
-// How chat sessions are shown: ChatSession, and RecentChatSession (with
-// `session_id` in place of `id` and the contact's name and identifiers).
+// How chat sessions are shown: ChatSession, and RecentChatSession (with `session_id` in place
+// of `id`, the contact's name and identifiers, and what an inbox shows of the conversation:
+// whether the bot is on, whether the contact is archived, its last message and what is unread).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import type { ChatSession, Contact } from '../db/entities/index.ts';
-import { PLACEHOLDER_EMAIL } from '../contacts/contact-record.ts';
-import { contactDisplayName } from '../messages/export-chat.ts';
+import type { ChatSession } from '../db/entities/index.ts';
 import { ChatMessageRecord, toChatMessage } from '../messages/message-record.ts';
 import { newestContactSessionMessages, newestSessionMessages, type ListedMessage } from '../messages/newest-messages.ts';
 
@@ -24,17 +23,31 @@ const sessionFields = {
 export const ChatSessionRecord = z.object({ id: z.string(), ...sessionFields });
 export type ChatSessionRecord = z.infer<typeof ChatSessionRecord>;
 
+/** Most characters of a session's last message that `last_message_preview` shows. */
+export const PREVIEW_LENGTH = 140;
+
 export const RecentChatSessionRecord = z.object({
   session_id: z.string(),
   ...sessionFields,
   contact_id: z.string(),
-  contact_name: z.string(),
+  contact_name: z.string().describe('The names the contact was given, else its e-mail, else its phone number, else "Visitor" and a short suffix of its own.'),
   contact_phone: z.string(),
   contact_email: z.string(),
+  is_bot_active: z.boolean().describe('Whether the bot still answers the contact (off after a hand-off or a reply from a person or an app).'),
+  archived: z.boolean(),
+  last_message_at: z.string().nullable().describe("The session's last message's time (ISO 8601); null for a session without messages."),
+  last_message_preview: z
+    .string()
+    .nullable()
+    .describe(`The session's last message on one line, at most ${PREVIEW_LENGTH} characters; null when it has no text.`),
+  unread_count: z
+    .number()
+    .int()
+    .describe("The session's messages from the contact after the business's read mark (POST /contacts/{contactId}/read)."),
 });
 export type RecentChatSessionRecord = z.infer<typeof RecentChatSessionRecord>;
 
-export function toChatSession(session: ChatSession, messages?: ListedMessage[]): ChatSessionRecord {
+export function toChatSession(session: Pick<ChatSession, 'id' | 'startedAt' | 'endedAt' | 'status' | 'tag'>, messages?: ListedMessage[]): ChatSessionRecord {
   const record: ChatSessionRecord = {
     id: session.id,
     start_date_time: session.startedAt.toISOString(),
@@ -44,18 +57,6 @@ export function toChatSession(session: ChatSession, messages?: ListedMessage[]):
   };
   if (messages) record.messages = messages.map(toChatMessage);
   return record;
-}
-
-export function toRecentChatSession(session: ChatSession, contact: Contact, messages?: ListedMessage[]): RecentChatSessionRecord {
-  const { id, ...rest } = toChatSession(session, messages);
-  return {
-    session_id: id,
-    ...rest,
-    contact_id: contact.id,
-    contact_name: contactDisplayName(contact),
-    contact_phone: contact.phoneNumber ?? '',
-    contact_email: contact.email ?? PLACEHOLDER_EMAIL,
-  };
 }
 
 /**

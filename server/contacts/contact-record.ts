@@ -3,6 +3,8 @@ import { z } from 'zod';
 import type { Contact } from '../db/entities/index.ts';
 
 export const PLACEHOLDER_EMAIL = 'no-email@placeholder.invalid';
+/** What a contact's first and last name are when none was given. */
+export const PLACEHOLDER_NAME = 'Unknown';
 
 export const ContactRecord = z.object({
   id: z.string(),

@@ -17,19 +17,22 @@ import { announceBotFlip } from './update-contact.ts';
 /** How many of the conversation's newest messages Human Alerted carries. */
 export const HANDOFF_RECENT_MESSAGES = 10;
 export const MAX_HANDOFF_REASON_LENGTH = 500;
+export const MAX_HANDOFF_MESSAGE_LENGTH = 1000;
 
 /** Who asked for the person: an app through the API, the visitor's action, or a keyword in a visitor message. */
 export type HandOffSource = 'api' | 'visitor' | 'keyword';
-export type HandOff = { reason: string | null; source: HandOffSource };
+/** `message`: what the visitor is told instead of the widget's `handoffMessage` (POST /contacts/{id}/handoff). */
+export type HandOff = { reason: string | null; source: HandOffSource; message?: string | null };
 export type HandOffOutcome = { paused: boolean; alerted: boolean };
 
 /** A chat-widget visitor's contact, as the notice of a hand-off needs it. */
 export type VisitorToNotify = { contactId: string; widgetId: string; visitorId: string; widgetSettings: unknown };
 /**
- * Tells a chat-widget visitor, on `tx`, that a person is coming, and returns the chat session
- * the notice went into (implemented by the widget domain, which owns the visitor's side).
+ * Tells a chat-widget visitor, on `tx`, that a person is coming (in `message`'s words when
+ * given), and returns the chat session the notice went into (implemented by the widget
+ * domain, which owns the visitor's side).
  */
-export type HandOffNotice = (tx: EntityManager, accountId: string, visitor: VisitorToNotify) => Promise<string>;
+export type HandOffNotice = (tx: EntityManager, accountId: string, visitor: VisitorToNotify, message: string | null) => Promise<string>;
 
 type ContactRow = {
   was_active: boolean;
@@ -74,7 +77,8 @@ export async function handOff(tx: EntityManager, accountId: string, contactId: s
 
   let sessionId = contact.session_id;
   if (contact.chat_widget_id && contact.widget_visitor_id) {
-    sessionId = await notice(tx, accountId, { contactId, widgetId: contact.chat_widget_id, visitorId: contact.widget_visitor_id, widgetSettings: contact.settings });
+    const visitor = { contactId, widgetId: contact.chat_widget_id, visitorId: contact.widget_visitor_id, widgetSettings: contact.settings };
+    sessionId = await notice(tx, accountId, visitor, handoff.message ?? null);
   }
   // A contact without an open session (nothing said yet on a phone channel) has no session
   // to remember the alert on: each hand-off then alerts.

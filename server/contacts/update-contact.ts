@@ -4,7 +4,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Contact } from '../db/entities/index.ts';
 import { InvalidInputError } from '../errors.ts';
+import { runSql } from '../db/sql.ts';
 import { emit } from '../events/emit.ts';
+import { eventsOf, insertEventsSql, newEventRow, type EventRow } from '../events/sql/insert-events.ts';
 import { lockContact } from './find-contact.ts';
 
 export const ContactUpdateInput = z.object({
@@ -19,10 +21,16 @@ export type ContactUpdateInput = z.infer<typeof ContactUpdateInput>;
 /** What the contact flag events (Contact Paused, Resumed, Do Not Disturb) say about the contact. */
 export type ContactFlagBlock = { id: string; phone_number: string | null; email: string | null };
 
-/** Contact Paused or Contact Resumed when the bot flag flipped, on `em`'s transaction (PUT /contacts, a hand-off). */
+/** Contact Paused or Contact Resumed when the bot flag flipped (none when it did not), to compose into a change's statement. */
+export function botFlipEvents(contact: ContactFlagBlock, wasActive: boolean, isActive: boolean): EventRow[] {
+  if (wasActive === isActive) return [];
+  return [newEventRow(isActive ? 'Contact Resumed' : 'Contact Paused', { contact })];
+}
+
+/** The same, written on `em`'s transaction (PUT /contacts, a hand-off). */
 export async function announceBotFlip(em: EntityManager, accountId: string, contact: ContactFlagBlock, wasActive: boolean, isActive: boolean): Promise<void> {
-  if (wasActive && !isActive) await emit(em, accountId, 'Contact Paused', { contact });
-  if (!wasActive && isActive) await emit(em, accountId, 'Contact Resumed', { contact });
+  const events = botFlipEvents(contact, wasActive, isActive);
+  if (events.length > 0) await runSql(em, insertEventsSql(eventsOf(accountId, events)));
 }
 
 export async function updateContact(

@@ -31,7 +31,7 @@ import { closeReason, POLICY_VIOLATION, refuseUpgrade, type Admission, type Unau
 import { answerEveryRequestWithNosniff } from './nosniff.ts';
 import { pageHeaders, pathForLog } from './widget-pages.ts';
 
-/** Request bodies larger than this get 413 (documented in README). */
+/** Request bodies larger than this get 413 (documented in docs/api.md). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 export type UpgradeHandler = (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean;

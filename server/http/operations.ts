@@ -14,6 +14,12 @@ export type Operation = {
   loosePattern: RegExp | null;
   /** How many of the path's segments are fixed text rather than parameters. */
   fixedSegments: number;
+  /**
+   * Operations of the same method whose path, missing its trailing parameter, this path also
+   * matches, and which name more of it: GET /contacts/messages is GET /contacts/messages/{contactId}
+   * without its id, not GET /contacts/{contactId} for a contact called "messages".
+   */
+  shadowedBy: Operation[];
   meta: ProcedureMeta;
   type: 'query' | 'mutation' | 'subscription';
   /** The fields of the procedure's object input, to read query strings by. */
@@ -90,10 +96,23 @@ export function buildOperationTable(router: AnyRouter): OperationTable {
       pattern: toPattern(meta.openapi.path, false)!,
       loosePattern: toPattern(meta.openapi.path, true),
       fixedSegments: meta.openapi.path.split('/').filter((segment) => segment && !/^\{\w+\}$/.test(segment)).length,
+      shadowedBy: [],
       meta,
       type: procedure._def.type,
       inputShape: procedure._def.inputs[0]?.shape,
     });
+  }
+  // Found once here, so a request whose path has no such twin tests no more patterns.
+  const segmentsOf = (operation: Operation) => operation.path.split('/').filter(Boolean).length;
+  for (const operation of all) {
+    operation.shadowedBy = all.filter(
+      (other) =>
+        other.method === operation.method &&
+        other.loosePattern !== null &&
+        segmentsOf(other) === segmentsOf(operation) + 1 &&
+        other.fixedSegments > operation.fixedSegments &&
+        firstSegmentOf(other.path) === firstSegmentOf(operation.path),
+    );
   }
   // Like trpc-to-openapi, the first matching operation in router order wins, so a
   // static path (`/api-keys/current`) is declared before its parameter twin.
@@ -111,7 +130,10 @@ export function buildOperationTable(router: AnyRouter): OperationTable {
     // Complete paths first, in router order; then paths missing their trailing parameter.
     const sameMethod = (bySegment ? bySegment.get(`${method} ${firstSegmentOf(pathname)}`) : byMethod.get(method)) ?? [];
     const operation = sameMethod.find((candidate) => candidate.pattern.test(pathname));
-    if (operation) return { operation, pathExists: true };
+    if (operation) {
+      const specific = operation.shadowedBy.find((candidate) => candidate.loosePattern!.test(pathname));
+      return { operation: specific ?? operation, pathExists: true };
+    }
     const loose = sameMethod.find((candidate) => candidate.loosePattern?.test(pathname));
     const samePath = all.filter((candidate) => candidate.pattern.test(pathname));
     // A path that is another method's complete path (DELETE /lists beside GET /lists) is that

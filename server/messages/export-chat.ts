@@ -3,7 +3,8 @@
 // messages, within EXPORT_MESSAGES_LIMIT messages and EXPORT_TEXT_LIMIT characters, under a
 // first line saying how many earlier ones are left out; messageCount counts them all.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Contact, Message } from '../db/entities/index.ts';
+import type { Message } from '../db/entities/index.ts';
+import { contactDisplayName } from '../contacts/contact-name.ts';
 import { PLACEHOLDER_EMAIL } from '../contacts/contact-record.ts';
 import { requireContact } from '../contacts/find-contact.ts';
 import { publicDirection, senderOf } from './message-record.ts';
@@ -23,10 +24,6 @@ export type ChatExport = {
   messageCount: number;
   chatExport: string;
 };
-
-export function contactDisplayName(contact: Pick<Contact, 'firstName' | 'lastName'>): string {
-  return [contact.firstName, contact.lastName].filter((part) => part.trim()).join(' ');
-}
 
 /**
  * A body on one line: each run of white space that holds a line break becomes one space.

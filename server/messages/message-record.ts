@@ -47,7 +47,7 @@ export type ChatMessageRecord = z.infer<typeof ChatMessageRecord>;
 /** The fields of a stored message that its records and event blocks show. */
 export type ShownMessage = Pick<
   Message,
-  'id' | 'body' | 'direction' | 'createdAt' | 'type' | 'channel' | 'status' | 'sender' | 'mediaUrl' | 'mediaContentType' | 'externalId'
+  'id' | 'body' | 'direction' | 'createdAt' | 'type' | 'channel' | 'status' | 'sender' | 'senderName' | 'mediaUrl' | 'mediaContentType' | 'externalId'
 >;
 
 export function toChatMessage(message: Pick<ShownMessage, 'id' | 'body' | 'direction' | 'createdAt' | 'type' | 'channel' | 'status'>): ChatMessageRecord {

@@ -2,11 +2,8 @@
 // their API names, plus every scalar top-level member of `currentCampaignData`, which is
 // where an account keeps its custom fields (`{{company}}` reads `currentCampaignData.company`).
 import type { Contact } from '../db/entities/index.ts';
-import { PLACEHOLDER_EMAIL } from '../contacts/contact-record.ts';
+import { PLACEHOLDER_EMAIL, PLACEHOLDER_NAME } from '../contacts/contact-record.ts';
 import type { TemplateFields } from './template-variables.ts';
-
-/** What create-contact stores for a name that was not given. */
-const PLACEHOLDER_NAME = 'Unknown';
 
 type ContactFieldSource = Pick<
   Contact,

@@ -6,9 +6,12 @@
 // chat_window_closed otherwise: a template must reopen it), charged like a template send,
 // all or nothing (messaging/charged-send.ts); the provider's statuses then move it on by its
 // provider message id. Either way it is written by the one writer of messages, so it emits
-// New Message, and the contact's next inbound message emits Replies.
+// New Message, and the contact's next inbound message emits Replies. A reply is a person (or
+// an app) taking the conversation: the bot stops for the contact. Its `sender` names the
+// credential that wrote it (auth/credential-name.ts); `sender_name` is what the visitor sees.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import { authorNameSql, type Author } from '../auth/credential-name.ts';
 import { queryRows, sql } from '../db/sql.ts';
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../errors.ts';
 import { chargedProviderSend } from './charged-send.ts';
@@ -20,6 +23,7 @@ import { WIDGET_CHANNEL } from '../widgets/find-or-create-visitor.ts';
 import { recordMessage, type RecordedMessage } from '../messages/record-message.ts';
 
 export const MAX_REPLY_LENGTH = 4096;
+export const MAX_SENDER_NAME_LENGTH = 60;
 export const SESSION_MESSAGE_CREDITS = 1;
 export const WHATSAPP_CHANNEL = 'whatsapp';
 
@@ -28,19 +32,26 @@ export const ReplyInput = z.object({
   text: z.string().min(1, 'must not be empty').max(MAX_REPLY_LENGTH, `must be at most ${MAX_REPLY_LENGTH} characters`),
   media_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2000).optional().describe('A file the reply carries, by URL; with media_content_type.'),
   media_content_type: z.string().min(1).max(200).optional().describe('The media type of media_url, such as image/png; with media_url.'),
+  sender_name: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(MAX_SENDER_NAME_LENGTH, `must be at most ${MAX_SENDER_NAME_LENGTH} characters`)
+    .optional()
+    .describe("The name the visitor sees on the reply (a chat-widget conversation's `sender_name`), such as the agent's first name."),
 });
 export type ReplyInput = z.infer<typeof ReplyInput>;
 
 export type Reply = { id: string; body: string; direction: 'outbound-api'; channel: string; status: string; timestamp: string };
 
-type ContactRow = { phone_number: string | null; chat_widget_id: string | null; widget_visitor_id: string | null; window_open: boolean };
+type ContactRow = { phone_number: string | null; chat_widget_id: string | null; widget_visitor_id: string | null; window_open: boolean; sender: string };
 
 function replyOf(recorded: RecordedMessage): Reply {
   const { message } = recorded;
   return { id: message.id, body: message.body, direction: 'outbound-api', channel: message.channel, status: message.status, timestamp: message.createdAt.toISOString() };
 }
 
-export async function sendReply(services: Services, accountId: string, input: ReplyInput): Promise<Reply> {
+export async function sendReply(services: Services, accountId: string, input: ReplyInput, author: Author): Promise<Reply> {
   if ((input.media_url === undefined) !== (input.media_content_type === undefined)) {
     throw new InvalidInputError('media_url and media_content_type go together: send both or neither', { reason: 'media_pair' });
   }
@@ -50,7 +61,8 @@ export async function sendReply(services: Services, accountId: string, input: Re
     em,
     // The window is open until its end time even before the closing job runs.
     sql`select phone_number, chat_widget_id, widget_visitor_id,
-          is_chat_window_open and coalesce(chat_window_expires_at > now(), true) as window_open
+          is_chat_window_open and coalesce(chat_window_expires_at > now(), true) as window_open,
+          ${authorNameSql(author)} as sender
         from contacts where id = ${input.contactId} and account_id = ${accountId}`,
   );
   if (!contact) throw new NotFoundError('Contact not found');
@@ -61,6 +73,9 @@ export async function sendReply(services: Services, accountId: string, input: Re
     type: media?.contentType.startsWith('image/') ? 'image' : media ? 'document' : 'text',
     mediaUrl: media?.url ?? null,
     mediaContentType: media?.contentType ?? null,
+    sender: contact.sender,
+    senderName: input.sender_name ?? null,
+    pausesBot: true,
   };
 
   if (contact.chat_widget_id && contact.widget_visitor_id) {

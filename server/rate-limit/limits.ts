@@ -2,7 +2,7 @@
 // specification's Limits table, the state one request's counting produced, the
 // IETF RateLimit headers that report it, and the 429 that refuses it.
 //
-// Semantics (one place, referenced from README):
+// Semantics (one place, referenced from docs/api.md):
 // - Fixed 60-second windows aligned to the database clock (`window_start` is the
 //   minute boundary), shared by every server process on the database.
 // - Each request is counted against two buckets: the calling credential's own

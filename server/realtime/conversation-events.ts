@@ -300,11 +300,12 @@ async function loadReferencedMessage(pool: pg.Pool, reference: MessageReference)
     type: string;
     direction: ConversationMessage['direction'];
     status: string;
+    sender_name: string | null;
   }>(
     pool,
     prepared(
       'load-announced-message',
-      sql`select body, media_url, media_content_type, type, direction, status,
+      sql`select body, media_url, media_content_type, type, direction, status, sender_name,
             to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as timestamp
        from messages
       where account_id = ${reference.accountId} and contact_id = ${reference.contactId}
@@ -328,6 +329,7 @@ async function loadReferencedMessage(pool: pg.Pool, reference: MessageReference)
       type: row.type,
       direction: row.direction,
       status: row.status,
+      sender_name: row.sender_name,
     },
   };
 }

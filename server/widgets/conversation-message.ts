@@ -7,7 +7,7 @@ import type { Message } from '../db/entities/index.ts';
 import type { ConversationMessage } from '../realtime/conversation-events.ts';
 
 /** The columns a conversation message is made of, as SQL selects them (timestamp already ISO 8601). */
-export const CONVERSATION_MESSAGE_COLUMNS = `id, external_id, body, media_url, media_content_type, type, direction, status,
+export const CONVERSATION_MESSAGE_COLUMNS = `id, external_id, body, media_url, media_content_type, type, direction, status, sender_name,
   to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as timestamp`;
 
 export type ConversationMessageRow = {
@@ -19,6 +19,7 @@ export type ConversationMessageRow = {
   type: string;
   direction: ConversationMessage['direction'];
   status: string;
+  sender_name: string | null;
   timestamp: string;
 };
 
@@ -33,12 +34,13 @@ export function toConversationMessage(row: ConversationMessageRow): Conversation
     type: row.type === 'image' ? 'image' : 'text',
     direction: row.direction,
     status: row.status,
+    sender_name: row.sender_name,
   };
 }
 
 /** A message just stored (its entity), without reading it back. */
 export function conversationMessageOf(
-  message: Pick<Message, 'id' | 'externalId' | 'body' | 'mediaUrl' | 'mediaContentType' | 'type' | 'direction' | 'status' | 'createdAt'>,
+  message: Pick<Message, 'id' | 'externalId' | 'body' | 'mediaUrl' | 'mediaContentType' | 'type' | 'direction' | 'status' | 'senderName' | 'createdAt'>,
 ): ConversationMessage {
   return toConversationMessage({
     id: message.id,
@@ -49,6 +51,7 @@ export function conversationMessageOf(
     type: message.type,
     direction: message.direction,
     status: message.status,
+    sender_name: message.senderName ?? null,
     timestamp: message.createdAt.toISOString(),
   });
 }

@@ -1,6 +1,6 @@
 // A conversation handed to a person (contacts/hand-off.ts: the bot pauses, Human Alerted once
 // per chat session), with the chat-widget visitor's side: the bot posts the widget's
-// `handoffMessage` so the visitor learns a person is coming. Every way in goes through here:
+// `handoffMessage` (or the words the API call gave) so the visitor learns a person is coming. Every way in goes through here:
 // POST /contacts/{id}/handoff, the widget's "talk to a person" action, and a keyword in a
 // visitor message (the bot's turn).
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -14,11 +14,11 @@ import { readSettings } from './widget-settings.ts';
 export const DEFAULT_HANDOFF_MESSAGE = 'Thanks — a person will answer here shortly.';
 
 /** Posted by the bot although it is now paused: the visitor learns a person is coming. */
-const noteHandOffToVisitor: HandOffNotice = async (tx, accountId, visitor) => {
+const noteHandOffToVisitor: HandOffNotice = async (tx, accountId, visitor, message) => {
   const note = await recordMessage(tx, accountId, {
     contactId: visitor.contactId,
     direction: 'outbound',
-    body: readSettings(visitor.widgetSettings).handoffMessage ?? DEFAULT_HANDOFF_MESSAGE,
+    body: message ?? readSettings(visitor.widgetSettings).handoffMessage ?? DEFAULT_HANDOFF_MESSAGE,
     channel: WIDGET_CHANNEL,
     sender: 'bot',
   });

@@ -16,16 +16,20 @@ import { visitorBeforeStatement } from './read-widget-identity.ts';
 import { checkWidgetVisitor, type VisitorRequest } from './visitor-identity.ts';
 
 /**
- * Most messages one answer carries: the oldest ones after `after` (all sessions, oldest
- * first); ask again with the last one's timestamp, in milliseconds, for the rest.
+ * Most messages one answer carries, oldest first (all sessions): the oldest ones after
+ * `after`, ask again with the last one's timestamp, in milliseconds, for the rest; or, with
+ * `before`, the newest ones before it, so a widget opens at the latest messages and loads
+ * earlier ones with its first one's timestamp.
  */
 export const CONVERSATION_PAGE_SIZE = 200;
 
 export type PollLimits = Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE' | 'WIDGET_POLLS_PER_VISITOR_PER_MINUTE'>;
 
-// $1 widget, $2 visitor key, $3 after; the counting's parameters from $4. The row is there
-// whether or not the widget and contact are, so a refused poll is told so first.
-function selectConversation(counting: string, countSelect: string): string {
+// $1 widget, $2 visitor key, $3 after, $4 before; the counting's parameters from $5. The row is
+// there whether or not the widget and contact are, so a refused poll is told so first. With
+// `before` the page is taken from the newest end (a backward scan of the same index).
+function selectConversation(counting: string, countSelect: string, newestFirst: boolean): string {
+  const order = newestFirst ? 'created_at desc, id desc' : 'created_at, id';
   return `with ${counting}
 select ${countSelect}, conversation.*
 from rate_clock left join lateral (
@@ -38,7 +42,8 @@ from rate_clock left join lateral (
         from messages
         where contact_id = c.id
           and ($3::bigint is null or created_at > timestamptz 'epoch' + $3::bigint * interval '1 millisecond')
-        order by created_at, id
+          and ($4::bigint is null or created_at < timestamptz 'epoch' + $4::bigint * interval '1 millisecond')
+        order by ${order}
         limit ${CONVERSATION_PAGE_SIZE}
       ) page
     ), '[]'::json) as messages
@@ -47,7 +52,7 @@ from rate_clock left join lateral (
 ) conversation on true`;
 }
 
-export type ConversationQuery = { widgetId: string; visitorId: string; after?: number };
+export type ConversationQuery = { widgetId: string; visitorId: string; after?: number; before?: number };
 export type Conversation = { messages: ConversationMessage[]; isBotTyping: boolean };
 type ConversationRow = CountedRow & { settings: { allowedOrigins?: unknown } | null; known: boolean | null; is_bot_typing: boolean; messages: ConversationMessageRow[] };
 
@@ -62,12 +67,13 @@ export async function listConversationMessages({ pool, secrets, limits }: PollDe
       addressBucket(request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE),
       { key: `widget-polls:${query.widgetId}:${visitor.key}`, limit: limits.WIDGET_POLLS_PER_VISITOR_PER_MINUTE },
     ],
-    4,
+    5,
   );
+  const newestFirst = query.before !== undefined;
   const row = await runCountingStatement<ConversationRow>(pool, {
-    name: 'list-widget-conversation',
-    text: selectConversation(counting.ctes, counting.select),
-    values: [query.widgetId, visitor.key, query.after ?? null, ...counting.values],
+    name: newestFirst ? 'list-widget-conversation-before' : 'list-widget-conversation',
+    text: selectConversation(counting.ctes, counting.select, newestFirst),
+    values: [query.widgetId, visitor.key, query.after ?? null, query.before ?? null, ...counting.values],
   });
   if (!row.settings) throw new NotFoundError('Contact not found');
   const allowedOrigins = row.settings.allowedOrigins;

@@ -1,6 +1,8 @@
 // GET /chat-widget-config: what the widget page needs to draw itself and to send, and
 // nothing else (never the one-time-code or identity secret, the away message or the origin
 // list). One statement: the request counted against the client address, and the widget.
+// The text colours for the widget's colours come with it (widget-colours.ts), so the page and
+// the embed script's launcher draw the same readable ones.
 import type pg from 'pg';
 import type { Config } from '../config.ts';
 import { NotFoundError } from '../errors.ts';
@@ -8,6 +10,7 @@ import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { addressBucket, countBucketsSql, runCountingStatement, type CountedRow } from './count-visitor-requests.ts';
 import { resolveWidgetVisitor, type VisitorRequest } from './visitor-identity.ts';
+import { widgetForeground, type WidgetForeground } from './widget-colours.ts';
 import { readSettings, type WidgetSettings } from './widget-settings.ts';
 import { couldBeWidgetId } from './widget-record.ts';
 
@@ -19,8 +22,12 @@ export type PublicWidgetConfig = {
   /** The header title; the widget's name when no title is set. */
   title: string;
   colors: NonNullable<WidgetSettings['colors']>;
+  /** The text colour for each colour drawn, at least 4.5:1 on it. */
+  foreground: WidgetForeground;
   greeting: string | null;
   position: NonNullable<WidgetSettings['position']>;
+  /** Whether the page offers "Talk to a person". */
+  handoffButton: boolean;
 };
 
 export type PageLimits = Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE'>;
@@ -59,7 +66,9 @@ export async function readPublicWidgetConfig({ pool, secrets, limits }: ConfigDe
     name: row.name,
     title: settings.title ?? row.name,
     colors: settings.colors ?? {},
+    foreground: widgetForeground(settings.colors),
     greeting: settings.greeting ?? null,
     position: settings.position ?? 'bottom-right',
+    handoffButton: settings.handoffButton ?? true,
   };
 }

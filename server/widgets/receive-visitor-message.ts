@@ -2,7 +2,9 @@
 // visitor's contact (created on the first message), the stored message (New Message, and
 // Replies when it answers the bot), the bot's answer when the widget's settings alone decide
 // it (the greeting for a session's first message, the away message for a later one; its own
-// row and New Message, written with the message), and the live events for open widget pages
+// row and New Message, written with the message), what the visitor's page reported (its
+// address, referrer and language, with the request's user agent: the contact's `widget`
+// block, in the same write), and the live events for open widget pages
 // (announced right after the commit, sent with it, unless a job is queued).
 // A message naming a hand-off keyword instead sets the bot-typing flag and queues the job
 // that takes the bot's turn (workers/chat-widget-message.ts, which hands off); the job is
@@ -23,6 +25,7 @@ import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { countVisitorMessage, countVisitorMessageReadingWidget, type MessageLimits } from './count-visitor-messages.ts';
 import { countingRefusals } from './count-visitor-requests.ts';
 import { findOrCreateVisitorContact, WIDGET_CHANNEL } from './find-or-create-visitor.ts';
+import { userAgentOf } from './sql/record-visitor-details.ts';
 import { storeVisitorMessage } from './sql/store-visitor-message.ts';
 import { checkWidgetVisitor, resolveWidgetVisitor, type VisitorRequest, type WidgetIdentity, type WidgetVisitor } from './visitor-identity.ts';
 import { MAX_WIDGET_ID_LENGTH } from './widget-record.ts';
@@ -35,6 +38,13 @@ export const MAX_VISITOR_MESSAGE_LENGTH = 4000;
 /** Visitor ids are what the widget page keeps in the browser. */
 export const VisitorId = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be 1 to 128 letters, digits, - or _');
 export const WidgetId = z.string().min(1, 'must not be empty').max(MAX_WIDGET_ID_LENGTH, `must be at most ${MAX_WIDGET_ID_LENGTH} characters`);
+/** Longest page address or referrer a visitor message may report. */
+export const MAX_PAGE_URL_LENGTH = 2000;
+const WebAddress = z
+  .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+  .max(MAX_PAGE_URL_LENGTH, `must be at most ${MAX_PAGE_URL_LENGTH} characters`);
+/** A BCP 47 language tag as browsers report it (`en`, `pt-BR`, `zh-Hant-TW`). */
+const LANGUAGE_TAG = /^[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8}){0,7}$/;
 
 export const VisitorMessageInput = z.object({
   customData: z.object({
@@ -49,6 +59,13 @@ export const VisitorMessageInput = z.object({
     status: z.string().max(40).optional().describe('Default `received`.'),
     mediaUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2000).nullable().optional(),
     mediaContentType: z.string().max(200).nullable().optional(),
+    pageUrl: WebAddress.optional().describe('The address of the page the visitor writes from (the widget page sends it); kept with the contact.'),
+    referrer: WebAddress.optional().describe("That page's referrer, where the visitor came from (the widget page sends it); kept with the contact."),
+    language: z
+      .string()
+      .regex(LANGUAGE_TAG, 'must be a language tag such as en or pt-BR')
+      .optional()
+      .describe("The browser's language (navigator.language; the widget page sends it); kept with the contact."),
   }),
   messageType: z.string().max(40).default('text').describe('text, reaction, ...'),
   /** The owner's account id; normally the `userId` query parameter. */
@@ -146,6 +163,12 @@ export async function receiveVisitorMessage(
       mediaUrl: customData.mediaUrl ?? null,
       mediaContentType: customData.mediaContentType ?? null,
       externalId: customData.messageSid ?? customData.id ?? null,
+      details: {
+        pageUrl: customData.pageUrl ?? null,
+        referrer: customData.referrer ?? null,
+        language: customData.language ?? null,
+        userAgent: userAgentOf(request.userAgent),
+      },
       answers: botAnswersOf(settings, customData.body),
       job: {
         task: CHAT_WIDGET_MESSAGE_TASK,

@@ -147,6 +147,7 @@ export async function takeBotTurn(em: EntityManager, job: BotTurnJob, feed: Pick
           channel: WIDGET_CHANNEL,
           status: 'sent',
           sender: 'bot',
+          senderName: null,
           mediaUrl: null,
           mediaContentType: null,
           externalId: replyKey,

@@ -136,4 +136,6 @@ export type VisitorRequest = RequestOrigin & {
   /** The client's address, by TRUST_PROXY's rules: what the per-address limits count. */
   address: string;
   identityToken: string | undefined;
+  /** The User-Agent header: a visitor message keeps it with the contact's details. */
+  userAgent?: string;
 };

@@ -52,6 +52,8 @@ export const WidgetSettings = z.strictObject({
   handoffKeywords: z.array(Text(100)).max(50, 'must list at most 50 keywords').optional(),
   /** What the bot tells the visitor at a hand-off (DEFAULT_HANDOFF_MESSAGE when absent). */
   handoffMessage: Text(1000).optional(),
+  /** Whether the widget page offers a "Talk to a person" action (POST /chat-widget-handoff); shown when absent. */
+  handoffButton: z.boolean({ error: 'must be true or false' }).optional(),
   position: z.enum(['bottom-right', 'bottom-left'], { error: 'must be bottom-right or bottom-left' }).optional(),
   /** Sites that may embed the widget and call its public endpoints; any site when absent. */
   allowedOrigins: z.array(Origin).max(50, 'must list at most 50 origins').optional(),

@@ -1,4 +1,4 @@
-// Configuration: one module validates every variable; README documents each one.
+// Configuration: one module validates every variable; docs/operating.md documents each one.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect, test } from 'vitest';
@@ -51,9 +51,9 @@ test('settings that only make sense together are checked together', () => {
   expect(loadConfig({ TLS: 'off', TRUST_PROXY: '10.0.0.1, 10.0.0.2' }).TRUST_PROXY).toEqual(['10.0.0.1', '10.0.0.2']);
 });
 
-test('README documents every configuration variable', async () => {
-  const readme = await readFile(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
-  const table = readme.slice(readme.indexOf('## Configuration'));
+test('docs/operating.md documents every configuration variable', async () => {
+  const guide = await readFile(path.resolve(import.meta.dirname, '../../docs/operating.md'), 'utf8');
+  const table = guide.slice(guide.indexOf('## Configuration'));
   for (const name of Object.keys(configSchema.shape)) expect(table, name).toContain(`\`${name}\``);
 });
 

@@ -29,6 +29,9 @@ function pathPattern(path: string, loose: boolean): RegExp | null {
   return new RegExp(`^${source}/?$`, 'i');
 }
 
+const segmentCount = (path: string) => path.split('/').filter(Boolean).length;
+const fixedSegments = (path: string) => path.split('/').filter((segment) => segment && !/^\{\w+\}$/.test(segment)).length;
+
 export type ConformanceChecker = {
   /** Throws when the answer is not one the document lists for the operation. */
   check(answer: { method: string; pathname: string; status: number; contentType: string; text: string; headers: Headers }): void;
@@ -63,7 +66,11 @@ export function createConformanceChecker(document: Json, basePath = '/v1'): Conf
       if (!pathname.startsWith(basePath + '/')) return;
       const relative = pathname.slice(basePath.length);
       const candidates = byMethod.get(method.toUpperCase()) ?? [];
-      const found = candidates.find((candidate) => candidate.pattern.test(relative)) ?? candidates.find((candidate) => candidate.loosePattern?.test(relative));
+      const complete = candidates.find((candidate) => candidate.pattern.test(relative));
+      // As the router decides: a path missing its trailing parameter names the operation with more fixed
+      // segments (GET /contacts/tags is /contacts/tags/{contactId} without its id, not /contacts/{contactId}).
+      const loose = candidates.find((candidate) => candidate.loosePattern?.test(relative) && (!complete || fixedSegments(candidate.path) > fixedSegments(complete.path)));
+      const found = (complete && loose && segmentCount(loose.path) === segmentCount(complete.path) + 1 ? loose : complete) ?? loose;
       // No operation for this method and path: the 404/405 of an unknown route, not an operation's answer.
       if (!found) return;
       const where = `${method} ${relative} (documented as ${method} ${found.path}) answered ${status}`;

@@ -250,7 +250,7 @@ describe('a stored response that carries a secret', () => {
     expect((await service.request('GET', '/api-keys/current', { apiKey: secret })).body.api_key).toBe(secret);
   });
 
-  test("a scoped key that may write webhooks but not read signing secrets, replaying the main key's POST /webhooks, gets 422, not the secret", async () => {
+  test("a scoped key that may write webhooks but not read signing secrets, replaying the main key's POST /webhooks, is refused, never given the secret", async () => {
     const account = await service.createAccount();
     const scoped = await service.createScopedKey(account.userId, { tags: ['Webhooks'], read_only: false });
     const key = unique('k');
@@ -263,10 +263,11 @@ describe('a stored response that carries a secret', () => {
     // The key is refused the secret directly...
     const direct = await service.request('GET', `/webhooks/${first.body.webhook_id}/signing-secret`, { apiKey: scoped });
     expect(direct.status).toBe(403);
-    // ...and through a replay of the main key's request.
+    // ...and through a replay of the main key's request, which asks to mint a secret: a
+    // permission it lacks, so it is refused before any stored response is looked at.
     const replay = await post('/webhooks', scoped, body, key);
-    expect(replay.status).toBe(422);
-    expect(replay.body).toEqual({ success: false, error: expect.stringMatching(/Idempotency-Key was already used with a different request/), error_code: 'idempotency_key_reused' });
+    expect(replay.status).toBe(403);
+    expect(replay.body).toEqual({ success: false, error: expect.any(String), error_code: 'key_scope_denied' });
     expect(replay.text).not.toContain(secret);
     expect(replay.headers.get('idempotent-replayed')).toBeNull();
     // The main key still gets its own response.
@@ -317,7 +318,8 @@ describe('a stored response that carries a secret', () => {
 
     test("the same credential gets its secret again; a scoped key replaying the main key's webhooks.create gets 422", async () => {
       const account = await service.createAccount();
-      const scoped = await service.createScopedKey(account.userId, { tags: ['Webhooks'], read_only: false });
+      // A key that may mint signing secrets itself: the replay is refused for being another credential's.
+      const scoped = await service.createScopedKey(account.userId, { tags: ['Webhooks', 'Integrations'], read_only: false });
       const key = unique('k');
       const body = signedWebhook(unique('hook'));
       const first = await trpc('webhooks.create', body, key, account.apiKey);

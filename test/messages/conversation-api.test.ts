@@ -244,6 +244,11 @@ describe('GET /chat-sessions/recent', () => {
           contact_name: 'Ada Lovelace',
           contact_phone: ada.phoneNumber,
           contact_email: 'ada@example.com',
+          is_bot_active: true,
+          archived: false,
+          last_message_at: s3.message.createdAt.toISOString(),
+          last_message_preview: 'three',
+          unread_count: 1,
         },
         {
           session_id: s2.sessionId,
@@ -252,9 +257,15 @@ describe('GET /chat-sessions/recent', () => {
           status: 'ChatSessionOpened',
           tag: null,
           contact_id: bob.contactId,
-          contact_name: 'Bob Unknown',
+          // The default last name stands for none given.
+          contact_name: 'Bob',
           contact_phone: bob.phoneNumber,
           contact_email: PLACEHOLDER_EMAIL,
+          is_bot_active: true,
+          archived: false,
+          last_message_at: s2.message.createdAt.toISOString(),
+          last_message_preview: 'two',
+          unread_count: 1,
         },
       ],
       next_cursor: expect.any(String),
@@ -335,7 +346,8 @@ describe('GET /contacts/{contactId}/chat-export', () => {
     const response = await service.request('GET', `/contacts/${contactId}/chat-export`, { apiKey });
     expect(response.body).toEqual({
       success: true,
-      data: { contactId, contactName: 'Unknown Unknown', phoneNumber, email: PLACEHOLDER_EMAIL, messageCount: 0, chatExport: '' },
+      // No name given: the contact is named by its phone number.
+      data: { contactId, contactName: phoneNumber, phoneNumber, email: PLACEHOLDER_EMAIL, messageCount: 0, chatExport: '' },
     });
   });
 

@@ -142,6 +142,44 @@ describe('to a WhatsApp contact', () => {
     expect(await messagesOf(service, contactId)).toEqual([]);
   });
 
+  test('after the 24 hours, before the close job has marked the window closed: 409 chat_window_closed, nothing sent, charged or stored', async () => {
+    const { contactId } = await whatsappContact(true);
+    // The close job passes over contacts another transaction has locked (for update skip
+    // locked): a key-share lock, which lets updates through, keeps it from closing this
+    // window while the reply is made, whenever its minute comes round.
+    const holder = await service.services.pool.connect();
+    let held = true;
+    const release = async () => {
+      if (!held) return;
+      held = false;
+      await holder.query('rollback');
+      holder.release();
+    };
+    try {
+      await holder.query('begin');
+      await holder.query('select 1 from contacts where id = $1 for key share', [contactId]);
+      // The contact last wrote 25 hours ago: its message and the end of its window move back.
+      await service.services.pool.query(`update messages set created_at = created_at - interval '25 hours' where contact_id = $1`, [contactId]);
+      await service.services.pool.query(`update contacts set chat_window_expires_at = chat_window_expires_at - interval '25 hours' where id = $1`, [contactId]);
+      // A reply wrongly sent would wait on the lock to be stored: let it through, to see its answer.
+      fake.answerSendsWith(() => void release());
+      const before = fake.sends().length;
+
+      const answer = await reply(contactId, { text: 'Still there?' });
+      expect(answer.status, answer.text).toBe(409);
+      expect(answer.body).toEqual({ success: false, error: expect.stringContaining('window'), error_code: 'chat_window_closed' });
+      expect(fake.sends().length).toBe(before);
+      // The window had run out without the close job marking it so.
+      const { rows } = await service.services.pool.query('select is_chat_window_open, chat_window_expires_at < now() as ended from contacts where id = $1', [contactId]);
+      expect(rows).toEqual([{ is_chat_window_open: true, ended: true }]);
+    } finally {
+      await release();
+    }
+    expect(await creditsOf(service, account.userId)).toBe(100);
+    expect(await eventsOf(service, account.userId, 'Credits Spent')).toEqual([]);
+    expect((await messagesOf(service, contactId)).map((row) => row.direction)).toEqual(['inbound']);
+  });
+
   test('402 when the account has no credit left, nothing sent or stored', async () => {
     const { contactId } = await whatsappContact(true);
     await service.services.pool.query('update accounts set credits = 0 where id = $1', [account.userId]);

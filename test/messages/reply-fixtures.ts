@@ -64,7 +64,7 @@ export async function waitForDeliveries(receiver: WebhookReceiver, accountId: st
 
 export type WidgetConversation = { widgetId: string; visitorId: string; contactId: string };
 
-export type ConversationPoll = { messages: Array<{ messageSid: string; body: string; direction: string }>; isBotTyping: boolean };
+export type ConversationPoll = { messages: Array<{ messageSid: string; body: string; direction: string; sender_name: string | null }>; isBotTyping: boolean };
 
 export async function poll(service: TestService, widgetId: string, visitorId: string): Promise<ConversationPoll> {
   const response = await service.request('GET', '/v1/chat-widget-messages', { query: { fromId: visitorId, toId: widgetId } });

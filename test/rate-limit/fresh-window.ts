@@ -3,7 +3,7 @@
 import type pg from 'pg';
 
 /** The start of the current window by the database clock, in epoch seconds. */
-async function currentWindow(pool: pg.Pool): Promise<number> {
+export async function currentWindow(pool: pg.Pool): Promise<number> {
   const { rows } = await pool.query<{ start: number }>(`select floor(extract(epoch from now()) / 60)::float8 * 60 as start`);
   return Number(rows[0]!.start);
 }
@@ -23,13 +23,6 @@ export async function inOneWindow<T>(pool: pg.Pool, body: () => Promise<T>): Pro
       if (attempt >= 3 || (await currentWindow(pool)) === startedIn) throw error;
     }
   }
-}
-
-/** When the current window is about to end, waits for the next one. */
-export async function waitForFreshWindow(pool: pg.Pool, secondsNeeded = 5): Promise<void> {
-  const { rows } = await pool.query<{ left: number }>(`select 60 - mod(extract(epoch from now())::numeric, 60)::float8 as left`);
-  const left = Number(rows[0].left);
-  if (left < secondsNeeded) await new Promise((resolve) => setTimeout(resolve, left * 1000 + 200));
 }
 
 /** Sets a bucket's count in the current and the next window (so a boundary in between changes nothing). */

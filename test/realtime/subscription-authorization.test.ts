@@ -1,24 +1,30 @@
 // A live subscription is authorized for as long as it runs: within seconds of its key being
 // revoked, rotated, expiring or losing the section, or its account losing api_access, it ends
 // with the UNAUTHORIZED or FORBIDDEN a new call would get, over the /trpc WebSocket and over
-// SSE alike, whichever API process made the change.
+// SSE alike, whichever API process made the change (checked with two API processes that are
+// separate OS processes, sharing nothing but the database).
 import { fetch } from 'undici';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { updateAccount } from '../../server/accounts/update-account.ts';
 import { createScopedKey } from '../../server/api-keys/create-scoped-key.ts';
+import { updateScopedKey } from '../../server/api-keys/update-scoped-key.ts';
 import { LISTENER_APPLICATION_NAME } from '../../server/realtime/conversation-events.ts';
 import { insecureAgent, startTestService, type TestService } from '../helpers/service.ts';
+import { serviceProcesses } from '../helpers/service-processes.ts';
 import { openRawTrpcSocket, type Frame, type RawTrpcSocket } from '../helpers/trpc-socket.ts';
+import { call, waitFor } from '../reliability/fixtures.ts';
 import { insertWidget, messageEvent, publish, type Target } from './widget-fixtures.ts';
 
 /** How long a test waits for a subscription to end: "within seconds" of the change. */
 const ENDS_WITHIN_MS = 10_000;
 
 let service: TestService;
+const processes = serviceProcesses();
 beforeAll(async () => {
   service = await startTestService();
 });
 afterAll(async () => {
+  await processes.stopAll();
   await service?.stop();
 });
 
@@ -40,9 +46,9 @@ async function scopedKey(subject: Subject, options: { tags?: string[]; expires_a
 
 const SUBSCRIPTION_ID = 1;
 
-/** Subscribes on a new socket and returns once an event published after the start was heard. */
-async function liveSubscription(subject: Subject, apiKey: string): Promise<RawTrpcSocket> {
-  const socket = await openRawTrpcSocket(service.origin, { apiKey });
+/** Subscribes on a new socket (to this service unless `origin` names another) and returns once an event published after the start was heard. */
+async function liveSubscription(subject: Subject, apiKey: string, origin = service.origin): Promise<RawTrpcSocket> {
+  const socket = await openRawTrpcSocket(origin, { apiKey });
   socket.send({ id: SUBSCRIPTION_ID, method: 'subscription', params: { path: 'chatWidgets.onConversationEvent', input: {} } });
   await socket.waitFor((frame) => frame.id === SUBSCRIPTION_ID && frame.result?.type === 'started');
   const deadline = Date.now() + 15_000;
@@ -115,9 +121,12 @@ test('account:update --plan free (no api_access) ends the account\'s subscriptio
 
 test('a scoped key\'s subscription ends with UNAUTHORIZED when the key expires', async () => {
   const subject = await newSubject();
-  const key = await scopedKey(subject, { expires_at: new Date(Date.now() + 4000).toISOString() });
+  const key = await scopedKey(subject);
   const socket = await liveSubscription(subject, key.apiKey);
   try {
+    // The expiry is set once the subscription is live, so however long that took, the key
+    // expires while it runs (checked before the first await: never in the past).
+    await updateScopedKey(service.services.orm.em.fork(), subject.userId, key.id, { expires_at: new Date(Date.now() + 2000).toISOString() });
     expect(await endingError(socket)).toMatchObject({ data: { code: 'UNAUTHORIZED', httpStatus: 401 } });
     expect((await service.request('GET', '/chat-widgets', { apiKey: key.apiKey, unchecked: true })).status).toBe(401);
   } finally {
@@ -126,18 +135,34 @@ test('a scoped key\'s subscription ends with UNAUTHORIZED when the key expires',
 });
 
 test('a key revoked through another API process ends the subscription held by this one', async () => {
+  // Two OS processes sharing nothing but the database: the change can reach the subscription
+  // only through what crosses processes, as between deployed API processes.
+  const [holder, other] = await Promise.all([
+    processes.spawn({ role: 'api', databaseUrl: service.databaseUrl }),
+    processes.spawn({ role: 'api', databaseUrl: service.databaseUrl }),
+  ]);
   const subject = await newSubject();
   const key = await scopedKey(subject);
-  const socket = await liveSubscription(subject, key.apiKey);
-  const other = await startTestService({ databaseUrl: service.databaseUrl });
+  const socket = await liveSubscription(subject, key.apiKey, holder.origin);
   try {
-    expect((await other.request('DELETE', `/api-keys/${key.id}`, { apiKey: subject.mainKey })).status).toBe(200);
+    const revoked = await call(other.origin, 'DELETE', `/v1/api-keys/${key.id}`, { apiKey: subject.mainKey });
+    expect(revoked.status, revoked.text).toBe(200);
     expect(await endingError(socket)).toMatchObject({ data: { code: 'UNAUTHORIZED', httpStatus: 401 } });
   } finally {
     await socket.close();
-    await other.stop();
+    // A later test counts this database's listening sessions: only this service's may be left.
+    await processes.stopAll();
+    await waitFor(async () => ((await listeningSessions()) === 1 ? true : undefined), 'the stopped processes\' sessions to end');
   }
 });
+
+async function listeningSessions(): Promise<number> {
+  const { rows } = await service.services.pool.query<{ n: number }>(
+    `select count(*)::int as n from pg_stat_activity where application_name = $1 and datname = current_database()`,
+    [LISTENER_APPLICATION_NAME],
+  );
+  return rows[0]!.n;
+}
 
 type SseEvent = { event: string; data: string };
 

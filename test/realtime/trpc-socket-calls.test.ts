@@ -7,9 +7,9 @@ import type { AppRouter } from '../../routers/index.ts';
 import { updateAccount } from '../../server/accounts/update-account.ts';
 import { createScopedKey } from '../../server/api-keys/create-scoped-key.ts';
 import { MAX_BATCH_CALLS, MAX_CHANNELS_PER_CREDENTIAL, MAX_SUBSCRIPTIONS_PER_SOCKET } from '../../server/trpc-limits.ts';
-import { WINDOW_SECONDS } from '../../server/rate-limit/limits.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { openRawTrpcSocket, socketClient, type RawTrpcSocket } from '../helpers/trpc-socket.ts';
+import { inOneWindow } from '../rate-limit/fresh-window.ts';
 
 let service: TestService;
 beforeAll(async () => {
@@ -22,12 +22,6 @@ afterAll(async () => {
 async function scopedKey(userId: string, scopes: { tags?: string[]; read_only?: boolean; rate_limit_per_min?: number }) {
   const created = await createScopedKey(service.services.orm.em.fork(), service.services.secrets, userId, { scopes });
   return { id: created.key.id, apiKey: created.apiKey };
-}
-
-/** Waits out the last seconds of a rate-limit window, so a test's calls all count in one window. */
-async function atStartOfAWindow() {
-  const windowMs = WINDOW_SECONDS * 1000;
-  while (windowMs - (Date.now() % windowMs) < 10_000) await new Promise((resolve) => setTimeout(resolve, 250));
 }
 
 test('on an open socket, webhooks.list answers FORBIDDEN once the account\'s webhooks are switched off, and UNAUTHORIZED once its key is revoked', async () => {
@@ -68,34 +62,36 @@ test("a client may send the key in tRPC's connectionParams instead of the URL; e
 });
 
 test('calls on one socket count against the key\'s rate limit: with rate_limit_per_min 5, the 6th call gets TOO_MANY_REQUESTS', async () => {
-  const { userId } = await service.createAccount();
-  const key = await scopedKey(userId, { tags: ['Tags'], rate_limit_per_min: 5 });
-  await atStartOfAWindow();
-  const { client, close } = socketClient<AppRouter>(service.origin, { apiKey: key.apiKey });
-  try {
-    const outcomes: string[] = [];
-    for (let call = 0; call < 10; call += 1) {
-      outcomes.push(await client.tags.list.query({}).then(() => 'ok', (error: { data?: { code?: string } }) => error.data?.code ?? String(error)));
+  await inOneWindow(service.services.pool, async () => {
+    const { userId } = await service.createAccount();
+    const key = await scopedKey(userId, { tags: ['Tags'], rate_limit_per_min: 5 });
+    const { client, close } = socketClient<AppRouter>(service.origin, { apiKey: key.apiKey });
+    try {
+      const outcomes: string[] = [];
+      for (let call = 0; call < 10; call += 1) {
+        outcomes.push(await client.tags.list.query({}).then(() => 'ok', (error: { data?: { code?: string } }) => error.data?.code ?? String(error)));
+      }
+      expect(outcomes).toEqual([...Array(5).fill('ok'), ...Array(5).fill('TOO_MANY_REQUESTS')]);
+    } finally {
+      await close();
     }
-    expect(outcomes).toEqual([...Array(5).fill('ok'), ...Array(5).fill('TOO_MANY_REQUESTS')]);
-  } finally {
-    await close();
-  }
+  });
 });
 
 test('a burst in one frame is counted call by call: 5 of 10 pass a limit of 5', async () => {
-  const { userId } = await service.createAccount();
-  const key = await scopedKey(userId, { tags: ['Tags'], rate_limit_per_min: 5 });
-  await atStartOfAWindow();
-  const socket = await openRawTrpcSocket(service.origin, { apiKey: key.apiKey });
-  try {
-    socket.send(Array.from({ length: 10 }, (_, index) => ({ id: index + 1, method: 'query', params: { path: 'tags.list', input: {} } })));
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, index) => socket.waitFor((frame) => frame.id === index + 1)));
-    expect(answers.filter((frame) => frame.result).length).toBe(5);
-    expect(answers.filter((frame) => frame.error).map((frame) => frame.error!.data.code)).toEqual(Array(5).fill('TOO_MANY_REQUESTS'));
-  } finally {
-    await socket.close();
-  }
+  await inOneWindow(service.services.pool, async () => {
+    const { userId } = await service.createAccount();
+    const key = await scopedKey(userId, { tags: ['Tags'], rate_limit_per_min: 5 });
+    const socket = await openRawTrpcSocket(service.origin, { apiKey: key.apiKey });
+    try {
+      socket.send(Array.from({ length: 10 }, (_, index) => ({ id: index + 1, method: 'query', params: { path: 'tags.list', input: {} } })));
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, index) => socket.waitFor((frame) => frame.id === index + 1)));
+      expect(answers.filter((frame) => frame.result).length).toBe(5);
+      expect(answers.filter((frame) => frame.error).map((frame) => frame.error!.data.code)).toEqual(Array(5).fill('TOO_MANY_REQUESTS'));
+    } finally {
+      await socket.close();
+    }
+  });
 });
 
 test(`a batch of more than ${MAX_BATCH_CALLS} calls is refused over HTTP`, async () => {
@@ -115,22 +111,23 @@ test(`a batch of more than ${MAX_BATCH_CALLS} calls is refused over HTTP`, async
 });
 
 test(`a WebSocket frame of more than ${MAX_BATCH_CALLS} calls is refused, every call answered BAD_REQUEST and none run`, async () => {
-  const { userId } = await service.createAccount();
-  const key = await scopedKey(userId, { tags: ['Tags'], rate_limit_per_min: 5 });
-  await atStartOfAWindow();
-  const socket = await openRawTrpcSocket(service.origin, { apiKey: key.apiKey });
-  try {
-    const size = MAX_BATCH_CALLS + 1;
-    socket.send(Array.from({ length: size }, (_, index) => ({ id: index + 1, method: 'query', params: { path: 'tags.list', input: {} } })));
-    const answers = await Promise.all(Array.from({ length: size }, (_, index) => socket.waitFor((frame) => frame.id === index + 1)));
-    expect(new Set(answers.map((frame) => frame.error?.data.code))).toEqual(new Set(['BAD_REQUEST']));
-    // None of them ran, so none was counted: the key's whole budget of 5 is left.
-    for (let call = 0; call < 5; call += 1) {
-      expect((await service.request('GET', '/tags', { apiKey: key.apiKey })).status).toBe(200);
+  await inOneWindow(service.services.pool, async () => {
+    const { userId } = await service.createAccount();
+    const key = await scopedKey(userId, { tags: ['Tags'], rate_limit_per_min: 5 });
+    const socket = await openRawTrpcSocket(service.origin, { apiKey: key.apiKey });
+    try {
+      const size = MAX_BATCH_CALLS + 1;
+      socket.send(Array.from({ length: size }, (_, index) => ({ id: index + 1, method: 'query', params: { path: 'tags.list', input: {} } })));
+      const answers = await Promise.all(Array.from({ length: size }, (_, index) => socket.waitFor((frame) => frame.id === index + 1)));
+      expect(new Set(answers.map((frame) => frame.error?.data.code))).toEqual(new Set(['BAD_REQUEST']));
+      // None of them ran, so none was counted: the key's whole budget of 5 is left.
+      for (let call = 0; call < 5; call += 1) {
+        expect((await service.request('GET', '/tags', { apiKey: key.apiKey })).status).toBe(200);
+      }
+    } finally {
+      await socket.close();
     }
-  } finally {
-    await socket.close();
-  }
+  });
 });
 
 function subscribe(socket: RawTrpcSocket, id: number) {

@@ -53,6 +53,7 @@ export function conversationMessage(body: string): ConversationMessage {
     type: 'text',
     direction: 'outbound',
     status: 'sent',
+    sender_name: null,
   };
 }
 
@@ -130,4 +131,16 @@ export function connectVisitor(
 
 export function isMessage(body: string) {
   return (heard: Heard) => heard.name === 'message' && (heard.payload as ConversationMessage).body === body;
+}
+
+/**
+ * What `visitor` heard after its first `from` events, up to an event published now: the
+ * gateway pushes announcements in commit order, so whatever a transaction committed before
+ * this call announced has been heard by then. The way to show that something was not pushed.
+ */
+export async function heardUntilNow(service: TestService, target: Target, visitor: Visitor, from = 0): Promise<Heard[]> {
+  messageCounter += 1;
+  const sentinel = `sentinel ${messageCounter} ${process.pid}`;
+  await publish(service, messageEvent(target, sentinel));
+  return (await visitor.waitFor(isMessage(sentinel))).slice(from, -1);
 }

@@ -186,9 +186,16 @@ test('events heard while the sockets of a changed widget are being checked wait 
     await locker.query('lock table chat_widgets in access exclusive mode');
     await locker.query('update chat_widgets set identity_secret_sealed = $1 where id = $2', [service.services.secrets.seal(`wis_${'r'.repeat(43)}`), widget.id]);
     await service.services.orm.em.fork().transactional((tx) => announceWidgetChange(tx, widget.id));
+    // The check's read of the widget is queued behind the lock (whichever statement reads it).
     await eventually(
-      async () => (await locker.query(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%identity_secret_sealed from chat_widgets%'`)).rowCount,
-      (waiting) => waiting === 1,
+      async () =>
+        (
+          await locker.query(
+            `select 1 from pg_locks l join pg_class c on c.oid = l.relation
+              where c.relname = 'chat_widgets' and l.database = (select oid from pg_database where datname = current_database()) and not l.granted`,
+          )
+        ).rowCount,
+      (waiting) => (waiting ?? 0) >= 1,
     );
     await announce(messageEvent(target('sub:user-held'), 'to the verified visitor'));
     await announce(messageEvent(target(anonymousVisitor), 'to the anonymous visitor'));

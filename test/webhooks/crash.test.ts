@@ -13,8 +13,11 @@ import { createTask, deliveriesOf, eventually, subscribe, WEBHOOK_ENV } from './
 let service: TestService;
 let receiver: WebhookReceiver;
 const workers = workerProcesses(() => service.databaseUrl);
-/** A worker process with this file's settings. */
-const startWorkerProcess = () => workers.start({ ...WEBHOOK_ENV, WEBHOOK_TIMEOUT_MS: '2000' });
+/**
+ * A worker process with this file's settings: a time-out far beyond the moment a test acts on
+ * the attempts it holds, so the attempts are still in flight then however slowly it runs.
+ */
+const startWorkerProcess = () => workers.start({ ...WEBHOOK_ENV, WEBHOOK_TIMEOUT_MS: '60000' });
 
 beforeAll(async () => {
   // The API only: the deliveries are sent by the worker processes each test starts, kills and stops.
@@ -81,7 +84,8 @@ test("a round whose transaction the database ends while its attempts run is sent
   const subscriptionId = await subscriptionWithEvents(EVENTS);
 
   // The first attempts are held in flight while the round's transaction is ended.
-  receiver.respondWith(() => ({ status: 200, delayMs: 1_500 }));
+  const held = Promise.withResolvers<void>();
+  receiver.respondWith(() => ({ status: 200, until: held.promise }));
   const worker = await startWorkerProcess();
   const inFlight = await receiver.waitFor(EVENTS, 20_000);
   const heldIds = new Set(inFlight.slice(0, EVENTS).map((request) => request.headers['x-webhook-delivery'] as string));
@@ -93,6 +97,7 @@ test("a round whose transaction the database ends while its attempts run is sent
   expect(rows.map((row) => row.ended)).toEqual([true]);
 
   receiver.respondWith(() => ({ status: 200 }));
+  held.resolve();
   const delivered = await eventually(
     () => deliveriesOf(service, subscriptionId),
     (list) => list.length === EVENTS && list.every((row) => row.status === 'succeeded'),

@@ -60,7 +60,8 @@ beforeAll(async () => {
     [QUIET_ATTEMPTS, BUSY_ATTEMPTS, BUSY_SUBSCRIPTIONS],
   );
   await client.query('analyze webhook_attempts, webhook_deliveries, events');
-});
+  // Writing the busy subscriptions' attempts takes seconds, and far longer on a loaded machine.
+}, 240_000);
 
 afterAll(async () => {
   await client?.end();

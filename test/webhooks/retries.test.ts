@@ -71,41 +71,39 @@ test('with retries_enabled, a failed delivery (5xx) is retried with the same X-W
 });
 
 test('retry offsets are measured from the first attempt, not from the previous one', async () => {
-  // Schedule 5 s, 6 s. Counted from the first attempt, the third attempt is due 6 s after
-  // the first; counted from the previous attempt it could come no earlier than 5 + 6 = 11 s.
-  // The window [6 s, 11 s) keeps the two readings apart and leaves about 5 s for the
-  // worker's poll and a busy machine.
-  const FIRST_RETRY_MS = 5_000;
-  const SECOND_RETRY_MS = 6_000;
-  // The receiver stamps arrival after the TLS handshake; the schedule counts from the
-  // moment the first attempt started, so an arrival may read a little early.
-  const HANDSHAKE_ALLOWANCE_MS = 250;
-  const scheduled = await startTestService({ env: { ...WEBHOOK_ENV, WEBHOOK_RETRY_SCHEDULE: '5s,6s' } });
+  // Schedule 1 s, 60 s: the third attempt is due 60 s after the first; counted from the
+  // second attempt it would be due at 60 s plus the time the second came after the first.
+  // The test reads the due moments the sender records, never how long anything took.
+  const FIRST_RETRY_MS = 1_000;
+  const SECOND_RETRY_MS = 60_000;
+  const scheduled = await startTestService({ env: { ...WEBHOOK_ENV, WEBHOOK_RETRY_SCHEDULE: '1s,60s' } });
+  // The second attempt is held until the first retry's due moment has been read.
+  const secondHeld = Promise.withResolvers<void>();
   try {
-    const hook = await receiver((index) => (index < 2 ? 503 : 200));
+    const hook = await receiver(() => 503);
+    hook.respondWith((_request, index) => (index === 1 ? { status: 503, until: secondHeld.promise } : { status: 503 }));
     const account = await scheduled.createAccount();
     const subscriptionId = await subscribe(scheduled, account.userId, { url: hook.url, events: ['Task Created'], retries: true });
     await createTask(scheduled, account.apiKey);
+    const dueOffset = async (id: string) => {
+      const { rows } = await scheduled.services.pool.query<{ offset_ms: number }>(
+        `select (extract(epoch from next_attempt_at - first_attempt_at) * 1000)::float8 as offset_ms from webhook_deliveries where id = $1`,
+        [id],
+      );
+      return rows[0]!.offset_ms;
+    };
 
-    // While the second attempt's retry is pending, its due moment is stored relative to
-    // the first attempt.
-    const [pending] = await eventually(() => deliveriesOf(scheduled, subscriptionId), (rows) => rows[0]?.status === 'pending' && rows[0].attempts === 2, 20_000);
-    const stored = await scheduled.services.pool.query<{ offset_ms: number }>(
-      `select (extract(epoch from next_attempt_at - first_attempt_at) * 1000)::float8 as offset_ms from webhook_deliveries where id = $1`,
-      [pending.id],
-    );
-    expect(stored.rows[0].offset_ms).toBe(SECOND_RETRY_MS);
+    await hook.waitFor(2, 20_000);
+    const [afterFirst] = await deliveriesOf(scheduled, subscriptionId);
+    expect(afterFirst).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(await dueOffset(afterFirst.id)).toBe(FIRST_RETRY_MS);
 
-    const requests = await hook.waitFor(3, 30_000);
-    const first = requests[0].receivedAt.getTime();
-    const secondOffset = requests[1].receivedAt.getTime() - first;
-    const thirdOffset = requests[2].receivedAt.getTime() - first;
-    expect(secondOffset).toBeGreaterThanOrEqual(FIRST_RETRY_MS - HANDSHAKE_ALLOWANCE_MS);
-    expect(thirdOffset).toBeGreaterThanOrEqual(SECOND_RETRY_MS - HANDSHAKE_ALLOWANCE_MS);
-    expect(thirdOffset).toBeLessThan(FIRST_RETRY_MS + SECOND_RETRY_MS - HANDSHAKE_ALLOWANCE_MS);
-    const [delivery] = await eventually(() => deliveriesOf(scheduled, subscriptionId), (rows) => rows[0]?.status === 'succeeded');
-    expect(delivery.attempts).toBe(3);
+    secondHeld.resolve();
+    const [afterSecond] = await eventually(() => deliveriesOf(scheduled, subscriptionId), (rows) => rows[0]?.attempts === 2, 20_000);
+    expect(afterSecond.status).toBe('pending');
+    expect(await dueOffset(afterSecond.id)).toBe(SECOND_RETRY_MS);
   } finally {
+    secondHeld.resolve();
     await scheduled.stop();
   }
 });
@@ -145,20 +143,32 @@ test('a connection failure (the connection is reset before TLS) is retried on th
 });
 
 test('a failure is recorded only after all retries are exhausted', async () => {
-  const hook = await receiver(() => 500);
-  const account = await service.createAccount();
-  const subscriptionId = await subscribe(service, account.userId, { url: hook.url, events: ['Task Created'], retries: true });
-  await createTask(service, account.apiKey);
+  // The third attempt is held while the count is read: the second has failed and the delivery
+  // is not over yet, however slowly the test runs (a time-out far beyond the read).
+  const patient = await startTestService({ env: { ...WEBHOOK_ENV, WEBHOOK_TIMEOUT_MS: '60000' } });
+  const thirdHeld = Promise.withResolvers<void>();
+  try {
+    const hook = await receiver(() => 500);
+    hook.respondWith((_request, index) => (index === 2 ? { status: 500, until: thirdHeld.promise } : { status: 500 }));
+    const account = await patient.createAccount();
+    const subscriptionId = await subscribe(patient, account.userId, { url: hook.url, events: ['Task Created'], retries: true });
+    await createTask(patient, account.apiKey);
 
-  await hook.waitFor(2, 15_000);
-  // After the second of three attempts, nothing is counted yet.
-  expect((await healthOf(service, subscriptionId, account.userId))?.total_failures ?? 0).toBe(0);
-  const [delivery] = await eventually(() => deliveriesOf(service, subscriptionId), (rows) => rows[0]?.status === 'failed');
-  expect(delivery.attempts).toBe(3);
-  expect(hook.requests.map((request) => request.headers['x-webhook-attempt'])).toEqual(['1', '2', '3']);
-  const health = await healthOf(service, subscriptionId, account.userId);
-  expect(health).toMatchObject({ consecutive_failures: 1, total_failures: 1, total_successes: 0, is_disabled: false });
-  expect(health!.last_failure).toMatchObject({ delivery_id: delivery.id, event: 'Task Created', status_code: 500, failure_type: 'temporary' });
+    await hook.waitFor(3, 15_000);
+    // After the second of three attempts, nothing is counted yet.
+    expect(await deliveriesOf(patient, subscriptionId)).toEqual([expect.objectContaining({ status: 'pending', attempts: 2 })]);
+    expect((await healthOf(patient, subscriptionId, account.userId))?.total_failures ?? 0).toBe(0);
+    thirdHeld.resolve();
+    const [delivery] = await eventually(() => deliveriesOf(patient, subscriptionId), (rows) => rows[0]?.status === 'failed');
+    expect(delivery.attempts).toBe(3);
+    expect(hook.requests.map((request) => request.headers['x-webhook-attempt'])).toEqual(['1', '2', '3']);
+    const health = await healthOf(patient, subscriptionId, account.userId);
+    expect(health).toMatchObject({ consecutive_failures: 1, total_failures: 1, total_successes: 0, is_disabled: false });
+    expect(health!.last_failure).toMatchObject({ delivery_id: delivery.id, event: 'Task Created', status_code: 500, failure_type: 'temporary' });
+  } finally {
+    thirdHeld.resolve();
+    await patient.stop();
+  }
 });
 
 test('any 4xx is not retried', async () => {

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connectVisitor, type Visitor } from '../realtime/widget-fixtures.ts';
-import { waitForFreshWindow } from '../rate-limit/fresh-window.ts';
+import { inOneWindow } from '../rate-limit/fresh-window.ts';
 import { startTestService, type ApiResponse, type TestService } from '../helpers/service.ts';
 
 const LIMITS = {
@@ -80,88 +80,95 @@ describe('every public endpoint is limited per client address (WIDGET_REQUESTS_P
   ];
   for (const [name, call] of endpoints) {
     test(`${name}: 429 after 8 requests a minute from one address; another address passes`, async () => {
-      await waitForFreshWindow(service.services.pool, 15);
-      const widget = await newWidget();
-      const ip = address();
-      await spend(8, () => call(widget, ip), name);
-      expectRateLimited(await call(widget, ip), name);
-      expect((await call(widget, address())).status).not.toBe(429);
+      await inOneWindow(service.services.pool, async () => {
+        const widget = await newWidget();
+        const ip = address();
+        await spend(8, () => call(widget, ip), name);
+        expectRateLimited(await call(widget, ip), name);
+        expect((await call(widget, address())).status).not.toBe(429);
+      });
     });
   }
 
   test('POST /incoming-chat-widget-message: the address budget counts messages too', async () => {
-    await waitForFreshWindow(service.services.pool, 15);
-    const ip = address();
-    // Spent on other endpoints and other widgets: the budget is the address's, not a widget's.
-    await spend(7, async () => config(await newWidget(), ip), 'config');
-    const widget = await newWidget();
-    expect((await send(widget, visitor(), ip)).status).toBe(200);
-    expectRateLimited(await send(widget, visitor(), ip), 'message');
+    await inOneWindow(service.services.pool, async () => {
+      const ip = address();
+      // Spent on other endpoints and other widgets: the budget is the address's, not a widget's.
+      await spend(7, async () => config(await newWidget(), ip), 'config');
+      const widget = await newWidget();
+      expect((await send(widget, visitor(), ip)).status).toBe(200);
+      expectRateLimited(await send(widget, visitor(), ip), 'message');
+    });
   });
 });
 
 test('requests refused for an identity token that does not verify count against the address too', async () => {
-  await waitForFreshWindow(service.services.pool, 15);
-  const { apiKey, userId } = await service.createAccount();
-  const created = await service.request('POST', '/chat-widgets', { apiKey, body: { name: 'Site', settings: { identityVerification: 'optional' } } });
-  const widget = { id: created.body.data.id, userId };
-  const ip = address();
-  const forged = { ...from(ip), 'x-visitor-identity': 'not-a-token' };
-  const attempts = [
-    () => service.request('POST', '/incoming-chat-widget-message', { query: { userId }, body: { customData: { body: 'hi', fromId: visitor(), toId: widget.id } }, headers: forged }),
-    () => service.request('GET', '/chat-widget-messages', { query: { fromId: visitor(), toId: widget.id }, headers: forged }),
-    () => service.request('POST', '/update-message-read-status', { body: { fromId: visitor(), toId: widget.id }, headers: forged }),
-  ];
-  for (let i = 0; i < 8; i += 1) expect((await attempts[i % 3]!()).status, `attempt ${i + 1}`).toBe(401);
-  for (const attempt of attempts) expectRateLimited(await attempt(), 'a refused token past the budget');
+  await inOneWindow(service.services.pool, async () => {
+    const { apiKey, userId } = await service.createAccount();
+    const created = await service.request('POST', '/chat-widgets', { apiKey, body: { name: 'Site', settings: { identityVerification: 'optional' } } });
+    const widget = { id: created.body.data.id, userId };
+    const ip = address();
+    const forged = { ...from(ip), 'x-visitor-identity': 'not-a-token' };
+    const attempts = [
+      () => service.request('POST', '/incoming-chat-widget-message', { query: { userId }, body: { customData: { body: 'hi', fromId: visitor(), toId: widget.id } }, headers: forged }),
+      () => service.request('GET', '/chat-widget-messages', { query: { fromId: visitor(), toId: widget.id }, headers: forged }),
+      () => service.request('POST', '/update-message-read-status', { body: { fromId: visitor(), toId: widget.id }, headers: forged }),
+    ];
+    for (let i = 0; i < 8; i += 1) expect((await attempts[i % 3]!()).status, `attempt ${i + 1}`).toBe(401);
+    for (const attempt of attempts) expectRateLimited(await attempt(), 'a refused token past the budget');
+  });
 });
 
 describe('POST /incoming-chat-widget-message per address and widget', () => {
   test('WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE new visitor ids, then 429 and no contact; known visitors and other addresses still pass', async () => {
-    await waitForFreshWindow(service.services.pool, 15);
-    const widget = await newWidget();
-    const ip = address();
-    const known = [visitor(), visitor(), visitor()];
-    for (const fromId of known) expect((await send(widget, fromId, ip)).status).toBe(200);
-    expectRateLimited(await send(widget, visitor(), ip), 'a fourth new visitor id');
-    const { rows } = await service.services.pool.query<{ n: number }>('select count(*)::int as n from contacts where chat_widget_id = $1', [widget.id]);
-    expect(rows[0]!.n).toBe(3);
-    expect((await send(widget, known[0]!, ip)).status).toBe(200);
-    expect((await send(widget, visitor(), address())).status).toBe(200);
-    // The cap is per widget: the same address may start a conversation with another one.
-    expect((await send(await newWidget(), visitor(), ip)).status).toBe(200);
+    await inOneWindow(service.services.pool, async () => {
+      const widget = await newWidget();
+      const ip = address();
+      const known = [visitor(), visitor(), visitor()];
+      for (const fromId of known) expect((await send(widget, fromId, ip)).status).toBe(200);
+      expectRateLimited(await send(widget, visitor(), ip), 'a fourth new visitor id');
+      const { rows } = await service.services.pool.query<{ n: number }>('select count(*)::int as n from contacts where chat_widget_id = $1', [widget.id]);
+      expect(rows[0]!.n).toBe(3);
+      expect((await send(widget, known[0]!, ip)).status).toBe(200);
+      expect((await send(widget, visitor(), address())).status).toBe(200);
+      // The cap is per widget: the same address may start a conversation with another one.
+      expect((await send(await newWidget(), visitor(), ip)).status).toBe(200);
+    });
   });
 
   test('WIDGET_MESSAGES_PER_IP_PER_MINUTE messages whatever visitor ids they use', async () => {
-    await waitForFreshWindow(service.services.pool, 15);
-    const widget = await newWidget();
-    const ip = address();
-    const [a, b] = [visitor(), visitor()];
-    for (const fromId of [a, b, a, b, a]) expect((await send(widget, fromId, ip)).status).toBe(200);
-    expectRateLimited(await send(widget, b, ip), 'a sixth message from the address');
-    expect((await send(widget, b, address())).status).toBe(200);
+    await inOneWindow(service.services.pool, async () => {
+      const widget = await newWidget();
+      const ip = address();
+      const [a, b] = [visitor(), visitor()];
+      for (const fromId of [a, b, a, b, a]) expect((await send(widget, fromId, ip)).status).toBe(200);
+      expectRateLimited(await send(widget, b, ip), 'a sixth message from the address');
+      expect((await send(widget, b, address())).status).toBe(200);
+    });
   });
 });
 
 describe('per visitor', () => {
   test('GET /chat-widget-messages: WIDGET_POLLS_PER_VISITOR_PER_MINUTE polls, then 429; another visitor passes', async () => {
-    await waitForFreshWindow(service.services.pool, 15);
-    const widget = await newWidget();
-    const ip = address();
-    const fromId = visitor();
-    expect((await send(widget, fromId, ip)).status).toBe(200);
-    await spend(4, () => poll(widget, fromId, address()), 'poll');
-    expectRateLimited(await poll(widget, fromId, address()), 'a fifth poll');
-    expect((await poll(widget, visitor(), ip)).status).toBe(404);
+    await inOneWindow(service.services.pool, async () => {
+      const widget = await newWidget();
+      const ip = address();
+      const fromId = visitor();
+      expect((await send(widget, fromId, ip)).status).toBe(200);
+      await spend(4, () => poll(widget, fromId, address()), 'poll');
+      expectRateLimited(await poll(widget, fromId, address()), 'a fifth poll');
+      expect((await poll(widget, visitor(), ip)).status).toBe(404);
+    });
   });
 
   test('POST /update-message-read-status: WIDGET_READS_PER_VISITOR_PER_MINUTE receipts, then 429', async () => {
-    await waitForFreshWindow(service.services.pool, 15);
-    const widget = await newWidget();
-    const fromId = visitor();
-    expect((await send(widget, fromId, address())).status).toBe(200);
-    await spend(3, () => markRead(widget, fromId, address()), 'read receipt');
-    expectRateLimited(await markRead(widget, fromId, address()), 'a fourth read receipt');
+    await inOneWindow(service.services.pool, async () => {
+      const widget = await newWidget();
+      const fromId = visitor();
+      expect((await send(widget, fromId, address())).status).toBe(200);
+      await spend(3, () => markRead(widget, fromId, address()), 'read receipt');
+      expectRateLimited(await markRead(widget, fromId, address()), 'a fourth read receipt');
+    });
   });
 });
 
@@ -178,12 +185,13 @@ describe('the socket gateway', () => {
   }
 
   test('handshakes count against the address: connect_error with status 429 past the budget; another address connects', async () => {
-    await waitForFreshWindow(service.services.pool, 15);
-    const widget = await newWidget();
-    const ip = address();
-    for (let i = 0; i < 8; i += 1) (await open(widget, visitor(), ip)).close();
-    expect(await refusal(open(widget, visitor(), ip))).toEqual({ message: 'Rate limit exceeded, please try again later', status: 429 });
-    (await open(widget, visitor(), address())).close();
+    await inOneWindow(service.services.pool, async () => {
+      const widget = await newWidget();
+      const ip = address();
+      for (let i = 0; i < 8; i += 1) (await open(widget, visitor(), ip)).close();
+      expect(await refusal(open(widget, visitor(), ip))).toEqual({ message: 'Rate limit exceeded, please try again later', status: 429 });
+      (await open(widget, visitor(), address())).close();
+    });
   });
 
   test('WIDGET_SOCKETS_PER_VISITOR open sockets per visitor; a closed one frees its place', async () => {
@@ -228,11 +236,18 @@ describe('the socket gateway', () => {
 test('X-Forwarded-For is believed only from a TRUST_PROXY address: without it, one client is one address whatever it claims', async () => {
   const untrusting = await startTestService({ databaseUrl: service.databaseUrl, env: LIMITS });
   try {
-    await waitForFreshWindow(service.services.pool, 15);
-    const widget = await newWidget();
-    const call = () => untrusting.request('GET', '/chat-widget-config', { query: { configId: widget.id }, headers: from(address()) });
-    await spend(8, call, 'config');
-    expectRateLimited(await call(), 'a ninth request claiming yet another address');
+    await inOneWindow(service.services.pool, async () => {
+      // Every request of this test counts against loopback: a run cut by a window boundary
+      // left some counts in this window, so each run starts from none.
+      await service.services.pool.query(`delete from rate_counters where bucket = 'widget-address:127.0.0.1'`);
+      const widget = await newWidget();
+      const call = () => untrusting.request('GET', '/chat-widget-config', { query: { configId: widget.id }, headers: from(address()) });
+      await spend(8, call, 'config');
+      expectRateLimited(await call(), 'a ninth request claiming yet another address');
+      // They were counted in the bucket this test clears.
+      const { rows } = await service.services.pool.query(`select count from rate_counters where bucket = 'widget-address:127.0.0.1'`);
+      expect(rows.map((row) => row.count)).toContain(8);
+    });
   } finally {
     await untrusting.stop();
   }

@@ -9,7 +9,7 @@ import { CHAT_WIDGET_MESSAGE_TASK } from '../../server/widgets/receive-visitor-m
 import { takeBotTurn } from '../../server/widgets/take-bot-turn.ts';
 import { DEFAULT_GREETING } from '../../server/widgets/widget-settings.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
-import { connectVisitor } from '../realtime/widget-fixtures.ts';
+import { connectVisitor, heardUntilNow } from '../realtime/widget-fixtures.ts';
 
 let service: TestService;
 beforeAll(async () => {
@@ -51,6 +51,13 @@ async function state(contactId: string) {
   return { typing: rows[0]!.is_bot_typing, active: rows[0]!.is_bot_active, bot: bot.rows.map((row) => row.body) };
 }
 
+const targetOf = (conversation: { userId: string; widgetId: string; visitorId: string; contactId: string }) => ({
+  accountId: conversation.userId,
+  widgetId: conversation.widgetId,
+  visitorId: conversation.visitorId,
+  contactId: conversation.contactId,
+});
+
 const queuedTurns = async (messageId: string) =>
   (await service.services.pool.query('select 1 from graphile_worker.jobs where key = $1', [`${CHAT_WIDGET_MESSAGE_TASK}:${messageId}`])).rowCount;
 
@@ -58,12 +65,12 @@ test('a later message with nothing for the bot to say: no turn queued, no typing
   const conversation = await greetedVisitor({});
   const visitor = await connectVisitor(service.origin, { configId: conversation.widgetId, visitorId: conversation.visitorId });
   try {
-    const from = visitor.heard.length;
+    // What was announced before the socket joined may still be on its way: let it arrive first.
+    const from = (await heardUntilNow(service, targetOf(conversation), visitor)).length + 1;
     const later = await conversation.send('thanks');
-    // Typing would have come in the same notification as the message.
-    await visitor.waitFor((heard) => heard.name === 'message' && (heard.payload as { body?: string }).body === 'thanks');
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(visitor.heard.slice(from).map((heard) => heard.name)).toEqual(['message']);
+    // Typing would have been announced with the message.
+    const heard = await heardUntilNow(service, targetOf(conversation), visitor, from);
+    expect(heard.map((entry) => [entry.name, (entry.payload as { body?: string }).body])).toEqual([['message', 'thanks']]);
     expect(await queuedTurns(later)).toBe(0);
     expect(await state(conversation.contactId)).toMatchObject({ typing: false, bot: [DEFAULT_GREETING] });
   } finally {
@@ -77,12 +84,14 @@ test("an earlier message's pending turn ends typing though a silent message came
   await service.services.pool.query('update contacts set is_bot_typing = true, bot_typing_for = $2 where id = $1', [conversation.contactId, conversation.first]);
   const visitor = await connectVisitor(service.origin, { configId: conversation.widgetId, visitorId: conversation.visitorId });
   try {
-    const from = visitor.heard.length;
+    // What was announced before the socket joined may still be on its way: let it arrive first.
+    const from = (await heardUntilNow(service, targetOf(conversation), visitor)).length + 1;
     await conversation.send('are you there?');
-    // The message shows the indicator that is on (in the same notification).
-    await visitor.waitFor((heard) => heard.name === 'message' && (heard.payload as { body?: string }).body === 'are you there?');
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(visitor.heard.slice(from)).toEqual([expect.objectContaining({ name: 'message' }), { name: 'typing', payload: { isBotTyping: true } }]);
+    // The message shows the indicator that is on (in the same notification), and nothing turns it off.
+    expect(await heardUntilNow(service, targetOf(conversation), visitor, from)).toEqual([
+      { name: 'message', payload: expect.objectContaining({ body: 'are you there?' }) },
+      { name: 'typing', payload: { isBotTyping: true } },
+    ]);
     expect((await state(conversation.contactId)).typing).toBe(true);
   } finally {
     visitor.close();

@@ -132,6 +132,26 @@ describe('POST /incoming-chat-widget-message retried', () => {
     expect(new Set(answers.map((answer) => answer.body.messageId))).toEqual(new Set([inbound[0]!.id]));
   });
 
+  test('a returning visitor sending the same messageSid several times at once: stored once, one New Message, every answer naming it', async () => {
+    const widget = await newWidget();
+    const fromId = visitor();
+    // The visitor wrote before, so its contact exists and creating it serialises nothing.
+    const earlier = await send(widget, fromId, 'hello again');
+    expect(earlier.status).toBe(200);
+    await conversationWhen(widget, fromId, (messages) => messages.length === 2);
+
+    const answers = await Promise.all(Array.from({ length: 5 }, () => send(widget, fromId, 'at once', { messageSid: 'wsid-race-returning' })));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+    const inbound = (await storedFor(widget, fromId)).filter((row) => row.direction === 'inbound');
+    expect(inbound.map((row) => [row.body, row.external_id])).toEqual([
+      ['hello again', null],
+      ['at once', 'wsid-race-returning'],
+    ]);
+    const stored = inbound[1]!.id;
+    expect(answers.map((answer) => answer.body.messageId)).toEqual(Array(5).fill(stored));
+    expect((await inboundNewMessageEvents(widget)).sort()).toEqual([earlier.body.messageId, stored].sort());
+  });
+
   test("the widget's messageSid is the message's messageSid when read back and when pushed to the visitor's sockets", async () => {
     const widget = await newWidget();
     const fromId = visitor();

@@ -3,6 +3,9 @@
 // POST /update-message-read-status; with the queue's bot turn run by the real worker.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { recordMessage } from '../../server/messages/record-message.ts';
+import { WIDGET_CHANNEL } from '../../server/widgets/find-or-create-visitor.ts';
+import { CONVERSATION_PAGE_SIZE } from '../../server/widgets/list-conversation-messages.ts';
 import { takeBotTurn } from '../../server/widgets/take-bot-turn.ts';
 import { DEFAULT_GREETING } from '../../server/widgets/widget-settings.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -87,8 +90,8 @@ describe('POST /incoming-chat-widget-message', () => {
     const conversation = await pollUntil(widget, fromId, (body) => body.messages.length === 2 && !body.isBotTyping);
     expect(conversation).toEqual({
       messages: [
-        { messageSid: 'wsid-1', body: 'Hello there', mediaUrl: null, mediaContentType: null, timestamp: expect.stringMatching(ISO), type: 'text', direction: 'inbound', status: 'received' },
-        { messageSid: expect.stringMatching(/^msg_/), body: 'Welcome to the shop!', mediaUrl: null, mediaContentType: null, timestamp: expect.stringMatching(ISO), type: 'text', direction: 'outbound', status: 'sent' },
+        { messageSid: 'wsid-1', body: 'Hello there', mediaUrl: null, mediaContentType: null, timestamp: expect.stringMatching(ISO), type: 'text', direction: 'inbound', status: 'received', sender_name: null },
+        { messageSid: expect.stringMatching(/^msg_/), body: 'Welcome to the shop!', mediaUrl: null, mediaContentType: null, timestamp: expect.stringMatching(ISO), type: 'text', direction: 'outbound', status: 'sent', sender_name: null },
       ],
       isBotTyping: false,
     });
@@ -289,9 +292,56 @@ describe('GET /chat-widget-messages', () => {
     expect((await poll(widget, fromId, String(secondAt))).body).toEqual({ messages: [], isBotTyping: false });
   });
 
-  test('400 {error} for a missing fromId or toId or a bad after; 404 {error} for a visitor with no contact', async () => {
+  test('`before` returns the newest messages strictly before that millisecond, at most a page of them, oldest first', async () => {
+    const widget = await newWidget({ greeting: 'Hi' });
+    const fromId = visitor();
+    expect((await send(widget, fromId, 'first')).status).toBe(200);
+    await pollUntil(widget, fromId, (body) => body.messages.length === 2 && !body.isBotTyping);
+    // 250 more replies, then every message of the conversation a second apart, in the order written.
+    const { rows } = await service.services.pool.query<{ id: string }>('select id from contacts where account_id = $1 and widget_visitor_id = $2', [widget.userId, fromId]);
+    const contactId = rows[0]!.id;
+    await service.services.orm.em.fork().transactional(async (em) => {
+      for (let n = 1; n <= 250; n += 1) {
+        await recordMessage(em, widget.userId, { contactId, direction: 'outbound', body: `reply ${n}`, channel: WIDGET_CHANNEL, sender: 'agent' });
+      }
+    });
+    await service.services.pool.query(
+      `update messages m set created_at = timestamptz '2030-01-01T00:00:00Z' + ordered.n * interval '1 second'
+         from (select id, row_number() over (order by created_at, id) as n from messages where contact_id = $1) ordered
+        where m.id = ordered.id`,
+      [contactId],
+    );
+    const everything = ['first', 'Hi', ...Array.from({ length: 250 }, (_, index) => `reply ${index + 1}`)];
+    const bodies = (response: { body: { messages: { body: string }[] } }) => response.body.messages.map((message) => message.body);
+    const at = (index: number) => String(Date.parse('2030-01-01T00:00:00Z') + (index + 1) * 1000);
+    const before = (value: string, after?: string) =>
+      service.request('GET', '/chat-widget-messages', { query: { fromId, toId: widget.id, before: value, after } });
+
+    const newest = await before('999999999999999');
+    expect(newest.status, newest.text).toBe(200);
+    expect(bodies(newest)).toEqual(everything.slice(-CONVERSATION_PAGE_SIZE));
+    expect(newest.body.isBotTyping).toBe(false);
+    // The page before the oldest one held: the rest, and nothing held already.
+    expect(bodies(await before(at(everything.length - CONVERSATION_PAGE_SIZE)))).toEqual(everything.slice(0, everything.length - CONVERSATION_PAGE_SIZE));
+    // Strictly before: the message at that millisecond is left out.
+    expect(bodies(await before(at(5))).at(-1)).toBe(everything[4]);
+    expect(bodies(await before(at(0)))).toEqual([]);
+    // With `after` as well: the newest ones between the two.
+    expect(bodies(await before(at(10), at(6)))).toEqual(everything.slice(7, 10));
+    // Without `before`, the oldest page as before.
+    expect(bodies(await poll(widget, fromId))).toEqual(everything.slice(0, CONVERSATION_PAGE_SIZE));
+  });
+
+  test('400 {error} for a missing fromId or toId or a bad after or before; 404 {error} for a visitor with no contact', async () => {
     const widget = await newWidget();
-    for (const query of [{ toId: widget.id }, { fromId: 'visitor1' }, { fromId: 'visitor1', toId: widget.id, after: 'yesterday' }, { fromId: 'visitor1', toId: widget.id, after: '-5' }]) {
+    for (const query of [
+      { toId: widget.id },
+      { fromId: 'visitor1' },
+      { fromId: 'visitor1', toId: widget.id, after: 'yesterday' },
+      { fromId: 'visitor1', toId: widget.id, after: '-5' },
+      { fromId: 'visitor1', toId: widget.id, before: 'now' },
+      { fromId: 'visitor1', toId: widget.id, before: '1e12' },
+    ]) {
       const response = await service.request('GET', '/chat-widget-messages', { query });
       expect(response.status, JSON.stringify(query)).toBe(400);
       expect(Object.keys(response.body), JSON.stringify(query)).toEqual(['error']);

@@ -45,6 +45,7 @@ describe('POST/GET/PUT/DELETE /chat-widgets', () => {
       [{ name: 'x', settings: { allowedOrigins: ['http://site.example'] } }, /settings\.allowedOrigins\.0/],
       [{ name: 'x', settings: { position: 'top' } }, /settings\.position/],
       [{ name: 'x', settings: { greeting: 'a'.repeat(1001) } }, /settings\.greeting/],
+      [{ name: 'x', settings: { handoffButton: 'no' } }, /settings\.handoffButton.*true or false/],
       [{ name: 'x', settings: { unknown: 1 } }, /settings/],
     ];
     for (const [body, message] of cases) {
@@ -103,8 +104,11 @@ describe('GET /chat-widget-config', () => {
         name: 'Shop',
         title: 'Talk to us',
         colors: SETTINGS.colors,
+        // The text on each colour, readable on it: the widget's own text colour on its background.
+        foreground: { primary: '#ffffff', visitorBubble: '#ffffff', botBubble: '#202124', background: '#202124', muted: '#6b7280' },
         greeting: SETTINGS.greeting,
         position: 'bottom-left',
+        handoffButton: true,
       },
     });
     const { rows } = await service.services.pool.query('select otp_secret_sealed from chat_widgets where id = $1', [widget.id]);
@@ -113,11 +117,20 @@ describe('GET /chat-widget-config', () => {
     expect(response.text).not.toContain(rows[0].otp_secret_sealed);
   });
 
-  test('defaults: the name as title, bottom-right, no greeting', async () => {
+  test('defaults: the name as title, bottom-right, no greeting, the hand-off action offered', async () => {
     const { apiKey } = await service.createAccount();
     const widget = (await service.request('POST', '/chat-widgets', { apiKey, body: { name: 'Plain' } })).body.data;
     const response = await service.request('GET', '/chat-widget-config', { query: { configId: widget.id } });
-    expect(response.body.data).toMatchObject({ title: 'Plain', colors: {}, greeting: null, position: 'bottom-right' });
+    expect(response.body.data).toMatchObject({ title: 'Plain', colors: {}, greeting: null, position: 'bottom-right', handoffButton: true });
+  });
+
+  test('settings.handoffButton false turns the "Talk to a person" action off; a light brand colour gets dark text', async () => {
+    const { apiKey } = await service.createAccount();
+    const settings = { handoffButton: false, colors: { primary: '#facc15' } };
+    const widget = (await service.request('POST', '/chat-widgets', { apiKey, body: { name: 'Quiet', settings } })).body.data;
+    expect(widget.settings).toEqual(settings);
+    const response = await service.request('GET', '/chat-widget-config', { query: { configId: widget.id } });
+    expect(response.body.data).toMatchObject({ handoffButton: false, foreground: { primary: '#111827', visitorBubble: '#111827' } });
   });
 
   test('an unknown configId is 404 {success:false, error}', async () => {

@@ -15,12 +15,14 @@ export const ChatSessionSchema = defineEntity({
     endedAt: p.datetime().nullable(),
     /** When a hand-off alerted a person (Human Alerted); at most once per session. */
     humanAlertedAt: p.datetime().nullable(),
+    /** Its last message's time (its start before any): recent sessions are listed by it. */
+    lastActivityAt: p.datetime().defaultRaw('now()'),
   },
   indexes: [
     { properties: ['account', 'startedAt'], name: 'chat_sessions_account_id_started_at_index' },
     { properties: ['contact', 'startedAt'], name: 'chat_sessions_contact_id_started_at_index' },
-    // Recent sessions are paged newest first by id within an account.
-    { properties: ['account', 'id'], name: 'chat_sessions_account_id_id_index' },
+    // Recent sessions are paged by newest activity within an account (scanned backwards).
+    { properties: ['account', 'lastActivityAt', 'id'], name: 'chat_sessions_account_id_last_activity_at_id_index' },
   ],
   uniques: [
     // A contact has at most one open session; messages go into it.

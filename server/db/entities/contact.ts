@@ -34,6 +34,8 @@ export const ContactSchema = defineEntity({
     botTypingUntil: p.datetime().nullable(),
     /** Set while the contact is archived: out of GET /contacts pages, still found by lookups. */
     archivedAt: p.datetime().nullable(),
+    /** The business's read mark: its messages up to this time are read (POST /contacts/{id}/read). */
+    businessReadAt: p.datetime().nullable(),
     createdAt: p.datetime().defaultRaw('now()'),
     updatedAt: p.datetime().defaultRaw('now()').onUpdate(() => new Date()),
   },

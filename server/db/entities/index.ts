@@ -13,6 +13,7 @@ import { ChatSessionSchema } from './chat-session.ts';
 import { ChatWidgetSchema } from './chat-widget.ts';
 import { ContactListSchema } from './contact-list.ts';
 import { ContactTagSchema } from './contact-tag.ts';
+import { ContactWidgetDetailsSchema } from './contact-widget-details.ts';
 import { ContactSchema } from './contact.ts';
 import { EventSchema } from './event.ts';
 import { ListSchema } from './list.ts';
@@ -40,6 +41,7 @@ export { ChatWidget, ChatWidgetSchema } from './chat-widget.ts';
 export { Contact, ContactSchema } from './contact.ts';
 export { ContactList, ContactListSchema } from './contact-list.ts';
 export { ContactTag, ContactTagSchema } from './contact-tag.ts';
+export { ContactWidgetDetails, ContactWidgetDetailsSchema } from './contact-widget-details.ts';
 export { Event, EventSchema } from './event.ts';
 export { List, ListSchema } from './list.ts';
 export { Message, MessageSchema } from './message.ts';
@@ -62,6 +64,7 @@ export const entities = [
   ContactListSchema,
   TagSchema,
   ContactTagSchema,
+  ContactWidgetDetailsSchema,
   ChatSessionSchema,
   MessageSchema,
   SummarySchema,

@@ -17,7 +17,10 @@ export const MessageSchema = defineEntity({
     type: p.text().default('text'),
     channel: p.text().default('api'),
     status: p.text().default('received'),
+    /** Who wrote it: `contact`, `bot`, or for a reply the credential (a key's label, a person's name, `api`). */
     sender: p.text().nullable(),
+    /** The name a reply shows the visitor; null for the visitor's own messages and the bot's. */
+    senderName: p.text().nullable(),
     mediaUrl: p.text().nullable(),
     mediaContentType: p.text().nullable(),
     externalId: p.text().nullable(),

@@ -3,7 +3,8 @@
 // none is open (or reopening the latest closed one when asked: a template send to a closed
 // chat), and its events are written with it: New Message always, and Replies for an inbound
 // message that answers an outbound one (the first inbound message after an outbound message
-// of the same session; later inbound messages answer nothing new). Two statements, no entity
+// of the same session; later inbound messages answer nothing new), and the session's last
+// activity moves to the message's time (recent sessions are listed by it). Two statements, no entity
 // loaded: the session read, then one write the caller can add its own parts to (a job, a
 // flag, live notifications), so a change is one round trip. The write may also carry a
 // follow-up message into the same session (the widget bot's answer to a visitor's message,
@@ -15,7 +16,7 @@
 import type { Message } from '../../db/entities/index.ts';
 import { newId } from '../../db/ids.ts';
 import { joinSql, oneStatement, prepared, queryRows, runSql, sql, type Sql, type SqlRunner } from '../../db/sql.ts';
-import { eventsOf, insertEventsSql, newEventRow } from '../../events/sql/insert-events.ts';
+import { eventsOf, insertEventsSql, newEventRow, type EventRow } from '../../events/sql/insert-events.ts';
 import type { ContactEventBlock } from '../contact-event-data.ts';
 import { toMessageEventData, type ShownMessage } from '../message-record.ts';
 
@@ -57,8 +58,8 @@ export type WrittenMessage = {
 };
 export type RepeatedMessage = { repeated: true; messageId: string };
 
-/** What else the caller's change writes in the same statement, given the message. */
-export type AlsoWritten = (written: WrittenMessage) => { writes?: Sql[]; calls?: Sql[] };
+/** What else the caller's change writes in the same statement, given the message: rows, calls, and events beside the message's. */
+export type AlsoWritten = (written: WrittenMessage) => { writes?: Sql[]; calls?: Sql[]; events?: EventRow[] };
 
 /** sessionQuery's row. */
 export type SessionRow = { id: string | null; status: string | null; last_message_id: string | null; last_direction: string | null; repeated_id: string | null };
@@ -121,18 +122,20 @@ export async function writeMessage(runner: SqlRunner, input: NewMessage, open: S
   if (followUp) events.push(newEventRow('New Message', { message: toMessageEventData(followUp, sessionId), contact: input.contact }));
 
   const createdAt = message.createdAt.toISOString();
+  const lastAt = (followUp ?? message).createdAt.toISOString();
   const extra = also?.(written) ?? {};
   const statement = oneStatement({
     writes: [
-      sql`insert into chat_sessions (id, account_id, contact_id, status, tag, started_at, ended_at)
-  select ${sessionId}::text, ${input.accountId}::text, ${contactId}::text, 'ChatSessionOpened', null, ${createdAt}::timestamptz, null
+      sql`insert into chat_sessions (id, account_id, contact_id, status, tag, started_at, ended_at, last_activity_at)
+  select ${sessionId}::text, ${input.accountId}::text, ${contactId}::text, 'ChatSessionOpened', null, ${createdAt}::timestamptz, null, ${lastAt}::timestamptz
    where ${sessionStarted}::boolean`,
-      sql`update chat_sessions set status = 'ChatSessionOpened', ended_at = null
-   where id = ${sessionId}::text and ${!sessionStarted && written.sessionOpened}::boolean`,
-      sql`insert into messages (id, account_id, contact_id, session_id, direction, body, type, channel, status, sender,
+      // The session read found it open, or (a reopen) its latest: either way open now.
+      sql`update chat_sessions set status = 'ChatSessionOpened', ended_at = null, last_activity_at = greatest(last_activity_at, ${lastAt}::timestamptz)
+   where id = ${sessionId}::text and account_id = ${input.accountId}::text and ${!sessionStarted}::boolean`,
+      sql`insert into messages (id, account_id, contact_id, session_id, direction, body, type, channel, status, sender, sender_name,
                       media_url, media_content_type, external_id, provider_message_id, template_id, read_at, created_at)
   values ${joinSql([message, ...(followUp ? [followUp] : [])].map((row) => messageValues(input.accountId, contactId, sessionId, row)))}`,
-      insertEventsSql(eventsOf(input.accountId, events)),
+      insertEventsSql(eventsOf(input.accountId, [...events, ...(extra.events ?? [])])),
       ...(extra.writes ?? []),
     ],
     calls: extra.calls,
@@ -149,6 +152,7 @@ function contentOf(content: MessageContent): MessageContent {
     channel: content.channel,
     status: content.status,
     sender: content.sender,
+    senderName: content.senderName,
     mediaUrl: content.mediaUrl,
     mediaContentType: content.mediaContentType,
     externalId: content.externalId,
@@ -159,7 +163,7 @@ function contentOf(content: MessageContent): MessageContent {
 
 function messageValues(accountId: string, contactId: string, sessionId: string, message: StoredMessage): Sql {
   return sql`(${message.id}::text, ${accountId}::text, ${contactId}::text, ${sessionId}::text, ${message.direction}::text, ${message.body}::text,
-          ${message.type}::text, ${message.channel}::text, ${message.status}::text, ${message.sender}::text, ${message.mediaUrl}::text,
+          ${message.type}::text, ${message.channel}::text, ${message.status}::text, ${message.sender}::text, ${message.senderName}::text, ${message.mediaUrl}::text,
           ${message.mediaContentType}::text, ${message.externalId}::text, ${message.providerMessageId}::text, ${message.templateId}::text,
           null, ${message.createdAt.toISOString()}::timestamptz)`;
 }

@@ -10,7 +10,9 @@
 // back, to be announced right after the commit in a statement sent with it
 // (receive-visitor-message.ts): the message then commits without notifying, and does not wait
 // in line behind the other notifying commits for PostgreSQL's notify lock and their WAL
-// flushes. Nothing of the bot's while it is paused for the contact. Two statements: the session read (with, when an away message may be due,
+// flushes. Nothing of the bot's while it is paused for the contact (a hand-off, or a person's
+// reply). The same write keeps what the visitor's page reported (record-visitor-details.ts).
+// Two statements: the session read (with, when an away message may be due,
 // whether the bot replied lately), then the write. The caller holds the contact's row lock, so
 // what the read finds is still true when the write runs, and a retry of the same message (its
 // `messageSid`) finds the first one and writes nothing.
@@ -22,6 +24,7 @@ import { sessionQuery, writeMessage, type MessageContent, type SessionRow } from
 import { notifyConversationSql, type ConversationEvent } from '../../realtime/conversation-events.ts';
 import { conversationMessageOf } from '../conversation-message.ts';
 import { AWAY_MESSAGE_INTERVAL_MINUTES, type BotAnswers } from '../widget-settings.ts';
+import { recordVisitorDetailsSql, type VisitorDetails } from './record-visitor-details.ts';
 
 export type VisitorMessage = {
   accountId: string;
@@ -36,6 +39,8 @@ export type VisitorMessage = {
   mediaContentType: string | null;
   /** The widget's own id of the message: sent again, it names the same message. */
   externalId: string | null;
+  /** What the visitor's page reported with the message, and the request's user agent. */
+  details: VisitorDetails;
   /** What the widget's settings have the bot answer (widget-settings.ts botAnswersOf). */
   answers: BotAnswers;
   /** The bot's turn for a hand-off: its task, and its payload given the message id and whether the message opened a session. */
@@ -94,6 +99,7 @@ export function botReplyContent(messageId: string, body: string, channel: string
     channel,
     status: 'sent',
     sender: 'bot',
+    senderName: null,
     mediaUrl: null,
     mediaContentType: null,
     externalId: `bot-turn:${messageId}`,
@@ -123,6 +129,7 @@ export async function storeVisitorMessage(client: pg.ClientBase, visit: VisitorM
       channel: visit.channel,
       status: visit.status,
       sender: 'contact',
+      senderName: null,
       mediaUrl: visit.mediaUrl,
       mediaContentType: visit.mediaContentType,
       externalId: visit.externalId,
@@ -138,12 +145,13 @@ export async function storeVisitorMessage(client: pg.ClientBase, visit: VisitorM
       // With no turn of its own, the message still shows the indicator that is on (an earlier
       // message's turn, or someone typing through the API), as a message with a turn does.
       if (turn || visit.contact.typing) live.push({ ...target, kind: 'typing', isBotTyping: true });
+      const seen = recordVisitorDetailsSql(visit.accountId, contactId, visit.details, message.createdAt);
       if (!turn) {
         announce = live;
-        return {};
+        return { writes: [seen] };
       }
       return {
-        writes: [sql`update contacts set is_bot_typing = true, bot_typing_for = ${message.id}::text where id = ${contactId}::text`],
+        writes: [seen, sql`update contacts set is_bot_typing = true, bot_typing_for = ${message.id}::text where id = ${contactId}::text`],
         calls: [
           addJobSql({ task: visit.job.task, payload: visit.job.payload(message.id, sessionStarted), jobKey: `${visit.job.task}:${message.id}` }),
           notifyConversationSql(live),
