@@ -105,9 +105,12 @@ describe.each(CONSOLE_SCREENS)('the console on a $name', (screen) => {
     const states = await recordConnectionStates(page);
 
     await context.setOffline(true);
-    await connectionState(page).getByText('Offline').waitFor({ timeout: DEADLINE_MS });
-    await visitorSays(service, account, conversation.widgetId, conversation.visitorId, 'Written while you were offline');
-    await context.setOffline(false);
+    try {
+      await connectionState(page).getByText('Offline').waitFor({ timeout: DEADLINE_MS });
+      await visitorSays(service, account, conversation.widgetId, conversation.visitorId, 'Written while you were offline');
+    } finally {
+      await context.setOffline(false);
+    }
     await connectionState(page).getByText('Live').waitFor({ timeout: DEADLINE_MS });
     await messageLog(page).getByText('Written while you were offline').waitFor({ timeout: DEADLINE_MS });
 
