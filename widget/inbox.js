@@ -8,9 +8,10 @@
 // Everything shown is inserted as text.
 import { createAlerts } from './inbox-alerts.js';
 import { createApi, isIdToken } from './inbox-api.js';
-import { createDetails, timeElement, webAddress } from './inbox-details.js';
+import { createDetails } from './inbox-details.js';
 import { createConfirm } from './inbox-dialog.js';
 import { createLiveFeed } from './inbox-live.js';
+import { createMessages, normalise, previewOf, timeOf } from './inbox-messages.js';
 
 var apiBase = document.body.dataset.apiBase || '/v1';
 var CREDENTIAL_KEY = 'inbox:credential';
@@ -68,8 +69,6 @@ var lists = { open: new Map(), archived: new Map() };
 var view = 'open';
 var openId = null;
 var openConversation = null;
-/** messageSid -> { message, element } of the open conversation */
-var shown = new Map();
 var listTimer = null;
 var readTimer = null;
 var typingTimer = null;
@@ -103,6 +102,10 @@ var alerts = createAlerts({
     if (!find(contactId)) showView('open');
     openThread(contactId);
   },
+});
+var messages = createMessages(el.messages, el.scroller, function () {
+  var conversation = find(openId);
+  return conversation ? conversation.name : 'Visitor';
 });
 var live = createLiveFeed({
   params: function () { return isIdToken(credential) ? { idToken: credential } : { apiKey: credential }; },
@@ -193,7 +196,7 @@ function receive(event) {
     if (inbound && !reading) alerts.alert(conversation ? conversation.name : 'New conversation', previewOf(message), event.contactId);
     if (event.contactId === openId) {
       if (inbound && reading) scheduleRead(event.contactId);
-      addMessage(message);
+      messages.add(message);
     }
     // A new conversation, or an archived one its visitor brought back: read the lists.
     if (!conversation || (inbound && conversation.archived)) return scheduleListLoad();
@@ -228,13 +231,7 @@ function receive(event) {
     }
   } else if (event.kind === 'read') {
     if (event.contactId !== openId) return;
-    (event.messageSids || []).forEach(function (sid) {
-      var entry = shown.get(sid);
-      if (entry) {
-        entry.message.status = 'read';
-        renderMeta(entry);
-      }
-    });
+    messages.read(event.messageSids || []);
   } else if (event.kind === 'handoff') {
     if (!conversation) return scheduleListLoad();
     var takenOver = event.reason === HANDOFF_REASON;
@@ -471,8 +468,7 @@ function openThread(contactId) {
   conversation.isNew = false;
   lists[view].forEach(renderConversation);
   updateTitle();
-  shown.clear();
-  el.messages.textContent = '';
+  messages.clear();
   el.name.textContent = conversation.name;
   showNotice('');
   el.threadEmpty.hidden = true;
@@ -497,8 +493,7 @@ function closeThread() {
   openId = null;
   openConversation = null;
   details.close();
-  shown.clear();
-  el.messages.textContent = '';
+  messages.clear();
   el.thread.hidden = true;
   el.threadEmpty.hidden = false;
   document.body.classList.remove('reading');
@@ -551,10 +546,10 @@ function reloadThread(contactId) {
   return api('/contacts/' + encodeURIComponent(contactId) + '/chat-sessions?includeMessages=true')
     .then(function (body) {
       if (contactId !== openId) return;
-      var messages = [];
-      (body.data || []).forEach(function (session) { messages = messages.concat(session.messages || []); });
-      messages.sort(function (a, b) { return Date.parse(a.timestamp) - Date.parse(b.timestamp); });
-      messages.forEach(function (message) { addMessage(normalise(message)); });
+      var stored = [];
+      (body.data || []).forEach(function (session) { stored = stored.concat(session.messages || []); });
+      stored.sort(function (a, b) { return Date.parse(a.timestamp) - Date.parse(b.timestamp); });
+      stored.forEach(function (message) { messages.add(normalise(message)); });
     })
     .catch(function (error) {
       if (contactId === openId) showNotice(error.message);
@@ -580,150 +575,6 @@ document.addEventListener('visibilitychange', function () {
 setInterval(function () {
   if (credential && visible()) loadLists();
 }, RESYNC_EVERY_MS);
-
-/** One shape for a stored message, a reply's answer and a live event's message. */
-function normalise(message) {
-  return {
-    id: message.id || message.messageSid,
-    body: message.body || '',
-    direction: message.direction,
-    timestamp: message.timestamp,
-    status: message.status,
-    sender: message.sender || null,
-    senderName: message.sender_name || null,
-    mediaUrl: message.media_url || message.mediaUrl || null,
-    mediaType: message.media_content_type || message.mediaContentType || null,
-  };
-}
-
-function previewOf(message) {
-  return message.body || (message.mediaUrl ? 'Attachment' : '');
-}
-
-function timeOf(message) {
-  var ms = Date.parse(message.timestamp);
-  return isNaN(ms) ? Date.now() : ms;
-}
-
-/** Who wrote it, as the agent should read it. */
-function authorOf(message) {
-  if (message.direction === 'inbound') {
-    var conversation = find(openId);
-    return conversation ? conversation.name : 'Visitor';
-  }
-  if (message.senderName) return message.senderName;
-  if (message.sender === 'bot' || (message.direction === 'outbound' && !message.sender)) return 'Bot';
-  if (message.sender === 'api') return 'API';
-  if (!message.sender || message.sender === 'agent') return 'Team';
-  return message.sender;
-}
-
-/** A live copy of a visitor's message carries the widget's own id: matched by text and time too. */
-function findSame(message) {
-  if (shown.has(message.id)) return shown.get(message.id);
-  var found = null;
-  var isInbound = message.direction === 'inbound';
-  shown.forEach(function (entry) {
-    if (found || (entry.message.direction === 'inbound') !== isInbound) return;
-    if (entry.message.body === message.body && Math.abs(timeOf(entry.message) - timeOf(message)) < 2000) found = entry;
-  });
-  return found;
-}
-
-function addMessage(message) {
-  if (!message || typeof message.id !== 'string') return;
-  var existing = findSame(message);
-  if (existing) {
-    if (message.status && existing.message.status !== 'read') existing.message.status = message.status;
-    // The stored copy says who wrote it better than the live one.
-    if (message.sender) existing.message.sender = message.sender;
-    shown.set(message.id, existing);
-    renderMeta(existing);
-    return;
-  }
-  var item = document.createElement('li');
-  var mine = message.direction !== 'inbound';
-  item.className = 'message ' + (mine ? 'outbound' : 'inbound');
-  item.dataset.time = String(timeOf(message));
-  item.appendChild(part('author'));
-  if (message.body) {
-    var bubble = document.createElement('div');
-    bubble.className = 'bubble';
-    bubble.textContent = message.body;
-    item.appendChild(bubble);
-  }
-  var media = mediaOf(message);
-  if (media) item.appendChild(media);
-  item.appendChild(part('meta'));
-  var entry = { message: message, element: item };
-  shown.set(message.id, entry);
-  var stick = el.scroller.scrollHeight - el.scroller.scrollTop - el.scroller.clientHeight < 80;
-  // In time order: after the last one not later than it.
-  var before = null;
-  for (var node = el.messages.lastElementChild; node; node = node.previousElementSibling) {
-    if (Number(node.dataset.time) <= timeOf(message)) break;
-    before = node;
-  }
-  el.messages.insertBefore(item, before);
-  renderMeta(entry);
-  if (stick || mine) el.scroller.scrollTop = el.scroller.scrollHeight;
-}
-
-/**
- * A message's media: a link, and for an image an inline picture. A visitor's image is shown
- * only when the agent asks: its address is the visitor's to choose, and loading it would tell
- * them the agent's address and when they read it.
- */
-function mediaOf(message) {
-  var address = webAddress(message.mediaUrl);
-  if (!address) return null;
-  var box = document.createElement('div');
-  box.className = 'media';
-  var anchor = document.createElement('a');
-  anchor.href = address;
-  anchor.target = '_blank';
-  anchor.rel = 'noopener noreferrer';
-  var file = decodeURIComponent(new URL(address).pathname.split('/').pop() || '') || new URL(address).host;
-  anchor.textContent = 'Attachment: ' + file + (message.mediaType ? ' (' + message.mediaType + ')' : '');
-  box.appendChild(anchor);
-  var isImage = /^image\//.test(message.mediaType || '') || /\.(png|jpe?g|gif|webp|avif)$/i.test(file);
-  if (!isImage || address.indexOf('https:') !== 0) return box;
-  function picture() {
-    var image = document.createElement('img');
-    image.src = address;
-    image.alt = 'Image from ' + authorOf(message);
-    image.referrerPolicy = 'no-referrer';
-    image.loading = 'lazy';
-    return image;
-  }
-  if (message.direction !== 'inbound') {
-    box.insertBefore(picture(), anchor);
-    return box;
-  }
-  var show = document.createElement('button');
-  show.type = 'button';
-  show.className = 'small';
-  show.textContent = 'Show image';
-  show.addEventListener('click', function () {
-    var image = picture();
-    box.replaceChild(image, show);
-    image.tabIndex = -1;
-    image.focus();
-  });
-  box.appendChild(show);
-  return box;
-}
-
-function renderMeta(entry) {
-  var message = entry.message;
-  var status = message.direction === 'inbound' ? '' : message.status === 'read' ? ' · Read' : message.status === 'failed' ? ' · Not sent' : ' · Sent';
-  entry.element.querySelector('.author').textContent = authorOf(message);
-  var meta = entry.element.querySelector('.meta');
-  meta.textContent = '';
-  meta.appendChild(timeElement(new Date(timeOf(message)).toISOString(), { hour: '2-digit', minute: '2-digit' }));
-  meta.appendChild(document.createTextNode(status));
-  entry.element.classList.toggle('read', message.status === 'read');
-}
 
 function showVisitorTyping() {
   var conversation = find(openId);
@@ -772,7 +623,7 @@ el.composer.addEventListener('submit', function (event) {
         sortList();
       }
       if (contactId !== openId) return;
-      addMessage(normalise(Object.assign({}, answer.data, { sender_name: name || null })));
+      messages.add(normalise(Object.assign({}, answer.data, { sender_name: name || null })));
       renderState();
     })
     .catch(function (error) {

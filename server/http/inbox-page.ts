@@ -19,6 +19,7 @@ const ASSET_FILES: Record<string, { file: string; contentType: string }> = {
   'inbox-alerts.js': { file: 'inbox-alerts.js', contentType: SCRIPT },
   'inbox-dialog.js': { file: 'inbox-dialog.js', contentType: SCRIPT },
   'inbox-details.js': { file: 'inbox-details.js', contentType: SCRIPT },
+  'inbox-messages.js': { file: 'inbox-messages.js', contentType: SCRIPT },
   'inbox.css': { file: 'inbox.css', contentType: 'text/css; charset=utf-8' },
 };
 
