@@ -1,532 +1,755 @@
-// The agent console: the account's open conversations, newest first, kept current by the
-// account's conversation feed (the tRPC subscription chatWidgets.onConversationEvent over the
-// /trpc WebSocket, spoken directly: JSON frames, PING answered with PONG). Reading and acting
-// go through the REST API. The credential lives in sessionStorage: this tab, this session.
-// Whenever the socket (re)connects the list and the open conversation are read again, so
-// nothing announced while it was down is missed. Everything shown is inserted as text.
-(function () {
-  'use strict';
+// The agent console: the account's conversations, newest activity first, kept current by the
+// account's conversation feed (inbox-live.js). Reading and acting go through the REST API: the
+// list and its unread counts, hand-off and archive state come from the server, so a reload or
+// a teammate's console shows the same. The credential lives in sessionStorage (this tab, this
+// session); the agent's name and the Alerts choice, which are no secret, in localStorage.
+// Whenever the feed (re)starts, the tab becomes visible again, or a minute passes, the lists
+// and the open conversation are read again, so nothing announced meanwhile is missed.
+// Everything shown is inserted as text.
+import { createAlerts } from './inbox-alerts.js';
+import { createApi, isIdToken } from './inbox-api.js';
+import { createDetails } from './inbox-details.js';
+import { createConfirm } from './inbox-dialog.js';
+import { createLiveFeed } from './inbox-live.js';
+import { createMessages, normalise, previewOf, timeOf } from './inbox-messages.js';
 
-  var apiBase = document.body.dataset.apiBase || '/v1';
-  var CREDENTIAL_KEY = 'inbox:credential';
-  var SUBSCRIPTION_PATH = 'chatWidgets.onConversationEvent';
-  // A visitor's typing is renewed every few seconds while they type; without renewal it lapses.
-  var VISITOR_TYPING_LAPSE_MS = 8000;
-  // The API's typing indicator lasts 15 s unless renewed: renewed this often while the agent types.
-  var AGENT_TYPING_RENEW_MS = 5000;
-  var AGENT_TYPING_PAUSE_MS = 4000;
+var apiBase = document.body.dataset.apiBase || '/v1';
+var CREDENTIAL_KEY = 'inbox:credential';
+var NAME_KEY = 'inbox:agent-name';
+// A visitor's typing is renewed every few seconds while they type; without renewal it lapses.
+var VISITOR_TYPING_LAPSE_MS = 8000;
+// The API's typing indicator lasts 15 s unless renewed: renewed this often while the agent types.
+var AGENT_TYPING_RENEW_MS = 5000;
+var AGENT_TYPING_PAUSE_MS = 4000;
+var RESYNC_EVERY_MS = 60000;
+// The reason this console gives a hand-off: its own hand-off is a person arriving, not one needed.
+var HANDOFF_REASON = 'Taken over in the inbox';
+var CONNECTION_TEXT = { '': '', connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline: no network' };
 
-  function byId(id) { return document.getElementById(id); }
-  var el = {
-    connection: byId('connection'),
-    signOut: byId('sign-out'),
-    signIn: byId('sign-in'),
-    credential: byId('credential'),
-    signInError: byId('sign-in-error'),
-    inbox: byId('inbox'),
-    listEmpty: byId('list-empty'),
-    list: byId('conversations'),
-    threadEmpty: byId('thread-empty'),
-    thread: byId('thread'),
-    back: byId('back'),
-    name: byId('contact-name'),
-    state: byId('contact-state'),
-    handoff: byId('handoff'),
-    closeSession: byId('close-session'),
-    archive: byId('archive'),
-    messages: byId('messages'),
-    visitorTyping: byId('visitor-typing'),
-    notice: byId('thread-notice'),
-    composer: byId('composer'),
-    reply: byId('reply'),
-  };
+function byId(id) { return document.getElementById(id); }
+var el = {
+  connection: byId('connection'),
+  topActions: byId('top-actions'),
+  alerts: byId('alerts'),
+  alertsNote: byId('alerts-note'),
+  signOut: byId('sign-out'),
+  signIn: byId('sign-in'),
+  credential: byId('credential'),
+  signInError: byId('sign-in-error'),
+  inbox: byId('inbox'),
+  search: byId('search'),
+  viewOpen: byId('view-open'),
+  viewArchived: byId('view-archived'),
+  listTitle: byId('list-title'),
+  listEmpty: byId('list-empty'),
+  listNotice: byId('list-notice'),
+  list: byId('conversations'),
+  threadEmpty: byId('thread-empty'),
+  thread: byId('thread'),
+  back: byId('back'),
+  name: byId('contact-name'),
+  state: byId('contact-state'),
+  handoff: byId('handoff'),
+  closeSession: byId('close-session'),
+  archive: byId('archive'),
+  scroller: byId('messages-scroll'),
+  messages: byId('messages'),
+  visitorTyping: byId('visitor-typing'),
+  notice: byId('thread-notice'),
+  composer: byId('composer'),
+  agentName: byId('agent-name'),
+  reply: byId('reply'),
+  visitorPanel: byId('visitor-panel'),
+  appointmentsPanel: byId('appointments-panel'),
+};
 
-  var credential = null;
-  /** contactId -> { contactId, name, lastAt, preview, unread, typingUntil, handedOff, element } */
-  var conversations = new Map();
-  var openId = null;
-  /** messageSid -> { message, element } of the open conversation */
-  var shown = new Map();
-  var socket = null;
-  var socketRetry = 0;
-  var reconnectTimer = null;
-  var listTimer = null;
-  var typingTimer = null;
+var credential = null;
+/** The two lists, each contactId -> conversation (see conversationOf). */
+var lists = { open: new Map(), archived: new Map() };
+var view = 'open';
+var openId = null;
+var openConversation = null;
+var listTimer = null;
+var readTimer = null;
+var typingTimer = null;
 
-  // ---- the API ----------------------------------------------------------------------
+var api = createApi(apiBase, {
+  credential: function () { return credential; },
+  refused: function () { signOut('The key or token was not accepted.'); },
+});
+var confirm = createConfirm(byId('confirm'));
+var details = createDetails(
+  {
+    visitorFacts: byId('visitor-facts'),
+    visitorNotice: byId('visitor-notice'),
+    appointments: byId('appointments'),
+    appointmentsEmpty: byId('appointments-empty'),
+    book: byId('book'),
+    appointmentTitle: byId('appointment-title'),
+    appointmentStart: byId('appointment-start'),
+    appointmentsNotice: byId('appointments-notice'),
+  },
+  api,
+  confirm,
+);
+var alerts = createAlerts({
+  toggle: el.alerts,
+  note: function (text) {
+    el.alertsNote.textContent = text;
+    el.alertsNote.hidden = !text;
+  },
+  open: function (contactId) {
+    if (!find(contactId)) showView('open');
+    openThread(contactId);
+  },
+});
+var messages = createMessages(el.messages, el.scroller, function () {
+  var conversation = find(openId);
+  return conversation ? conversation.name : 'Visitor';
+});
+var live = createLiveFeed({
+  params: function () { return isIdToken(credential) ? { idToken: credential } : { apiKey: credential }; },
+  state: setConnection,
+  started: function () {
+    // Whatever was announced while the socket was down is read again.
+    loadLists();
+    if (openId) reloadThread(openId);
+  },
+  event: receive,
+  refused: function () { signOut('The key or token was not accepted.'); },
+});
 
-  function isIdToken(value) {
-    return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(value);
+function isPhone() {
+  return window.matchMedia('(max-width: 700px)').matches;
+}
+
+function visible() {
+  return document.visibilityState === 'visible';
+}
+
+// ---- signing in -------------------------------------------------------------------
+
+function stored(storage, key, value) {
+  try {
+    if (value === null) storage.removeItem(key);
+    else if (value !== undefined) storage.setItem(key, value);
+    return storage.getItem(key);
+  } catch (error) {
+    return value || null;
   }
+}
 
-  function authHeaders() {
-    return isIdToken(credential) ? { authorization: 'Bearer ' + credential } : { 'x-api-key': credential };
-  }
+function signIn(value) {
+  credential = value;
+  el.signIn.hidden = true;
+  el.inbox.hidden = false;
+  el.topActions.hidden = false;
+  loadLists();
+  live.start();
+  // Where the work starts: finding a conversation.
+  el.search.focus();
+}
 
-  /** JSON in, JSON out; rejects with the API's error text. A 401 signs out. */
-  function api(path, options) {
-    options = options || {};
-    var headers = authHeaders();
-    if (options.body !== undefined) headers['content-type'] = 'application/json';
-    return fetch(apiBase + path, {
-      method: options.method || 'GET',
-      headers: headers,
-      body: options.body !== undefined ? JSON.stringify(options.body) : undefined,
-      cache: 'no-store',
-    }).then(function (response) {
-      return response.json().catch(function () { return {}; }).then(function (body) {
-        if (response.status === 401) signOut('The key or token was not accepted.');
-        if (!response.ok) {
-          var error = new Error((body && (body.error || body.message)) || 'Request failed (' + response.status + ')');
-          error.status = response.status;
-          throw error;
-        }
-        return body;
-      });
-    });
-  }
-
-  // ---- signing in -------------------------------------------------------------------
-
-  function storedCredential(value) {
-    try {
-      if (value === null) sessionStorage.removeItem(CREDENTIAL_KEY);
-      else if (value !== undefined) sessionStorage.setItem(CREDENTIAL_KEY, value);
-      return sessionStorage.getItem(CREDENTIAL_KEY);
-    } catch (error) {
-      return value || null;
-    }
-  }
-
-  function signIn(value) {
-    credential = value;
-    el.signIn.hidden = true;
-    el.inbox.hidden = false;
-    el.signOut.hidden = false;
-    loadList();
-    connect();
-  }
-
-  function signOut(reason) {
-    credential = null;
-    storedCredential(null);
-    if (socket) {
-      var closing = socket;
-      socket = null;
-      closing.close();
-    }
-    clearTimeout(reconnectTimer);
-    conversations.clear();
-    el.list.textContent = '';
-    closeThread();
-    el.inbox.hidden = true;
-    el.signOut.hidden = true;
-    el.signIn.hidden = false;
-    setConnection('');
-    el.signInError.textContent = reason || '';
-    el.signInError.hidden = !reason;
-    el.credential.focus();
-  }
-
-  el.signIn.addEventListener('submit', function (event) {
-    event.preventDefault();
-    var value = el.credential.value.trim();
-    if (!value) return;
-    el.credential.value = '';
-    el.signInError.hidden = true;
-    storedCredential(value);
-    signIn(value);
+function signOut(reason) {
+  credential = null;
+  stored(sessionStorage, CREDENTIAL_KEY, null);
+  live.stop();
+  closeThread();
+  ['open', 'archived'].forEach(function (which) {
+    lists[which].forEach(function (conversation) { if (conversation.element) conversation.element.remove(); });
+    lists[which].clear();
   });
-  el.signOut.addEventListener('click', function () { signOut(''); });
+  updateTitle();
+  el.inbox.hidden = true;
+  el.topActions.hidden = true;
+  el.signIn.hidden = false;
+  el.signInError.textContent = reason || '';
+  el.signInError.hidden = !reason;
+  el.credential.focus();
+}
 
-  function setConnection(text) {
-    el.connection.textContent = text;
-  }
+el.signIn.addEventListener('submit', function (event) {
+  event.preventDefault();
+  var value = el.credential.value.trim();
+  if (!value) return;
+  el.credential.value = '';
+  el.signInError.hidden = true;
+  stored(sessionStorage, CREDENTIAL_KEY, value);
+  signIn(value);
+});
+el.signOut.addEventListener('click', function () { signOut(''); });
 
-  // ---- the live feed ----------------------------------------------------------------
+function setConnection(state, detail) {
+  el.connection.dataset.state = state;
+  el.connection.textContent = state === 'refused' ? 'Live updates refused: ' + detail : CONNECTION_TEXT[state];
+}
 
-  function connect() {
-    if (!credential) return;
-    var url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/trpc?connectionParams=1';
-    var ws = new WebSocket(url);
-    socket = ws;
-    setConnection(socketRetry ? 'Reconnecting…' : 'Connecting…');
-    ws.onopen = function () {
-      // The credential goes in the first frame, never in the URL (which proxies may log).
-      var params = isIdToken(credential) ? { idToken: credential } : { apiKey: credential };
-      ws.send(JSON.stringify({ method: 'connectionParams', data: params }));
-      ws.send(JSON.stringify({ id: 1, method: 'subscription', params: { path: SUBSCRIPTION_PATH, input: {} } }));
-    };
-    ws.onmessage = function (frame) {
-      if (frame.data === 'PING') return ws.send('PONG');
-      if (frame.data === 'PONG') return;
-      var message;
-      try {
-        message = JSON.parse(frame.data);
-      } catch (error) {
-        return;
-      }
-      if (message.error) {
-        var status = message.error.data && message.error.data.httpStatus;
-        if (status === 401) signOut('The key or token was not accepted.');
-        else setConnection('Live updates refused: ' + message.error.message);
-        return;
-      }
-      var result = message.result || {};
-      if (result.type === 'started') {
-        socketRetry = 0;
-        setConnection('Live');
-        // Whatever was announced while the socket was down is read again.
-        loadList();
-        if (openId) loadThread(openId);
-      } else if (result.type === 'data') {
-        receive(result.data);
-      } else if (message.method === 'reconnect') {
-        ws.close();
-      }
-    };
-    ws.onclose = function () {
-      if (socket !== ws) return;
-      socket = null;
-      setConnection('Offline, reconnecting…');
-      var delay = Math.min(30000, 500 * Math.pow(2, socketRetry));
-      socketRetry += 1;
-      reconnectTimer = setTimeout(connect, delay);
-    };
-  }
+// ---- the live feed ----------------------------------------------------------------
 
-  function receive(event) {
-    if (!event || typeof event.contactId !== 'string') return;
-    var conversation = conversations.get(event.contactId);
-    if (event.kind === 'message') {
-      var message = event.message || {};
-      if (!conversation) return scheduleListLoad();
-      conversation.lastAt = Date.parse(message.timestamp) || Date.now();
-      conversation.preview = message.body || '';
-      if (message.direction === 'inbound') conversation.typingUntil = 0;
-      if (event.contactId !== openId && message.direction === 'inbound') conversation.unread = true;
-      renderConversation(conversation);
-      sortList();
-      if (event.contactId === openId) {
-        addMessage({ id: message.messageSid, body: message.body, direction: message.direction, timestamp: message.timestamp, status: message.status });
-        showVisitorTyping();
-      }
-    } else if (event.kind === 'visitor-typing') {
-      if (!conversation) return;
-      conversation.typingUntil = event.isVisitorTyping ? Date.now() + VISITOR_TYPING_LAPSE_MS : 0;
-      renderConversation(conversation);
-      if (event.contactId === openId) showVisitorTyping();
-      if (event.isVisitorTyping) setTimeout(function () { renderConversation(conversation); showVisitorTyping(); }, VISITOR_TYPING_LAPSE_MS + 50);
-    } else if (event.kind === 'read') {
-      if (event.contactId !== openId) return;
-      (event.messageSids || []).forEach(function (sid) {
-        var entry = shown.get(sid);
-        if (entry) {
-          entry.message.status = 'read';
-          renderStatus(entry);
-        }
-      });
-    } else if (event.kind === 'handoff') {
-      if (!conversation) return scheduleListLoad();
-      conversation.handedOff = true;
-      renderConversation(conversation);
-      if (event.contactId === openId) renderState();
+function receive(event) {
+  if (!event || typeof event.contactId !== 'string') return;
+  var conversation = find(event.contactId);
+  if (event.kind === 'message') {
+    var message = normalise(event.message || {});
+    var inbound = message.direction === 'inbound';
+    var reading = event.contactId === openId && visible();
+    if (inbound && !reading) alerts.alert(conversation ? conversation.name : 'New conversation', previewOf(message), event.contactId);
+    if (event.contactId === openId) {
+      if (inbound && reading) scheduleRead(event.contactId);
+      messages.add(message);
     }
-  }
-
-  // ---- the list ---------------------------------------------------------------------
-
-  function scheduleListLoad() {
-    clearTimeout(listTimer);
-    listTimer = setTimeout(loadList, 300);
-  }
-
-  /** The open sessions, one per contact, newest first (the newest 100). */
-  function loadList() {
-    if (!credential) return Promise.resolve();
-    return api('/chat-sessions/recent?limit=100')
-      .then(function (body) {
-        var seen = new Set();
-        (body.data || []).forEach(function (session) {
-          if (session.status !== 'ChatSessionOpened' || seen.has(session.contact_id)) return;
-          seen.add(session.contact_id);
-          var conversation = conversations.get(session.contact_id);
-          if (!conversation) {
-            conversation = { contactId: session.contact_id, lastAt: 0, preview: '', unread: false, typingUntil: 0, handedOff: false, element: null };
-            conversations.set(session.contact_id, conversation);
-          }
-          conversation.name = session.contact_name || 'Visitor';
-          conversation.lastAt = Math.max(conversation.lastAt, Date.parse(session.start_date_time) || 0);
-          renderConversation(conversation);
-        });
-        // Closed or archived elsewhere: gone from the list.
-        conversations.forEach(function (conversation, contactId) {
-          if (seen.has(contactId)) return;
-          if (conversation.element) conversation.element.remove();
-          conversations.delete(contactId);
-        });
-        sortList();
-      })
-      .catch(function (error) {
-        setConnection(error.message);
-      });
-  }
-
-  function renderConversation(conversation) {
-    if (!conversation.element) {
-      var item = document.createElement('li');
-      var button = document.createElement('button');
-      button.type = 'button';
-      button.className = 'conversation';
-      button.addEventListener('click', function () { openThread(conversation.contactId); });
-      var name = document.createElement('span');
-      name.className = 'name';
-      var preview = document.createElement('span');
-      preview.className = 'preview';
-      var badge = document.createElement('span');
-      badge.className = 'badge';
-      button.appendChild(name);
-      button.appendChild(badge);
-      button.appendChild(preview);
-      item.appendChild(button);
-      conversation.element = item;
-      el.list.appendChild(item);
+    // A new conversation, or an archived one its visitor brought back: read the lists.
+    if (!conversation || (inbound && conversation.archived)) return scheduleListLoad();
+    conversation.lastAt = timeOf(message);
+    conversation.preview = previewOf(message);
+    if (inbound) {
+      conversation.typingUntil = 0;
+      if (!reading) conversation.unread += 1;
     }
-    var parts = conversation.element.firstChild.childNodes;
-    var typing = conversation.typingUntil > Date.now();
-    parts[0].textContent = conversation.name || 'Visitor';
-    parts[1].textContent = conversation.handedOff ? 'Needs a person' : conversation.unread ? 'New' : '';
-    parts[1].hidden = !parts[1].textContent;
-    parts[2].textContent = typing ? 'typing…' : conversation.preview;
-    conversation.element.firstChild.classList.toggle('unread', conversation.unread);
-    conversation.element.firstChild.setAttribute('aria-current', conversation.contactId === openId ? 'true' : 'false');
-    el.listEmpty.hidden = conversations.size > 0;
-  }
-
-  function sortList() {
-    var items = Array.from(conversations.values()).sort(function (a, b) { return b.lastAt - a.lastAt; });
-    items.forEach(function (conversation) {
-      if (conversation.element) el.list.appendChild(conversation.element);
-    });
-    el.listEmpty.hidden = conversations.size > 0;
-  }
-
-  // ---- the open conversation --------------------------------------------------------
-
-  function openThread(contactId) {
-    var conversation = conversations.get(contactId);
+    // A reply from a person or an app turns the bot off (contract: a team on the conversations).
+    if (message.direction === 'outbound-api') {
+      conversation.botActive = false;
+      conversation.needsPerson = false;
+    }
+    renderConversation(conversation);
+    sortList();
+    updateTitle();
+    if (event.contactId === openId) {
+      showVisitorTyping();
+      renderState();
+    }
+  } else if (event.kind === 'visitor-typing') {
     if (!conversation) return;
-    stopAgentTyping();
-    openId = contactId;
-    conversation.unread = false;
-    conversations.forEach(renderConversation);
-    shown.clear();
-    el.messages.textContent = '';
-    el.name.textContent = conversation.name;
-    renderState();
-    showNotice('');
-    el.threadEmpty.hidden = true;
-    el.thread.hidden = false;
-    document.body.classList.add('reading');
-    showVisitorTyping();
-    loadThread(contactId);
-    el.reply.focus();
-  }
-
-  function closeThread() {
-    stopAgentTyping();
-    openId = null;
-    shown.clear();
-    el.messages.textContent = '';
-    el.thread.hidden = true;
-    el.threadEmpty.hidden = false;
-    document.body.classList.remove('reading');
-    conversations.forEach(renderConversation);
-  }
-
-  el.back.addEventListener('click', closeThread);
-
-  function renderState() {
-    var conversation = conversations.get(openId);
-    el.state.textContent = conversation && conversation.handedOff ? 'Handed off: needs a person' : 'Open';
-    el.handoff.disabled = !!(conversation && conversation.handedOff);
-  }
-
-  /** The contact's sessions with their messages, oldest first. */
-  function loadThread(contactId) {
-    return api('/contacts/' + encodeURIComponent(contactId) + '/chat-sessions?includeMessages=true')
-      .then(function (body) {
-        if (contactId !== openId) return;
-        var messages = [];
-        (body.data || []).forEach(function (session) { messages = messages.concat(session.messages || []); });
-        messages.sort(function (a, b) { return Date.parse(a.timestamp) - Date.parse(b.timestamp); });
-        messages.forEach(addMessage);
-      })
-      .catch(function (error) {
-        if (contactId === openId) showNotice(error.message);
-      });
-  }
-
-  function timeOf(message) {
-    var ms = Date.parse(message.timestamp);
-    return isNaN(ms) ? Date.now() : ms;
-  }
-
-  /** A live copy of a visitor's message carries the widget's own id: matched by text and time too. */
-  function findSame(message) {
-    if (shown.has(message.id)) return shown.get(message.id);
-    var found = null;
-    var isInbound = message.direction === 'inbound';
-    shown.forEach(function (entry) {
-      if (found || (entry.message.direction === 'inbound') !== isInbound) return;
-      if (entry.message.body === message.body && Math.abs(timeOf(entry.message) - timeOf(message)) < 2000) found = entry;
-    });
-    return found;
-  }
-
-  function addMessage(message) {
-    if (!message || typeof message.id !== 'string') return;
-    var existing = findSame(message);
-    if (existing) {
-      if (message.status && existing.message.status !== 'read') existing.message.status = message.status;
-      shown.set(message.id, existing);
-      renderStatus(existing);
-      return;
+    conversation.typingUntil = event.isVisitorTyping ? Date.now() + VISITOR_TYPING_LAPSE_MS : 0;
+    renderConversation(conversation);
+    if (event.contactId === openId) showVisitorTyping();
+    if (event.isVisitorTyping) {
+      setTimeout(function () {
+        renderConversation(conversation);
+        if (event.contactId === openId) showVisitorTyping();
+      }, VISITOR_TYPING_LAPSE_MS + 50);
     }
-    var item = document.createElement('li');
-    var mine = message.direction !== 'inbound';
-    item.className = 'message ' + (mine ? 'outbound' : 'inbound');
-    item.dataset.time = String(timeOf(message));
-    var who = document.createElement('span');
-    who.className = 'visually-hidden';
-    who.textContent = mine ? 'Reply: ' : 'Visitor: ';
-    var bubble = document.createElement('div');
-    bubble.className = 'bubble';
-    bubble.textContent = message.body || '';
-    var meta = document.createElement('span');
-    meta.className = 'meta';
-    item.appendChild(who);
-    item.appendChild(bubble);
-    item.appendChild(meta);
-    var entry = { message: message, element: item };
-    shown.set(message.id, entry);
-    var stick = el.messages.scrollHeight - el.messages.scrollTop - el.messages.clientHeight < 80;
-    // In time order: after the last one not later than it.
-    var before = null;
-    for (var node = el.messages.lastElementChild; node; node = node.previousElementSibling) {
-      if (Number(node.dataset.time) <= timeOf(message)) break;
-      before = node;
-    }
-    el.messages.insertBefore(item, before);
-    renderStatus(entry);
-    if (stick || mine) el.messages.scrollTop = el.messages.scrollHeight;
+  } else if (event.kind === 'read') {
+    if (event.contactId !== openId) return;
+    messages.read(event.messageSids || []);
+  } else if (event.kind === 'handoff') {
+    if (!conversation) return scheduleListLoad();
+    var takenOver = event.reason === HANDOFF_REASON;
+    conversation.botActive = false;
+    conversation.needsPerson = !takenOver;
+    if (!takenOver) alerts.alert(conversation.name, 'Asks for a person', event.contactId);
+    renderConversation(conversation);
+    if (event.contactId === openId) renderState();
   }
+}
 
-  function renderStatus(entry) {
-    var message = entry.message;
-    var time = new Date(timeOf(message)).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-    var status = message.direction === 'inbound' ? '' : message.status === 'read' ? ' · Read' : message.status === 'failed' ? ' · Not sent' : ' · Sent';
-    entry.element.lastChild.textContent = time + status;
-    entry.element.classList.toggle('read', message.status === 'read');
-  }
+// ---- the lists --------------------------------------------------------------------
 
-  function showVisitorTyping() {
-    var conversation = conversations.get(openId);
-    el.visitorTyping.hidden = !(conversation && conversation.typingUntil > Date.now());
-  }
+/** The conversation in either list; the open one even when it has just left both (unarchived, but closed). */
+function find(contactId) {
+  var conversation = lists.open.get(contactId) || lists.archived.get(contactId) || null;
+  if (contactId !== openId) return conversation;
+  if (conversation) openConversation = conversation;
+  return openConversation;
+}
 
-  function showNotice(text) {
-    el.notice.textContent = text;
-    el.notice.hidden = !text;
-  }
+function scheduleListLoad() {
+  clearTimeout(listTimer);
+  listTimer = setTimeout(loadLists, 300);
+}
 
-  // ---- acting -----------------------------------------------------------------------
+function loadLists() {
+  loadList('open');
+  if (view === 'archived') loadList('archived');
+}
 
-  function contactPath(suffix) {
-    return '/contacts/' + encodeURIComponent(openId) + suffix;
-  }
-
-  el.composer.addEventListener('submit', function (event) {
-    event.preventDefault();
-    var text = el.reply.value.trim();
-    if (!text || !openId) return;
-    var contactId = openId;
-    el.reply.value = '';
-    stopAgentTyping();
-    api(contactPath('/messages'), { method: 'POST', body: { text: text } })
-      .then(function (body) {
-        if (contactId === openId && body.data) addMessage(body.data);
-      })
-      .catch(function (error) {
-        if (contactId !== openId) return;
-        if (!el.reply.value) el.reply.value = text;
-        showNotice('Not sent: ' + error.message);
-      });
-  });
-
-  el.reply.addEventListener('keydown', function (event) {
-    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
-      event.preventDefault();
-      el.composer.requestSubmit();
-    }
-  });
-
-  // The visitor sees "typing…" while the agent writes: renewed while typing, ended on a pause.
-  var agentTypingAt = 0;
-  var agentTypingFor = null;
-  el.reply.addEventListener('input', function () {
-    if (!openId) return;
-    if (!el.reply.value.trim()) return stopAgentTyping();
-    clearTimeout(typingTimer);
-    typingTimer = setTimeout(stopAgentTyping, AGENT_TYPING_PAUSE_MS);
-    if (agentTypingFor === openId && Date.now() - agentTypingAt < AGENT_TYPING_RENEW_MS) return;
-    agentTypingAt = Date.now();
-    agentTypingFor = openId;
-    api(contactPath('/typing'), { method: 'POST', body: { typing: true } }).catch(function () {});
-  });
-
-  function stopAgentTyping() {
-    clearTimeout(typingTimer);
-    if (!agentTypingFor) return;
-    var contactId = agentTypingFor;
-    agentTypingFor = null;
-    agentTypingAt = 0;
-    api('/contacts/' + encodeURIComponent(contactId) + '/typing', { method: 'POST', body: { typing: false } }).catch(function () {});
-  }
-
-  el.handoff.addEventListener('click', function () {
-    var contactId = openId;
-    api(contactPath('/handoff'), { method: 'POST', body: { reason: 'Taken over in the inbox' } })
-      .then(function () {
-        var conversation = conversations.get(contactId);
-        if (conversation) {
-          conversation.handedOff = true;
-          renderConversation(conversation);
+/**
+ * The newest 100 sessions of the view, one conversation per contact (its newest session).
+ * The open view shows contacts whose newest session is open; the archived view every archived
+ * contact. "New": unread, and the read mark is older than the session (nobody opened it).
+ */
+function loadList(which) {
+  if (!credential) return Promise.resolve();
+  return api('/chat-sessions/recent?limit=100' + (which === 'archived' ? '&archived=true' : ''))
+    .then(function (body) {
+      var map = lists[which];
+      var considered = new Set();
+      var listed = new Set();
+      (body.data || []).forEach(function (session) {
+        if (considered.has(session.contact_id)) return;
+        considered.add(session.contact_id);
+        var isOpen = session.status === 'ChatSessionOpened';
+        if (which === 'open' && !isOpen) return;
+        listed.add(session.contact_id);
+        var conversation = map.get(session.contact_id);
+        if (!conversation) {
+          conversation = { contactId: session.contact_id, typingUntil: 0, needsPerson: false, element: null };
+          map.set(session.contact_id, conversation);
         }
-        if (contactId === openId) renderState();
-      })
-      .catch(function (error) { showNotice(error.message); });
-  });
+        var started = Date.parse(session.start_date_time);
+        conversation.name = session.contact_name;
+        conversation.sessionOpen = isOpen;
+        conversation.lastAt = Date.parse(session.last_message_at) || started || 0;
+        conversation.preview = session.last_message_preview || '';
+        conversation.unread = session.contact_id === openId && visible() ? 0 : session.unread_count;
+        conversation.isNew = conversation.unread > 0 && (!session.read_at || Date.parse(session.read_at) < started);
+        conversation.botActive = session.is_bot_active;
+        if (conversation.botActive) conversation.needsPerson = false;
+        conversation.archived = session.archived;
+        if (session.contact_id === openId && session.unread_count > 0 && visible()) scheduleRead(openId);
+        renderConversation(conversation);
+      });
+      // Closed, archived or unarchived elsewhere: gone from this list.
+      map.forEach(function (conversation, contactId) {
+        if (listed.has(contactId)) return;
+        if (conversation.element) conversation.element.remove();
+        map.delete(contactId);
+      });
+      sortList();
+      updateTitle();
+      showListNotice('');
+      if (openId) renderState();
+    })
+    .catch(function (error) {
+      // Offline is said once, by the connection status; the list is read again when back.
+      if (error.status !== 401 && navigator.onLine) showListNotice('Conversations not loaded: ' + error.message);
+    });
+}
 
-  /** Close and archive take the conversation out of the list. */
-  function finish(suffix) {
-    var contactId = openId;
-    api(contactPath(suffix), { method: 'POST' })
+function showListNotice(text) {
+  el.listNotice.textContent = text;
+  el.listNotice.hidden = !text;
+}
+
+function renderList() {
+  el.list.textContent = '';
+  lists[view].forEach(renderConversation);
+  sortList();
+}
+
+function part(className, text) {
+  var span = document.createElement('span');
+  span.className = className;
+  if (text) span.textContent = text;
+  return span;
+}
+
+function shortTime(ms) {
+  if (!ms) return '';
+  var date = new Date(ms);
+  var today = new Date();
+  return date.toDateString() === today.toDateString()
+    ? date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+    : date.toLocaleDateString([], { day: 'numeric', month: 'short' });
+}
+
+function renderConversation(conversation) {
+  if (!conversation.element) {
+    var item = document.createElement('li');
+    var button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'conversation';
+    button.addEventListener('click', function () { openThread(conversation.contactId); });
+    var flags = part('flags');
+    flags.appendChild(part('new', 'New'));
+    var badge = part('badge');
+    badge.appendChild(part('count'));
+    badge.appendChild(part('visually-hidden', ' unread'));
+    flags.appendChild(badge);
+    flags.appendChild(part('state'));
+    button.appendChild(part('name'));
+    button.appendChild(part('time'));
+    button.appendChild(part('preview'));
+    button.appendChild(flags);
+    item.appendChild(button);
+    conversation.element = item;
+    conversation.parts = {
+      button: button,
+      name: button.querySelector('.name'),
+      time: button.querySelector('.time'),
+      preview: button.querySelector('.preview'),
+      isNew: flags.querySelector('.new'),
+      badge: badge,
+      count: badge.querySelector('.count'),
+      state: flags.querySelector('.state'),
+    };
+  }
+  var parts = conversation.parts;
+  var typing = conversation.typingUntil > Date.now();
+  parts.name.textContent = conversation.name || 'Visitor';
+  parts.time.textContent = shortTime(conversation.lastAt);
+  parts.preview.textContent = typing ? 'typing…' : conversation.preview || 'No messages yet';
+  parts.isNew.hidden = !(conversation.isNew && conversation.unread > 0);
+  parts.count.textContent = String(conversation.unread);
+  parts.badge.hidden = !(conversation.unread > 0);
+  parts.state.textContent = conversation.needsPerson ? 'Needs a person' : conversation.botActive === false ? 'Bot off' : '';
+  parts.state.hidden = !parts.state.textContent;
+  parts.button.classList.toggle('unread', conversation.unread > 0);
+  parts.button.setAttribute('aria-current', conversation.contactId === openId ? 'true' : 'false');
+  conversation.element.hidden = !matchesSearch(conversation);
+}
+
+function matchesSearch(conversation) {
+  var query = el.search.value.trim().toLowerCase();
+  if (!query) return true;
+  return ((conversation.name || '') + ' ' + (conversation.preview || '')).toLowerCase().indexOf(query) >= 0;
+}
+
+/** Newest activity first. Only entries out of place move, and the focus stays where it was. */
+function sortList() {
+  var items = Array.from(lists[view].values()).sort(function (a, b) { return b.lastAt - a.lastAt; });
+  var focused = document.activeElement;
+  var anyShown = false;
+  var at = el.list.firstElementChild;
+  items.forEach(function (conversation) {
+    if (!conversation.element) return;
+    if (conversation.element === at) at = at.nextElementSibling;
+    else el.list.insertBefore(conversation.element, at);
+    if (!conversation.element.hidden) anyShown = true;
+  });
+  if (focused && focused !== document.activeElement && el.list.contains(focused)) focused.focus();
+  var query = el.search.value.trim();
+  el.listEmpty.textContent = query
+    ? 'No conversation matches “' + query + '”.'
+    : view === 'archived' ? 'No archived conversations.' : 'No open conversations.';
+  el.listEmpty.hidden = anyShown;
+}
+
+function updateTitle() {
+  var unread = 0;
+  lists.open.forEach(function (conversation) { unread += conversation.unread || 0; });
+  alerts.unread(unread);
+}
+
+el.search.addEventListener('input', function () {
+  lists[view].forEach(renderConversation);
+  sortList();
+});
+el.search.addEventListener('keydown', function (event) {
+  // Down from the search goes to the first conversation shown.
+  if (event.key !== 'ArrowDown') return;
+  var first = el.list.querySelector('li:not([hidden]) .conversation');
+  if (first) {
+    event.preventDefault();
+    first.focus();
+  }
+});
+el.list.addEventListener('keydown', function (event) {
+  if (event.key !== 'ArrowDown' && event.key !== 'ArrowUp') return;
+  var buttons = Array.from(el.list.querySelectorAll('li:not([hidden]) .conversation'));
+  var at = buttons.indexOf(document.activeElement);
+  if (at < 0) return;
+  event.preventDefault();
+  var next = buttons[at + (event.key === 'ArrowDown' ? 1 : -1)];
+  if (next) next.focus();
+  else if (event.key === 'ArrowUp') el.search.focus();
+});
+
+function showView(which) {
+  view = which;
+  el.viewOpen.setAttribute('aria-pressed', String(which === 'open'));
+  el.viewArchived.setAttribute('aria-pressed', String(which === 'archived'));
+  el.listTitle.textContent = which === 'archived' ? 'Archived conversations' : 'Open conversations';
+  renderList();
+  if (which === 'archived') loadList('archived');
+}
+el.viewOpen.addEventListener('click', function () { showView('open'); });
+el.viewArchived.addEventListener('click', function () { showView('archived'); });
+
+// ---- the open conversation --------------------------------------------------------
+
+function openThread(contactId) {
+  var conversation = find(contactId);
+  if (!conversation) return;
+  stopAgentTyping();
+  openId = contactId;
+  openConversation = conversation;
+  conversation.unread = 0;
+  conversation.isNew = false;
+  lists[view].forEach(renderConversation);
+  updateTitle();
+  messages.clear();
+  el.name.textContent = conversation.name;
+  showNotice('');
+  el.threadEmpty.hidden = true;
+  el.thread.hidden = false;
+  document.body.classList.add('reading');
+  // Beside the conversation on a wide screen; folded away on a phone.
+  el.visitorPanel.open = !isPhone();
+  el.appointmentsPanel.open = !isPhone();
+  renderState();
+  showVisitorTyping();
+  details.open(contactId);
+  reloadThread(contactId);
+  markRead(contactId);
+  // A phone's keyboard would cover the conversation: there the heading takes the focus.
+  if (isPhone()) el.name.focus();
+  else el.reply.focus();
+}
+
+function closeThread() {
+  var wasOpen = openId;
+  stopAgentTyping();
+  openId = null;
+  openConversation = null;
+  details.close();
+  messages.clear();
+  el.thread.hidden = true;
+  el.threadEmpty.hidden = false;
+  document.body.classList.remove('reading');
+  lists[view].forEach(renderConversation);
+  return wasOpen;
+}
+
+/** After the open conversation left the list: the focus goes to the list, never to nothing. */
+function focusList() {
+  var first = el.list.querySelector('li:not([hidden]) .conversation');
+  (first || el.search).focus();
+}
+
+el.back.addEventListener('click', function () {
+  var was = find(closeThread());
+  if (was && was.parts && !was.element.hidden && was.element.isConnected) was.parts.button.focus();
+  else focusList();
+});
+
+function renderState() {
+  var conversation = find(openId);
+  if (!conversation) return;
+  var bot = conversation.needsPerson
+    ? 'Handed off: needs a person'
+    : conversation.botActive === false ? 'Bot off: a person answers' : 'Bot answering';
+  el.state.textContent = (conversation.archived ? 'Archived · ' : '') + bot;
+  el.handoff.textContent = conversation.botActive === false ? 'Turn bot on' : 'Hand off';
+  el.handoff.title = conversation.botActive === false ? 'Let the bot answer this visitor again' : 'Take over from the bot: the visitor is told you are here';
+  el.closeSession.disabled = conversation.sessionOpen === false;
+  el.archive.textContent = conversation.archived ? 'Unarchive' : 'Archive';
+}
+
+/** The contact (bot and archive state, the visitor panel) and the conversation's messages. */
+function reloadThread(contactId) {
+  api('/contacts/' + encodeURIComponent(contactId))
+    .then(function (body) {
+      if (contactId !== openId) return;
+      var conversation = find(contactId);
+      var contact = body.data;
+      if (conversation) {
+        conversation.botActive = contact.is_bot_active;
+        if (contact.is_bot_active) conversation.needsPerson = false;
+        conversation.archived = contact.archived;
+        renderConversation(conversation);
+      }
+      renderState();
+      details.showContact(contact);
+    })
+    .catch(function (error) { if (contactId === openId) details.contactFailed(error); });
+  return api('/contacts/' + encodeURIComponent(contactId) + '/chat-sessions?includeMessages=true')
+    .then(function (body) {
+      if (contactId !== openId) return;
+      var stored = [];
+      (body.data || []).forEach(function (session) { stored = stored.concat(session.messages || []); });
+      stored.sort(function (a, b) { return Date.parse(a.timestamp) - Date.parse(b.timestamp); });
+      stored.forEach(function (message) { messages.add(normalise(message)); });
+    })
+    .catch(function (error) {
+      if (contactId === openId) showNotice(error.message);
+    });
+}
+
+function markRead(contactId) {
+  clearTimeout(readTimer);
+  api('/contacts/' + encodeURIComponent(contactId) + '/read', { method: 'POST' }).catch(function () {});
+}
+
+/** Messages arriving in the conversation being read are read: one mark for a burst of them. */
+function scheduleRead(contactId) {
+  clearTimeout(readTimer);
+  readTimer = setTimeout(function () { if (contactId === openId) markRead(contactId); }, 500);
+}
+
+document.addEventListener('visibilitychange', function () {
+  if (!credential || !visible()) return;
+  loadLists();
+  if (openId) markRead(openId);
+});
+setInterval(function () {
+  if (credential && visible()) loadLists();
+}, RESYNC_EVERY_MS);
+
+function showVisitorTyping() {
+  var conversation = find(openId);
+  el.visitorTyping.hidden = !(conversation && conversation.typingUntil > Date.now());
+}
+
+function showNotice(text) {
+  el.notice.textContent = text;
+  el.notice.hidden = !text;
+}
+
+// ---- acting -----------------------------------------------------------------------
+
+function contactPath(contactId, suffix) {
+  return '/contacts/' + encodeURIComponent(contactId) + suffix;
+}
+
+function agentName() {
+  return el.agentName.value.trim().slice(0, 60);
+}
+
+el.agentName.value = stored(localStorage, NAME_KEY) || '';
+el.agentName.addEventListener('change', function () {
+  stored(localStorage, NAME_KEY, agentName() || null);
+});
+
+el.composer.addEventListener('submit', function (event) {
+  event.preventDefault();
+  var text = el.reply.value.trim();
+  if (!text || !openId) return;
+  var contactId = openId;
+  var name = agentName();
+  el.reply.value = '';
+  stopAgentTyping();
+  var body = { text: text };
+  if (name) body.sender_name = name;
+  api(contactPath(contactId, '/messages'), { method: 'POST', body: body })
+    .then(function (answer) {
+      var conversation = find(contactId);
+      if (conversation) {
+        conversation.botActive = false;
+        conversation.needsPerson = false;
+        conversation.preview = text;
+        conversation.lastAt = Date.parse(answer.data.timestamp) || Date.now();
+        renderConversation(conversation);
+        sortList();
+      }
+      if (contactId !== openId) return;
+      messages.add(normalise(Object.assign({}, answer.data, { sender_name: name || null })));
+      renderState();
+    })
+    .catch(function (error) {
+      if (contactId !== openId) return;
+      if (!el.reply.value) el.reply.value = text;
+      showNotice('Not sent: ' + error.message);
+    });
+});
+
+el.reply.addEventListener('keydown', function (event) {
+  if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    el.composer.requestSubmit();
+  }
+});
+
+// The visitor sees "typing…" while the agent writes: renewed while typing, ended on a pause.
+var agentTypingAt = 0;
+var agentTypingFor = null;
+el.reply.addEventListener('input', function () {
+  if (!openId) return;
+  if (!el.reply.value.trim()) return stopAgentTyping();
+  clearTimeout(typingTimer);
+  typingTimer = setTimeout(stopAgentTyping, AGENT_TYPING_PAUSE_MS);
+  if (agentTypingFor === openId && Date.now() - agentTypingAt < AGENT_TYPING_RENEW_MS) return;
+  agentTypingAt = Date.now();
+  agentTypingFor = openId;
+  api(contactPath(openId, '/typing'), { method: 'POST', body: { typing: true } }).catch(function () {});
+});
+
+function stopAgentTyping() {
+  clearTimeout(typingTimer);
+  if (!agentTypingFor) return;
+  var contactId = agentTypingFor;
+  agentTypingFor = null;
+  agentTypingAt = 0;
+  api(contactPath(contactId, '/typing'), { method: 'POST', body: { typing: false } }).catch(function () {});
+}
+
+/** What the visitor is told when an agent takes over: a person is here now. */
+function handoffMessage() {
+  var name = agentName();
+  return name ? 'You’re now chatting with ' + name + '.' : 'You’re now chatting with a person from our team.';
+}
+
+el.handoff.addEventListener('click', function () {
+  var contactId = openId;
+  var conversation = find(contactId);
+  if (!conversation) return;
+  var turnOn = conversation.botActive === false;
+  var call = turnOn
+    ? api(contactPath(contactId, ''), { method: 'PUT', body: { is_bot_active: true } })
+    : api(contactPath(contactId, '/handoff'), { method: 'POST', body: { reason: HANDOFF_REASON, message: handoffMessage() } });
+  el.handoff.disabled = true;
+  call
+    .then(function () {
+      conversation.botActive = turnOn;
+      conversation.needsPerson = false;
+      renderConversation(conversation);
+      if (contactId === openId) renderState();
+    })
+    .catch(function (error) { showNotice(error.message); })
+    .then(function () {
+      el.handoff.disabled = false;
+      if (contactId === openId) el.handoff.focus();
+    });
+});
+
+/** Closing and archiving take the conversation out of its list, after the agent confirms. */
+function finish(suffix, question) {
+  var contactId = openId;
+  return confirm(question).then(function (confirmed) {
+    if (!confirmed) return;
+    return api(contactPath(contactId, suffix), { method: 'POST' })
       .then(function () {
-        var conversation = conversations.get(contactId);
+        var conversation = lists.open.get(contactId);
         if (conversation && conversation.element) conversation.element.remove();
-        conversations.delete(contactId);
+        lists.open.delete(contactId);
         if (contactId === openId) closeThread();
         sortList();
+        updateTitle();
+        focusList();
       })
       .catch(function (error) { showNotice(error.message); });
+  });
+}
+
+el.closeSession.addEventListener('click', function () {
+  finish('/chat-sessions/close', {
+    title: 'Close this chat?',
+    text: 'It leaves the open conversations. If the visitor writes again, a new conversation starts.',
+    action: 'Close chat',
+  });
+});
+
+el.archive.addEventListener('click', function () {
+  var contactId = openId;
+  var conversation = find(contactId);
+  if (!conversation) return;
+  if (!conversation.archived) {
+    finish('/archive', {
+      title: 'Archive this conversation?',
+      text: 'It moves to Archived. A new message from the visitor brings it back.',
+      action: 'Archive',
+    }).then(function () { if (view === 'archived') loadList('archived'); });
+    return;
   }
-  el.closeSession.addEventListener('click', function () { finish('/chat-sessions/close'); });
-  el.archive.addEventListener('click', function () { finish('/archive'); });
+  api(contactPath(contactId, '/unarchive'), { method: 'POST' })
+    .then(function () {
+      conversation.archived = false;
+      lists.archived.delete(contactId);
+      if (conversation.element) conversation.element.remove();
+      // Back among the open ones (the next read of that list decides whether it stays).
+      lists.open.set(contactId, conversation);
+      sortList();
+      loadList('open');
+      if (contactId === openId) {
+        renderState();
+        el.archive.focus();
+      }
+    })
+    .catch(function (error) { showNotice(error.message); });
+});
 
-  // ---- start ------------------------------------------------------------------------
+// ---- start ------------------------------------------------------------------------
 
-  var saved = storedCredential();
-  if (saved) signIn(saved);
-  else signOut('');
-})();
+var saved = stored(sessionStorage, CREDENTIAL_KEY);
+if (saved) signIn(saved);
+else signOut('');

@@ -3,7 +3,7 @@
 // (last activity, id), the cursor signed by the pagination module. Archived contacts' sessions
 // are left out unless `archived` asks for them alone. One statement for the page: each
 // session's contact, its last message (by the session's created_at index) and the contact's
-// messages after the business's read mark; with includeMessages, the newest
+// messages after the business's read mark (and the mark itself); with includeMessages, the newest
 // SESSION_MESSAGES_LIMIT messages across the page's sessions (session-record.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { contactDisplayName } from '../contacts/contact-name.ts';
@@ -35,6 +35,7 @@ type RecentRow = {
   last_body: string | null;
   last_message_at: string | null;
   unread_count: number;
+  read_at: string | null;
 };
 
 const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
@@ -68,7 +69,7 @@ function selectRecent(accountId: string, archived: boolean, after: { at: string;
   return sql`select s.id, s.status, s.tag, ${iso('s.started_at')} as started_at, ${iso('s.ended_at')} as ended_at,
        to_char(s.last_activity_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as activity,
        c.id as contact_id, c.first_name, c.last_name, c.email, c.phone_number, c.is_bot_active, c.archived_at is not null as archived,
-       last.body as last_body, last.at as last_message_at,
+       last.body as last_body, last.at as last_message_at, ${iso('c.business_read_at')} as read_at,
        (select count(*) from messages m
          where m.session_id = s.id and m.direction = 'inbound' and m.created_at > coalesce(c.business_read_at, '-infinity'))::int as unread_count
   from chat_sessions s
@@ -100,6 +101,7 @@ function toRecentChatSession(row: RecentRow, messages: ListedMessage[] | undefin
     last_message_at: row.last_message_at,
     last_message_preview: previewOf(row.last_body),
     unread_count: row.unread_count,
+    read_at: row.read_at,
   };
 }
 

@@ -1,10 +1,11 @@
 // How chat sessions are shown: ChatSession, and RecentChatSession (with `session_id` in place
 // of `id`, the contact's name and identifiers, and what an inbox shows of the conversation:
-// whether the bot is on, whether the contact is archived, its last message and what is unread).
+// whether the bot is on, whether the contact is archived, its last message, what is unread and
+// the read mark).
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { ChatSession } from '../db/entities/index.ts';
-import { ChatMessageRecord, toChatMessage } from '../messages/message-record.ts';
+import { SessionMessageRecord, toSessionMessage } from '../messages/message-record.ts';
 import { newestContactSessionMessages, newestSessionMessages, type ListedMessage } from '../messages/newest-messages.ts';
 
 /** Most messages an answer with includeMessages=true shows, across all its sessions: the newest ones. */
@@ -17,7 +18,7 @@ const sessionFields = {
   status: z.enum(['ChatSessionOpened', 'ChatSessionClosed']),
   tag: z.string().nullable(),
   /** Only when the request asked for includeMessages=true. */
-  messages: z.array(ChatMessageRecord).optional(),
+  messages: z.array(SessionMessageRecord).optional(),
 };
 
 export const ChatSessionRecord = z.object({ id: z.string(), ...sessionFields });
@@ -44,6 +45,12 @@ export const RecentChatSessionRecord = z.object({
     .number()
     .int()
     .describe("The session's messages from the contact after the business's read mark (POST /contacts/{contactId}/read)."),
+  read_at: z
+    .string()
+    .nullable()
+    .describe(
+      "The business's read mark: the time of the contact's newest message when the conversation was last read (POST /contacts/{contactId}/read); null when never. Earlier than start_date_time: nobody has read this session yet.",
+    ),
 });
 export type RecentChatSessionRecord = z.infer<typeof RecentChatSessionRecord>;
 
@@ -55,7 +62,7 @@ export function toChatSession(session: Pick<ChatSession, 'id' | 'startedAt' | 'e
     status: session.status,
     tag: session.tag ?? null,
   };
-  if (messages) record.messages = messages.map(toChatMessage);
+  if (messages) record.messages = messages.map(toSessionMessage);
   return record;
 }
 

@@ -10,8 +10,16 @@ const WIDGET_DIR = new URL('../../widget/', import.meta.url);
 export const INBOX_PATH = `${REST_PREFIX}/inbox`;
 const ASSET_BASE = `${REST_PREFIX}/inbox-assets`;
 
+const SCRIPT = 'application/javascript; charset=utf-8';
+// The console's ES modules (inbox.js imports the others) and its style sheet.
 const ASSET_FILES: Record<string, { file: string; contentType: string }> = {
-  'inbox.js': { file: 'inbox.js', contentType: 'application/javascript; charset=utf-8' },
+  'inbox.js': { file: 'inbox.js', contentType: SCRIPT },
+  'inbox-api.js': { file: 'inbox-api.js', contentType: SCRIPT },
+  'inbox-live.js': { file: 'inbox-live.js', contentType: SCRIPT },
+  'inbox-alerts.js': { file: 'inbox-alerts.js', contentType: SCRIPT },
+  'inbox-dialog.js': { file: 'inbox-dialog.js', contentType: SCRIPT },
+  'inbox-details.js': { file: 'inbox-details.js', contentType: SCRIPT },
+  'inbox-messages.js': { file: 'inbox-messages.js', contentType: SCRIPT },
   'inbox.css': { file: 'inbox.css', contentType: 'text/css; charset=utf-8' },
 };
 
@@ -30,7 +38,8 @@ export async function registerInboxPage(app: FastifyInstance): Promise<void> {
       "style-src 'self'",
       // The /trpc WebSocket of this host, for the live feed.
       `connect-src 'self'${socketSource(request)}`,
-      "img-src 'self' data:",
+      // A message's image (https only; a visitor's is loaded only when the agent asks for it).
+      "img-src 'self' data: https:",
       "object-src 'none'",
       "base-uri 'none'",
       "form-action 'none'",

@@ -62,6 +62,31 @@ export function toChatMessage(message: Pick<ShownMessage, 'id' | 'body' | 'direc
   };
 }
 
+/**
+ * A chat session's message (GET .../chat-sessions?includeMessages=true): the spec's
+ * ChatMessage, plus who wrote it and its media, so a console reading a conversation again
+ * shows what it showed live.
+ */
+export const SessionMessageRecord = ChatMessageRecord.extend({
+  sender: z.string().describe('`contact`, `bot`, or for a reply the credential that wrote it (as in GET /contacts/messages/{contactId}).'),
+  sender_name: z.string().nullable().describe("The name a reply showed the visitor (its `sender_name`); null for the contact's own messages and the bot's."),
+  media_url: z.string().nullable(),
+  media_content_type: z.string().nullable(),
+});
+export type SessionMessageRecord = z.infer<typeof SessionMessageRecord>;
+
+export function toSessionMessage(
+  message: Pick<ShownMessage, 'id' | 'body' | 'direction' | 'createdAt' | 'type' | 'channel' | 'status' | 'sender' | 'senderName' | 'mediaUrl' | 'mediaContentType'>,
+): SessionMessageRecord {
+  return {
+    ...toChatMessage(message),
+    sender: senderOf(message),
+    sender_name: message.senderName ?? null,
+    media_url: message.mediaUrl ?? null,
+    media_content_type: message.mediaContentType ?? null,
+  };
+}
+
 /** The `message` block of New Message and Replies events. */
 export function toMessageEventData(message: ShownMessage, sessionId: string) {
   return {

@@ -7,7 +7,10 @@ import type { Message } from '../db/entities/index.ts';
 import { queryRows, rawSql, sql, type Sql } from '../db/sql.ts';
 
 /** What the conversation reads show of a message. */
-export type ListedMessage = Pick<Message, 'id' | 'body' | 'direction' | 'type' | 'channel' | 'status' | 'sender' | 'createdAt'> & {
+export type ListedMessage = Pick<
+  Message,
+  'id' | 'body' | 'direction' | 'type' | 'channel' | 'status' | 'sender' | 'senderName' | 'mediaUrl' | 'mediaContentType' | 'createdAt'
+> & {
   sessionId: string | null;
 };
 
@@ -19,6 +22,9 @@ type ListedMessageRow = {
   channel: string;
   status: string;
   sender: string | null;
+  sender_name: string | null;
+  media_url: string | null;
+  media_content_type: string | null;
   session_id: string | null;
   /** ISO 8601 in milliseconds, as entities show created_at (the pool returns timestamps as text). */
   created_at_iso: string;
@@ -34,12 +40,15 @@ function toListedMessage(row: ListedMessageRow): ListedMessage {
     channel: row.channel,
     status: row.status,
     sender: row.sender,
+    senderName: row.sender_name,
+    mediaUrl: row.media_url,
+    mediaContentType: row.media_content_type,
     sessionId: row.session_id,
     createdAt: new Date(row.created_at_iso),
   };
 }
 
-const LISTED_COLUMNS = rawSql(`id, body, direction, type, channel, status, sender, session_id,
+const LISTED_COLUMNS = rawSql(`id, body, direction, type, channel, status, sender, sender_name, media_url, media_content_type, session_id,
   to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at_iso`);
 
 /** `where` is a condition on the contact's messages. */

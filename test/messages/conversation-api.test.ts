@@ -96,6 +96,9 @@ describe('GET /contacts/{contactId}/chat-sessions', () => {
     const secondStart = (await service.services.orm.em.fork().findOneOrFail(ChatSession, second.sessionId)).startedAt.toISOString();
 
     const closedSession = close.body.data;
+    // Who wrote each message, and its media (none here).
+    const fromContact = { sender: 'contact', sender_name: null, media_url: null, media_content_type: null };
+    const fromApp = { ...fromContact, sender: 'agent' };
     const openSession = { id: second.sessionId, start_date_time: secondStart, end_date_time: null, status: 'ChatSessionOpened', tag: null };
     for (const query of [{}, { includeMessages: 'false' }]) {
       const response = await service.request('GET', `/contacts/${contactId}/chat-sessions`, { apiKey, query });
@@ -111,13 +114,13 @@ describe('GET /contacts/{contactId}/chat-sessions', () => {
         {
           ...openSession,
           messages: [
-            { id: second.messageId, body: 'Second visit', direction: 'inbound', timestamp: stored[1].createdAt.toISOString(), type: 'text', channel: 'api', status: 'received' },
-            { id: answer.messageId, body: 'Welcome back', direction: 'outbound', timestamp: stored[2].createdAt.toISOString(), type: 'text', channel: 'whatsapp', status: 'delivered' },
+            { id: second.messageId, body: 'Second visit', direction: 'inbound', timestamp: stored[1].createdAt.toISOString(), type: 'text', channel: 'api', status: 'received', ...fromContact },
+            { id: answer.messageId, body: 'Welcome back', direction: 'outbound', timestamp: stored[2].createdAt.toISOString(), type: 'text', channel: 'whatsapp', status: 'delivered', ...fromApp },
           ],
         },
         {
           ...closedSession,
-          messages: [{ id: first.messageId, body: 'First visit', direction: 'inbound', timestamp: stored[0].createdAt.toISOString(), type: 'text', channel: 'api', status: 'received' }],
+          messages: [{ id: first.messageId, body: 'First visit', direction: 'inbound', timestamp: stored[0].createdAt.toISOString(), type: 'text', channel: 'api', status: 'received', ...fromContact }],
         },
       ],
     });
@@ -249,6 +252,7 @@ describe('GET /chat-sessions/recent', () => {
           last_message_at: s3.message.createdAt.toISOString(),
           last_message_preview: 'three',
           unread_count: 1,
+          read_at: null,
         },
         {
           session_id: s2.sessionId,
@@ -266,6 +270,7 @@ describe('GET /chat-sessions/recent', () => {
           last_message_at: s2.message.createdAt.toISOString(),
           last_message_preview: 'two',
           unread_count: 1,
+          read_at: null,
         },
       ],
       next_cursor: expect.any(String),

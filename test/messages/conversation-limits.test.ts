@@ -102,6 +102,10 @@ describe('includeMessages=true shows the newest SESSION_MESSAGES_LIMIT messages 
       type: 'text',
       channel: 'api',
       status: 'received',
+      sender: n % 2 === 1 ? 'contact' : 'agent',
+      sender_name: null,
+      media_url: null,
+      media_content_type: null,
     });
     const expected = [
       { id: newest, messages: range(9, total).map(chatMessage) },

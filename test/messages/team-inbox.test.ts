@@ -8,6 +8,7 @@ import { visitorSuffix } from '../../server/contacts/contact-name.ts';
 import { serviceForFile } from '../helpers/service-for-file.ts';
 import type { TestService } from '../helpers/service.ts';
 import { createContact, eventsOf, record } from './conversation-fixtures.ts';
+import { widgetConversation } from './reply-fixtures.ts';
 
 let service: TestService;
 serviceForFile({}, (started) => {
@@ -167,6 +168,27 @@ describe("POST /contacts/{contactId}/read: the business's read mark", () => {
     expect((await eventsOf(service, account.userId, 'Reads')).length).toBe(0);
   });
 
+  test("read_at is the mark: null until read, then the time of the contact's newest message; a session begun after it has read_at before its start (nobody has opened it)", async () => {
+    const account = await service.createAccount();
+    const { contactId } = await createContact(service, account.apiKey);
+    await record(service, account.userId, contactId, 'inbound', 'one');
+    const newest = await record(service, account.userId, contactId, 'outbound', 'an answer');
+    expect((await recent(account)).data[0]!.read_at).toBeNull();
+
+    expect((await service.request('POST', `/contacts/${contactId}/read`, { apiKey: account.apiKey })).status).toBe(200);
+    const [read] = (await recent(account)).data;
+    expect(read!.read_at).toBe(newest.message.createdAt.toISOString());
+    expect(read!.read_at! >= read!.start_date_time).toBe(true);
+
+    const closed = await service.request('POST', `/contacts/${contactId}/chat-sessions/close`, { apiKey: account.apiKey });
+    expect(closed.status, closed.text).toBe(200);
+    await record(service, account.userId, contactId, 'inbound', 'a new question');
+    const [fresh, old] = (await recent(account)).data;
+    expect(fresh!.session_id).not.toBe(old!.session_id);
+    expect([fresh!.read_at, fresh!.unread_count]).toEqual([read!.read_at, 1]);
+    expect(fresh!.read_at! < fresh!.start_date_time).toBe(true);
+  });
+
   test("404 for an unknown contact or another account's", async () => {
     const account = await service.createAccount();
     const other = await service.createAccount();
@@ -176,6 +198,31 @@ describe("POST /contacts/{contactId}/read: the business's read mark", () => {
       expect(response.status).toBe(404);
       expect(response.body).toEqual({ success: false, error: 'Contact not found', error_code: 404 });
     }
+  });
+});
+
+describe("a chat session's messages say who wrote them", () => {
+  test('with includeMessages=true each message carries its sender, the sender_name a reply showed the visitor, and its media, in both session listings', async () => {
+    const account = await service.createAccount();
+    const { contactId } = await widgetConversation(service, account);
+    const reply = await service.request('POST', `/contacts/${contactId}/messages`, {
+      apiKey: account.apiKey,
+      body: { text: 'Here is the map.', sender_name: 'Ana', media_url: 'https://cdn.example/map.png', media_content_type: 'image/png' },
+    });
+    expect(reply.status, reply.text).toBe(201);
+
+    const expected = [
+      ['hello', 'inbound', 'contact', null, null, null],
+      [expect.any(String), 'outbound', 'bot', null, null, null],
+      ['Here is the map.', 'outbound', 'api', 'Ana', 'https://cdn.example/map.png', 'image/png'],
+    ];
+    const shown = (messages: Record<string, unknown>[]) =>
+      messages.map((message) => [message.body, message.direction, message.sender, message.sender_name, message.media_url, message.media_content_type]);
+    const sessions = await service.request('GET', `/contacts/${contactId}/chat-sessions`, { apiKey: account.apiKey, query: { includeMessages: 'true' } });
+    expect(sessions.status, sessions.text).toBe(200);
+    expect(shown(sessions.body.data[0].messages)).toEqual(expected);
+    const listed = await recent(account, { includeMessages: 'true' });
+    expect(shown(listed.data[0]!.messages)).toEqual(expected);
   });
 });
 

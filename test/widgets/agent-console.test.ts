@@ -2,9 +2,10 @@
 // headless Chromium: the visitor's page is on another origin (a loopback site embedding the
 // script tag) and the console signs in with the account's API key. Live both ways: the console
 // hears the visitor typing and their message over its /trpc subscription; the visitor sees the
-// agent typing and the reply over the widget's socket; the console sees the reply read and the
-// hand-off when the visitor asks for a person. Screenshots go to a temporary directory;
-// UPDATE_SCREENSHOTS=1 writes the console's over README's, in widget/screenshots/.
+// agent typing and the reply (with the agent's name) over the widget's socket; the console sees
+// the reply read, another visitor's new conversation, and the hand-off when the visitor asks for
+// a person. Screenshots go to a temporary directory; UPDATE_SCREENSHOTS=1 writes the console's
+// over README's, in widget/screenshots/.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, serveSitePage, watchForPolicyAndScriptErrors as watchForErrors, widgetFrame, type SitePage } from '../helpers/browser.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
+import { contactOfVisitor, conversationEntry, conversationList, listedName, newVisitorId, visitorSays } from './console-fixtures.ts';
 
 const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
 const README_SCREENSHOTS = path.resolve(import.meta.dirname, '../../widget/screenshots');
@@ -25,6 +27,9 @@ let browser: Browser;
 let site: SitePage;
 let siteOrigin: string;
 let apiKey: string;
+let userId: string;
+/** The name the console lists the site's visitor by. */
+let firstVisitorName: string;
 let widgetId: string;
 let screenshots: string;
 
@@ -49,6 +54,7 @@ beforeAll(async () => {
   await startSite();
   const account = await service.createAccount();
   apiKey = account.apiKey;
+  userId = account.userId;
   const created = await service.request('POST', '/chat-widgets', {
     apiKey,
     body: { name: 'Shop chat', settings: { title: 'Acme support', greeting: GREETING, allowedOrigins: [siteOrigin] } },
@@ -77,7 +83,7 @@ describe('the agent console beside a visitor on a customer site', () => {
 
   beforeAll(async () => {
     visitorContext = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1000, height: 760 } });
-    agentContext = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1100, height: 700 } });
+    agentContext = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 760 } });
     visitor = await visitorContext.newPage();
     agent = await agentContext.newPage();
     visitorErrors = watchForErrors(visitor);
@@ -115,9 +121,9 @@ describe('the agent console beside a visitor on a customer site', () => {
     await frame.getByRole('log').getByText(GREETING).waitFor({ timeout: DEADLINE_MS });
     await frame.locator('#typing').waitFor({ state: 'hidden', timeout: DEADLINE_MS });
 
-    const conversations = agent.getByRole('navigation', { name: 'Conversations' });
-    const entry = conversations.getByRole('button').first();
+    const entry = conversationList(agent).getByRole('button').first();
     await entry.waitFor({ timeout: DEADLINE_MS });
+    firstVisitorName = (await entry.locator('.name').textContent())!;
     await entry.click();
     const log = agent.getByRole('log', { name: 'Messages' });
     await log.getByText('Hello, is anyone there?').waitFor({ timeout: DEADLINE_MS });
@@ -132,11 +138,11 @@ describe('the agent console beside a visitor on a customer site', () => {
     // Sending ends the typing at once (the page says so), not only when it lapses.
     await typing.waitFor({ state: 'hidden', timeout: DEADLINE_MS });
     expect(await log.getByText('Do you ship to Norway').count()).toBe(1);
-    await agent.screenshot({ path: path.join(screenshots, 'inbox.png') });
   });
 
-  it('shows the visitor the agent typing and then the reply, and the console sees it read', async () => {
+  it('shows the visitor the agent typing and then the reply with their name, and the console sees it read', async () => {
     const visitorTyping = frame.locator('#typing');
+    await agent.getByRole('textbox', { name: 'Your name' }).fill('Ana');
     const reply = agent.getByRole('textbox', { name: 'Reply' });
     await reply.pressSequentially('Yes, we do', { delay: 30 });
     await visitorTyping.waitFor({ state: 'visible', timeout: DEADLINE_MS });
@@ -148,6 +154,17 @@ describe('the agent console beside a visitor on a customer site', () => {
     const sent = agent.getByRole('log', { name: 'Messages' }).getByRole('listitem').filter({ hasText: 'Yes, we do: 3 to 5 days.' });
     await sent.getByText('Read').waitFor({ timeout: DEADLINE_MS });
     expect(await sent.count()).toBe(1);
+    expect(await sent.locator('.author').textContent()).toBe('Ana');
+
+    // Meanwhile another visitor writes: listed live, new and unread.
+    const newcomerId = newVisitorId();
+    await visitorSays(service, { userId }, widgetId, newcomerId, 'Hi! Can I return boots I bought online in a shop?', {
+      details: { pageUrl: `${siteOrigin}/returns`, language: 'en-GB' },
+    });
+    const newcomer = conversationEntry(agent, await listedName(service, apiKey, await contactOfVisitor(service, newcomerId)));
+    await newcomer.getByText('New', { exact: true }).waitFor({ timeout: DEADLINE_MS });
+    await agent.getByRole('complementary').getByText('Chrome').waitFor({ timeout: DEADLINE_MS });
+    await agent.screenshot({ path: path.join(screenshots, 'inbox.png') });
   });
 
   it('shows the hand-off when the visitor asks for a person', async () => {
@@ -168,19 +185,19 @@ describe('the agent console beside a visitor on a customer site', () => {
 
 describe('the agent console on a phone', () => {
   it('shows the list, then one conversation with a way back, without sideways scrolling', async () => {
-    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 360, height: 740 }, hasTouch: true, isMobile: true });
+    const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
     try {
       const page = await context.newPage();
       const errors = watchForErrors(page);
       await page.goto(`${service.origin}/v1/inbox`);
       await page.getByLabel('API key or ID token').fill(apiKey);
       await page.getByRole('button', { name: 'Sign in' }).click();
-      const entry = page.getByRole('navigation', { name: 'Conversations' }).getByRole('button').first();
+      const entry = conversationEntry(page, firstVisitorName);
       await entry.waitFor({ timeout: DEADLINE_MS });
       await entry.click();
       await page.getByRole('log', { name: 'Messages' }).getByText('Do you ship to Norway').waitFor({ timeout: DEADLINE_MS });
       expect(await entry.isVisible()).toBe(false);
-      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
       await page.getByRole('button', { name: 'Back to conversations' }).click();
       await entry.waitFor({ state: 'visible', timeout: DEADLINE_MS });
       expect(errors).toEqual([]);
