@@ -155,13 +155,15 @@
     return started || !!identityToken;
   }
 
+  /** Returns whether the conversation has just started (until then nothing was read back). */
   function setStarted() {
-    if (started) return;
+    if (started) return false;
     started = true;
     stored(visitorKey('started'), '1');
     if (embedded) window.parent.postMessage({ type: 'chat-widget:started' }, parentOrigin);
     if (!socket || !socket.connected) startPolling();
     showHandoff();
+    return true;
   }
 
   // ---- the conversation -------------------------------------------------------------
@@ -821,8 +823,10 @@
           // Later copies of the message (socket, polls) carry the messageSid sent with it.
           var entry = known.get(messageSid);
           if (entry) addMessage(Object.assign({}, entry.message, { pending: false, status: entry.message.status === 'sending' ? 'sent' : entry.message.status }));
-          setStarted();
-          if (!socket || !socket.connected) refetch();
+          // The first message's answer may have been sent before the socket joined its room,
+          // and a socket that connected before then read nothing back: read it once now.
+          var first = setStarted();
+          if (first || !socket || !socket.connected) refetch();
           return undefined;
         });
       },
