@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { normalisePhoneNumber } from '../contacts/phone.ts';
+import { normaliseLinkPhoneNumber, PHONE_NUMBER_OR_DIGITS_PATTERN } from '../contacts/phone.ts';
 import { ApiError } from '../errors.ts';
 import type { Services } from '../process-services.ts';
 import { countAndReadWidget } from '../widgets/read-public-widget-config.ts';
@@ -83,7 +83,10 @@ function clickToChatRoute(path: string, parameters: PlainRoute['parameters']): P
 }
 
 const CONFIG_ID = stringParameter('configId', 'path', 'The chat widget id.');
-const PHONE = stringParameter('phone', 'path', 'With its country code: + or 00 then the number, or the digits alone (taken as + and the digits), such as +14155552671.');
+const PHONE = {
+  ...stringParameter('phone', 'path', 'With its country code: + or 00 then the number, or the digits alone (taken as + and the digits), such as +14155552671.'),
+  schema: { type: 'string', pattern: PHONE_NUMBER_OR_DIGITS_PATTERN },
+};
 
 export const WIDGET_PAGE_ROUTES: PlainRoute[] = [
   {
@@ -186,11 +189,6 @@ export function pageHeaders(reply: FastifyReply, contentSecurityPolicy: string) 
     .type('text/html; charset=utf-8');
 }
 
-/** `+` and the digits of a number given with its country code; digits alone are taken as after the `+`. */
-function chatPhoneNumber(text: string): string {
-  const trimmed = text.trim();
-  return normalisePhoneNumber(/^\d[\d\s().-]*$/.test(trimmed) && !trimmed.startsWith('00') ? `+${trimmed}` : trimmed);
-}
 
 const WIDGET_PAGE_WITH_VISITOR = new RegExp(`^(${REST_PREFIX}/chat-widget/[^/]+)/.+$`);
 
@@ -261,7 +259,7 @@ export async function registerWidgetPages(app: FastifyInstance, services: Servic
     const message = request.params['*'] ?? '';
     let number: string;
     try {
-      number = chatPhoneNumber(phone);
+      number = normaliseLinkPhoneNumber(phone);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       const reason = error.message.replace(/^Invalid phone number: /, '');
