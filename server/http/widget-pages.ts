@@ -140,13 +140,14 @@ export function staticAsset(body: string, contentType: string): StaticAsset {
   return { body, contentType, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` };
 }
 
-/** If-None-Match is a list of ETags or `*`; weak comparison, as RFC 9110 asks for it. */
+/**
+ * Whether If-None-Match names the current ETag (weak comparison, as RFC 9110 asks for it).
+ * `*` is not honoured: these files always exist, so it would be a 304 to a request naming no
+ * version, which no cache sends on a GET and the OpenAPI document does not promise.
+ */
 function matchesEtag(header: string | undefined, etag: string): boolean {
   if (!header) return false;
-  return header.split(',').some((candidate) => {
-    const tag = candidate.trim();
-    return tag === '*' || tag.replace(/^W\//, '') === etag;
-  });
+  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
 }
 
 export function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: StaticAsset) {
