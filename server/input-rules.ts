@@ -17,6 +17,15 @@ export const INT32_MAX = 2_147_483_647;
 
 const NUL = '\u0000';
 
+/**
+ * The text rule for the OpenAPI document: a string this pattern finds (it contains a NUL)
+ * is refused. Written so every regular-expression engine reads it alike (ECMA-262 with or
+ * without the `u` flag, Python, Rust). A lone surrogate cannot be put in a pattern portably
+ * (Rust's engine, which validators use, refuses surrogate escapes); strings of well-formed
+ * Unicode, as I-JSON (RFC 7493) asks, are stated in words.
+ */
+export const NUL_PATTERN = '\\u0000';
+
 type UnstorableReason = 'nul_character' | 'lone_surrogate';
 
 /**

@@ -6,6 +6,7 @@
 import type { AnyRouter } from '@trpc/server';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import type { ErrorShape } from '../errors.ts';
+import { JSON_VALUE_SCHEMAS, stateInputRules } from './openapi-input-rules.ts';
 import type { ProcedureMeta } from '../trpc.ts';
 import type { OperationTable } from './operations.ts';
 import { REST_PREFIX } from './rest.ts';
@@ -99,7 +100,8 @@ const API_KEY_PARAMETER = {
   in: 'query',
   required: false,
   description: 'The API key (main or scoped). Alternatives: the X-API-Key header or a bearer token; the query parameter wins when several are sent.',
-  schema: { type: 'string' },
+  // A secret: tools are not to fill it in from values the API answered with.
+  schema: { type: 'string', format: 'password' },
 };
 
 /** Every public (chat widget) operation takes the visitor's identity token (server/widgets/visitor-identity.ts). */
@@ -189,7 +191,10 @@ export function buildOpenApiDocument(
     version: '1.0.0',
     baseUrl,
     // Says only what this document contains: its sections are the operations' tags.
-    description: `Messaging automation over HTTPS. Sections: ${sectionsOf(operations)}. Every failure has the status and body listed under its operation.`,
+    description:
+      `Messaging automation over HTTPS. Sections: ${sectionsOf(operations)}. Every failure has the status and body listed under its operation. ` +
+      'Text in a request is well-formed Unicode, as I-JSON (RFC 7493) asks: a NUL character (which every string schema here excludes) ' +
+      'or a lone UTF-16 surrogate escape (`\\ud800` to `\\udfff` without its pair) anywhere in the input is 400.',
     securitySchemes: SECURITY_SCHEMES as never,
   }) as OpenAPIObject & { paths: Record<string, Record<string, OperationObject>> };
 
@@ -261,7 +266,9 @@ export function buildOpenApiDocument(
 
     // Rules the domain enforces beyond each field's own schema (at least one field, exactly one identifier).
     if (meta.bodyConstraints && bodySchema) Object.assign(bodySchema, meta.bodyConstraints);
+    stateInputRules(entry);
   }
+  document.components = { ...document.components, schemas: { ...document.components?.schemas, ...JSON_VALUE_SCHEMAS } as never };
 
   for (const route of plainRoutes) {
     const pathItem = (document.paths[route.path] ??= {});

@@ -119,3 +119,54 @@ test('userId: empty is the same as absent on authenticated operations, as docume
     expect(refused.body.error).toBe('userId is required');
   }
 });
+
+/** Every request schema of the procedures' operations (plain routes read their own input), with where it is. */
+function requestSchemas(document: Record<string, any>): { where: string; schema: Record<string, any> }[] {
+  const found: { where: string; schema: Record<string, any> }[] = [];
+  for (const [pathName, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (!String(operation.operationId).includes('-')) continue;
+      const where = `${method.toUpperCase()} ${pathName}`;
+      for (const parameter of operation.parameters ?? []) if (parameter.in !== 'header') found.push({ where: `${where} ${parameter.name}`, schema: parameter.schema });
+      const body = operation.requestBody?.content?.['application/json']?.schema;
+      if (body) found.push({ where: `${where} body`, schema: body });
+    }
+  }
+  return found;
+}
+
+/** Every subschema that constrains values (not the branches of `oneOf` constraints, which only add patterns). */
+function subschemas(schema: Record<string, any>, where: string, visit: (schema: Record<string, any>, where: string) => void): void {
+  visit(schema, where);
+  for (const [name, member] of Object.entries((schema.properties ?? {}) as Record<string, any>)) subschemas(member, `${where}.${name}`, visit);
+  if (schema.items && typeof schema.items === 'object') subschemas(schema.items, `${where}[]`, visit);
+  if (schema.additionalProperties && typeof schema.additionalProperties === 'object' && !schema.additionalProperties.$ref) subschemas(schema.additionalProperties, `${where}{}`, visit);
+  for (const branch of schema.anyOf ?? []) subschemas(branch, where, visit);
+}
+
+test('the document states the input rules: no request string or member name may contain a NUL, and what a schema leaves free is JSON of such text nested no deeper than 32 levels', () => {
+  const document = JSON.parse(served);
+  const noNul = { type: 'string', pattern: '\\u0000' };
+  const unruled: string[] = [];
+  for (const { where, schema } of requestSchemas(document)) {
+    subschemas(schema, where, (subschema, at) => {
+      const types = [subschema.type].flat();
+      const closed = subschema.enum !== undefined || subschema.const !== undefined;
+      if (types.includes('string') && !closed && !(JSON.stringify(subschema.not) === JSON.stringify(noNul) || subschema.allOf?.some((part: any) => JSON.stringify(part.not) === JSON.stringify(noNul)))) unruled.push(`${at} (string)`);
+      if (types.includes('object') && subschema.additionalProperties !== false) {
+        if (JSON.stringify(subschema.propertyNames?.not) !== JSON.stringify(noNul)) unruled.push(`${at} (member names)`);
+        if (!/^#\/components\/schemas\/JsonValue\d+$/.test(subschema.additionalProperties?.$ref) && typeof subschema.additionalProperties !== 'object') unruled.push(`${at} (unnamed members)`);
+      }
+      if (Object.keys(subschema).length === 0) unruled.push(`${at} (free)`);
+    });
+  }
+  expect(unruled).toEqual([]);
+  // Unnamed members of the body nest as deep as the input rule allows below the body (32 levels in all).
+  expect(document.paths['/lists'].post.requestBody.content['application/json'].schema.additionalProperties).toEqual({ $ref: '#/components/schemas/JsonValue31' });
+  expect(document.components.schemas.JsonValue31.anyOf).toContainEqual({ type: 'string', not: noNul });
+  expect(document.components.schemas.JsonValue31.anyOf[2].items).toEqual({ $ref: '#/components/schemas/JsonValue30' });
+  expect(document.components.schemas.JsonValue0.anyOf.map((branch: { type: unknown }) => branch.type)).toEqual([['null', 'boolean', 'number'], 'string']);
+  // The API key is a secret, not a value to fill in from answers.
+  const apiKey = document.paths['/lists'].get.parameters.find((parameter: { name: string }) => parameter.name === 'apiKey');
+  expect(apiKey.schema).toMatchObject({ type: 'string', format: 'password' });
+});
