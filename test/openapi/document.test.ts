@@ -170,3 +170,15 @@ test('the document states the input rules: no request string or member name may 
   const apiKey = document.paths['/lists'].get.parameters.find((parameter: { name: string }) => parameter.name === 'apiKey');
   expect(apiKey.schema).toMatchObject({ type: 'string', format: 'password' });
 });
+
+test('a GET or DELETE with a query parameter its operation does not take is 400 naming it; a body member the operation does not read is accepted', async () => {
+  const account = await service.createAccount();
+  for (const [method, pathName] of [['GET', '/lists'], ['DELETE', '/contacts/lists']] as const) {
+    const response = await service.request(method, pathName, { apiKey: account.apiKey, query: { limt: '5' } });
+    expect(response.status, `${method} ${pathName}`).toBe(400);
+    // The envelope (GET /lists) or plain text (DELETE /contacts/lists), as each endpoint's 400 is.
+    expect(response.body?.error ?? response.text, `${method} ${pathName}`).toBe('Unknown query parameter "limt"');
+  }
+  const created = await service.request('POST', '/lists', { apiKey: account.apiKey, body: { name: 'Extra', extra: { nested: ['member'] } } });
+  expect(created.status).toBe(201);
+});
