@@ -12,9 +12,10 @@ import { PageInput } from '../../server/pagination.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 import { ContactRecord } from '../../server/contacts/contact-record.ts';
 import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
-import { PhoneNumberText } from '../../server/contacts/phone.ts';
+import { PhoneNumberOrBlank } from '../../server/contacts/phone.ts';
 
-const MembershipInput = z.object({ contactId: z.string().optional(), listId: z.string().optional() });
+// Optional here so that a missing one is refused in the spec's words (contact-list-membership.ts); required in the document.
+const MembershipInput = z.object({ contactId: z.string().meta({ minLength: 1 }).optional(), listId: z.string().meta({ minLength: 1 }).optional() });
 /** `archived=true|false` in a query string; a boolean over tRPC. */
 const Archived = z
   .union([z.boolean(), z.enum(['true', 'false'])], { error: 'archived must be true or false' })
@@ -58,7 +59,7 @@ export const contactsRouter = router({
         '500': 'message',
       },
     })
-    .input(PageInput.extend({ phoneNumber: PhoneNumberText.optional(), email: z.string().optional(), archived: Archived }))
+    .input(PageInput.extend({ phoneNumber: PhoneNumberOrBlank.optional(), email: z.string().optional(), archived: Archived }))
     .output(
       z.union([
         z.object({ success: z.literal(true), contactId: z.string() }),
@@ -94,6 +95,7 @@ export const contactsRouter = router({
       section: 'Contacts',
       access: 'write',
       errorShapes: membershipShapes,
+      requiredFields: ['contactId', 'listId'],
     })
     .input(MembershipInput)
     .output(z.object({ success: z.literal(true), message: z.string() }))
@@ -105,6 +107,7 @@ export const contactsRouter = router({
       section: 'Contacts',
       access: 'write',
       errorShapes: membershipShapes,
+      requiredFields: ['contactId', 'listId'],
     })
     .input(MembershipInput)
     .output(z.object({ success: z.literal(true), message: z.string() }))

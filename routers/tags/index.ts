@@ -21,6 +21,7 @@ export const tagsRouter = router({
       access: 'write',
       successStatus: 201,
       queryFields: ['tag', 'phoneNumber', 'email'],
+      requiredFields: ['tag'],
       // The envelope (the default), listed so the OpenAPI document shows these statuses.
       errorShapes: { '402': 'envelope', '404': 'envelope' },
     })

@@ -5,15 +5,23 @@ import { z } from 'zod';
 import { API_SECTIONS, type ApiSection, type Scopes } from '../auth/scopes.ts';
 import { Account } from '../db/entities/index.ts';
 import { InvalidInputError } from '../errors.ts';
-import { columnDateTime } from '../input-rules.ts';
+import { BLANK_CHARACTERS, columnDateTime } from '../input-rules.ts';
 import { SCOPED_KEY_DEFAULT_RATE_LIMIT, SCOPED_KEY_MAX_RATE_LIMIT } from '../rate-limit/limits.ts';
+
+/** A section a scoped key may be granted, as canonicalTags reads it: any letter case, white space around it. */
+const GRANTABLE_SECTION_PATTERN = `^[${BLANK_CHARACTERS}]*(?:${API_SECTIONS.filter((section) => section !== 'API Keys')
+  .map((section) => section.replace(/[A-Za-z]/g, (letter) => `[${letter.toUpperCase()}${letter.toLowerCase()}]`))
+  .join('|')})[${BLANK_CHARACTERS}]*$`;
 
 export const ScopesInput = z
   .object({
     // A literal, not z.boolean(): trpc-to-openapi switches coercion on for booleans in
     // inputs, and Boolean('false') or Boolean(0) must never make a key writable (rule 3).
     read_only: z.literal([true, false], { error: 'scopes.read_only must be true or false' }).optional(),
-    tags: z.array(z.string({ error: 'scopes.tags must be section names' })).max(API_SECTIONS.length * 2).optional(),
+    tags: z
+      .array(z.string({ error: 'scopes.tags must be section names' }).meta({ pattern: GRANTABLE_SECTION_PATTERN }))
+      .max(API_SECTIONS.length * 2)
+      .optional(),
     sub_account_ids: z
       .array(z.string({ error: 'scopes.sub_account_ids must be account ids' }).min(1))
       .max(1000)

@@ -5,6 +5,7 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import metadata from 'libphonenumber-js/metadata.max';
 import { z } from 'zod';
 import { InvalidInputError } from '../errors.ts';
+import { BlankText } from '../input-rules.ts';
 
 /** E.164: a number has at most 15 digits, its country calling code included. */
 const E164_MAX_DIGITS = 15;
@@ -74,6 +75,9 @@ export const PhoneNumberText = z.string().meta({
     'With its country code: + or 00, the country calling code, then the number (no extension) with as many digits as ' +
     "that country's numbers have; spaces, brackets, dots and dashes may separate the digits. Such as +14155552671.",
 });
+
+/** A phone number field where blank is the same as absent (lookups by phone number or e-mail). */
+export const PhoneNumberOrBlank = z.union([PhoneNumberText, BlankText]);
 
 function invalidPhone(why: string): InvalidInputError {
   return new InvalidInputError(`Invalid phone number: ${why}`, { reason: 'invalid_phone' });

@@ -6,6 +6,7 @@
 import type { AnyRouter } from '@trpc/server';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import type { ErrorShape } from '../errors.ts';
+import { BLANK_TEXT_PATTERN, NON_BLANK_TEXT_PATTERN } from '../input-rules.ts';
 import { JSON_VALUE_SCHEMAS, stateInputRules } from './openapi-input-rules.ts';
 import type { ProcedureMeta } from '../trpc.ts';
 import type { OperationTable } from './operations.ts';
@@ -236,15 +237,27 @@ export function buildOpenApiDocument(
     entry.tags = [meta.section];
 
     const parameters = entry.parameters ?? [];
-    const bodySchema = entry.requestBody?.content?.['application/json']?.schema as (Json & { properties?: Record<string, Json> }) | undefined;
+    const bodySchema = entry.requestBody?.content?.['application/json']?.schema as
+      | (Json & { properties?: Record<string, Json>; required?: string[] })
+      | undefined;
+    const requiredFields = new Set(meta.requiredFields);
     for (const name of meta.queryFields ?? []) {
       parameters.push({
         name,
         in: 'query',
-        required: false,
-        description: 'May be sent in the query string or the JSON body.',
+        required: requiredFields.has(name) || Boolean(bodySchema?.required?.includes(name)),
+        description: 'Also read from the JSON body, which wins where both carry it.',
         schema: bodySchema?.properties?.[name] ?? { type: 'string' },
       });
+      // Stated in one place: a query parameter could not be required were the body to offer it too.
+      if (bodySchema?.properties) delete bodySchema.properties[name];
+      if (bodySchema?.required) bodySchema.required = bodySchema.required.filter((field) => field !== name);
+      if (bodySchema?.required?.length === 0) delete bodySchema.required;
+    }
+    for (const name of requiredFields) {
+      const parameter = parameters.find((candidate) => candidate.name === name && candidate.in !== 'header');
+      if (parameter) parameter.required = true;
+      else if (bodySchema?.properties?.[name]) bodySchema.required = [...new Set([...(bodySchema.required ?? []), name])];
     }
     for (const parameter of parameters) {
       if (parameter.name !== 'cursor' || parameter.in !== 'query') continue;
@@ -266,6 +279,8 @@ export function buildOpenApiDocument(
 
     // Rules the domain enforces beyond each field's own schema (at least one field, exactly one identifier).
     if (meta.bodyConstraints && bodySchema) Object.assign(bodySchema, meta.bodyConstraints);
+    const mergedMembers = meta.bodyConstraints && FIELD_RULES.get(meta.bodyConstraints);
+    if (mergedMembers && bodySchema) Object.assign(bodySchema, namesAField(bodySchema, mergedMembers));
     stateInputRules(entry);
   }
   document.components = { ...document.components, schemas: { ...document.components?.schemas, ...JSON_VALUE_SCHEMAS } as never };
@@ -334,10 +349,40 @@ function forbiddenDescription(meta: ProcedureMeta): string {
   return parts.join('; ');
 }
 
-/** `bodyConstraints` of an update: an empty body is 400 "No fields to update". */
-export const AT_LEAST_ONE_FIELD = { minProperties: 1 } as const;
+/** The update constraints below, with the members whose own fields count as the update's (merged, not replaced). */
+const FIELD_RULES = new WeakMap<object, string[]>();
 
-/** `bodyConstraints` of a body that names its subject by exactly one of these (non-blank) fields. */
+/**
+ * `bodyConstraints` of an update: a body that names none of its fields (members it does not
+ * read are ignored) is 400 "No fields to update". `mergedMembers` are objects merged into what
+ * is stored (`usage_limits`), so one of their own fields must be named.
+ */
+export function atLeastOneField(...mergedMembers: string[]): Record<string, unknown> {
+  const constraints = { minProperties: 1 };
+  FIELD_RULES.set(constraints, mergedMembers);
+  return constraints;
+}
+
+export const AT_LEAST_ONE_FIELD = atLeastOneField();
+
+/** `anyOf` the body names one of its fields (or one of a merged member's). */
+function namesAField(schema: Json & { properties?: Record<string, Json> }, mergedMembers: string[]): Json {
+  return {
+    anyOf: Object.entries(schema.properties ?? {}).map(([name, member]) =>
+      mergedMembers.includes(name) ? { required: [name], properties: { [name]: namesAField(member, []) } } : { required: [name] },
+    ),
+  };
+}
+
+/**
+ * `bodyConstraints` of a body that names its subject by exactly one of these fields, a blank
+ * one counting as absent (each field's own schema says what a non-blank value must be).
+ */
 export function exactlyOneOf(...fields: string[]): Record<string, unknown> {
-  return { oneOf: fields.map((field) => ({ required: [field], properties: { [field]: { type: 'string', minLength: 1 } } })) };
+  return {
+    oneOf: fields.map((field) => ({
+      required: [field],
+      properties: Object.fromEntries(fields.map((other) => [other, { pattern: other === field ? NON_BLANK_TEXT_PATTERN : BLANK_TEXT_PATTERN }])),
+    })),
+  };
 }
