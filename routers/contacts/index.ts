@@ -45,7 +45,7 @@ export const contactsRouter = router({
         path: '/contacts',
         tags: ['Contacts'],
         summary:
-          'Look up a contact by phone number or e-mail (archived ones too); without them, page through contacts with limit/cursor/archived',
+          'Look up a contact by phone number or e-mail (archived ones too); without either, page through contacts with limit/cursor/archived (the first page when no parameter is sent)',
       },
       section: 'Contacts',
       access: 'read',
@@ -67,10 +67,10 @@ export const contactsRouter = router({
       ]),
     )
     .query(async ({ ctx, input }) => {
-      const lookup = input.phoneNumber !== undefined || input.email !== undefined;
-      if (!lookup && (input.limit !== undefined || input.cursor !== undefined || input.archived !== undefined)) {
-        return { success: true as const, ...(await listContacts(ctx.em, ctx.services.secrets, ctx.account.id, input)) };
-      }
+      // Neither identifier (blank is absent): a listing, so that each parameter's own value
+      // decides what the request is (a rule the OpenAPI document can state).
+      const lookup = Boolean(input.phoneNumber?.trim() || input.email?.trim());
+      if (!lookup) return { success: true as const, ...(await listContacts(ctx.em, ctx.services.secrets, ctx.account.id, input)) };
       return { success: true as const, contactId: await findContactIdByIdentifier(ctx.services.pool, ctx.account.id, input) };
     }),
 

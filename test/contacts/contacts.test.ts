@@ -203,11 +203,14 @@ describe('GET /contacts (lookup)', () => {
     expect(found.body).toEqual({ success: true, contactId: created.body.data.contactId });
   });
 
-  test('missing parameters: 400 plain string', async () => {
-    const response = await service.request('GET', '/contacts', { apiKey: a.apiKey });
-    expect(response.status).toBe(400);
-    expect(response.contentType).toMatch(/^text\/plain/);
-    expect(response.text).toMatch(/Missing required parameters/);
+  test('neither identifier, or only blank ones, pages through the contacts instead (a rule the OpenAPI document states)', async () => {
+    const firstPage = await service.request('GET', '/contacts', { apiKey: a.apiKey, query: { limit: 1 } });
+    expect(firstPage.status).toBe(200);
+    for (const query of [{}, { email: '' }, { phoneNumber: ' ', email: '\t' }]) {
+      const response = await service.request('GET', '/contacts', { apiKey: a.apiKey, query: { ...query, limit: 1 } });
+      expect(response.status, JSON.stringify(query)).toBe(200);
+      expect(response.body, JSON.stringify(query)).toEqual(firstPage.body);
+    }
   });
 
   test('invalid phone number: 400 {error}', async () => {
