@@ -16,6 +16,7 @@ export const tagsRouter = router({
         path: '/tags',
         tags: ['Tags'],
         summary: 'Add a contact (by phoneNumber or email) to a tag, creating the tag when new; a new assignment costs one credit',
+        description: 'One of phoneNumber and email (not blank) is required: 400 "Missing required parameters: phoneNumber or email" otherwise.',
       },
       section: 'Tags',
       access: 'write',

@@ -25,7 +25,8 @@ export const ScopesInput = z
     sub_account_ids: z
       .array(z.string({ error: 'scopes.sub_account_ids must be account ids' }).min(1))
       .max(1000)
-      .optional(),
+      .optional()
+      .describe('Client accounts the caller manages (400 naming any other), or ["*"] for all of them.'),
     rate_limit_per_min: z
       .number({ error: 'scopes.rate_limit_per_min must be a number' })
       .int('scopes.rate_limit_per_min must be a whole number')
@@ -36,7 +37,9 @@ export const ScopesInput = z
   // A misspelt member would silently fall back to a default; say so instead.
   .strict();
 
-export const ExpiresAt = columnDateTime('expires_at must be an ISO 8601 date-time before the year 10000, for example 2030-01-31T00:00:00Z').nullable();
+export const ExpiresAt = columnDateTime('expires_at must be an ISO 8601 date-time before the year 10000, for example 2030-01-31T00:00:00Z')
+  .nullable()
+  .describe('In the future (400 otherwise); null: the key never expires.');
 
 const SECTION_BY_NAME = new Map<string, ApiSection>(API_SECTIONS.map((section) => [section.toLowerCase(), section]));
 
