@@ -7,8 +7,22 @@ import { MAX_INPUT_DEPTH, NUL_PATTERN } from '../input-rules.ts';
 
 type Json = Record<string, unknown>;
 
-/** The text rule as a schema: no string containing a NUL (`not`, so that a field's own pattern or format stays as it is). */
+/** The text rule as a pattern, for a string with no pattern of its own: generators build values from it. */
+const NUL_FREE_PATTERN = `^[^${NUL_PATTERN}]*$`;
+/** The text rule beside a field's own pattern or format (`not`, so that they stay as they are). */
 const NO_NUL = { not: { type: 'string', pattern: NUL_PATTERN } };
+
+/**
+ * Whether a field's own pattern could match a string containing NUL: where it is not anchored
+ * at both ends, or through `.`, a negated class that does not name NUL, `\S`, `\D`, `\W`,
+ * `\P{...}` or NUL itself. The anchored patterns here are character classes, which cannot.
+ */
+export function admitsNul(pattern: string): boolean {
+  if (!pattern.startsWith('^') || !pattern.endsWith('$')) return true;
+  const rest = pattern.replace(/\[\^(?:\\.|[^\]])*?\\u0000(?:\\.|[^\]])*\]/g, '');
+  if (/\\[SDWP0]|\\x00|\\u0000|\[\^/.test(rest)) return true;
+  return rest.replace(/\\./g, '').replace(/\[[^\]]*\]/g, '').includes('.');
+}
 
 const jsonValueName = (nesting: number) => `JsonValue${nesting}`;
 const jsonValueRef = (nesting: number) => ({ $ref: `#/components/schemas/${jsonValueName(nesting)}` });
@@ -27,14 +41,26 @@ export const JSON_VALUE_SCHEMAS: Record<string, Json> = Object.fromEntries(
         'whose strings and member names contain no NUL character and no lone UTF-16 surrogate.',
       anyOf: [
         { type: ['null', 'boolean', 'number'] },
-        { type: 'string', ...NO_NUL },
+        { type: 'string', pattern: NUL_FREE_PATTERN },
         ...(nesting > 0
-          ? [{ type: ['array', 'object'], items: jsonValueRef(nesting - 1), propertyNames: NO_NUL, additionalProperties: jsonValueRef(nesting - 1) }]
+          ? [{ type: ['array', 'object'], items: jsonValueRef(nesting - 1), propertyNames: { pattern: NUL_FREE_PATTERN }, additionalProperties: jsonValueRef(nesting - 1) }]
           : []),
       ],
     },
   ]),
 );
+
+/**
+ * What a string schema needs besides its own keywords to refuse NUL: the text pattern when it
+ * has no pattern or format (a pattern generators build values from), else `not` when its own
+ * pattern or format could let a NUL through.
+ */
+function withoutNul(schema: Json): Json {
+  const own = typeof schema.pattern === 'string' ? schema.pattern : undefined;
+  if (own === undefined && schema.format === undefined) return { pattern: NUL_FREE_PATTERN };
+  if (own !== undefined && !admitsNul(own)) return {};
+  return schema.not === undefined ? NO_NUL : { allOf: [...((schema.allOf as Json[] | undefined) ?? []), NO_NUL] };
+}
 
 /** Keywords that only describe; a schema with nothing else accepts any value. */
 const ANNOTATIONS = new Set(['description', 'title', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly']);
@@ -53,14 +79,14 @@ function withInputRules(schema: Json, level: number): Json {
   if (Object.keys(schema).every((key) => ANNOTATIONS.has(key))) return { ...schema, ...free };
   const ruled: Json = { ...schema };
   const types = typesOf(schema);
-  if (types.includes('string') && ruled.enum === undefined && ruled.const === undefined) {
-    if (ruled.not === undefined) Object.assign(ruled, NO_NUL);
-    else ruled.allOf = [...((ruled.allOf as Json[] | undefined) ?? []), NO_NUL];
-  }
+  if (types.includes('string') && ruled.enum === undefined && ruled.const === undefined) Object.assign(ruled, withoutNul(ruled));
   const members = jsonValueRef(Math.max(0, MAX_INPUT_DEPTH - level));
   if (types.includes('object')) {
     if (ruled.additionalProperties === undefined || ruled.additionalProperties === true) ruled.additionalProperties = members;
-    if (ruled.additionalProperties !== false) ruled.propertyNames = { ...(ruled.propertyNames as Json | undefined), ...NO_NUL };
+    if (ruled.additionalProperties !== false) {
+      const names = (ruled.propertyNames as Json | undefined) ?? {};
+      ruled.propertyNames = { ...names, ...withoutNul(names) };
+    }
   }
   if (ruled.properties) {
     ruled.properties = Object.fromEntries(Object.entries(ruled.properties as Record<string, Json>).map(([name, member]) => [name, withInputRules(member, level + 1)]));
