@@ -281,6 +281,10 @@ export function buildOpenApiDocument(
     if (meta.bodyConstraints && bodySchema) Object.assign(bodySchema, meta.bodyConstraints);
     const mergedMembers = meta.bodyConstraints && FIELD_RULES.get(meta.bodyConstraints);
     if (mergedMembers && bodySchema) Object.assign(bodySchema, namesAField(bodySchema, mergedMembers));
+    // No body is the empty object (rest.ts): required only when the empty object is refused.
+    if (entry.requestBody && bodySchema) {
+      (entry.requestBody as Json).required = Boolean((bodySchema.required as string[] | undefined)?.length || bodySchema.minProperties || bodySchema.anyOf || bodySchema.oneOf);
+    }
     stateInputRules(entry);
   }
   document.components = { ...document.components, schemas: { ...document.components?.schemas, ...JSON_VALUE_SCHEMAS } as never };
