@@ -6,7 +6,7 @@ import { addContactToList, removeContactFromList } from '../../server/contacts/c
 import { MAX_HANDOFF_REASON_LENGTH } from '../../server/contacts/hand-off.ts';
 import { handOffConversation } from '../../server/widgets/hand-off-conversation.ts';
 import { findContactIdByIdentifier } from '../../server/contacts/find-contact.ts';
-import { listContacts } from '../../server/contacts/list-contacts.ts';
+import { checkContactsCursor, listContacts } from '../../server/contacts/list-contacts.ts';
 import { updateContact, ContactUpdateInput } from '../../server/contacts/update-contact.ts';
 import { PageInput } from '../../server/pagination.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
@@ -71,6 +71,7 @@ export const contactsRouter = router({
       // decides what the request is (a rule the OpenAPI document can state).
       const lookup = Boolean(input.phoneNumber?.trim() || input.email?.trim());
       if (!lookup) return { success: true as const, ...(await listContacts(ctx.em, ctx.services.secrets, ctx.account.id, input)) };
+      checkContactsCursor(ctx.services.secrets, ctx.account.id, input);
       return { success: true as const, contactId: await findContactIdByIdentifier(ctx.services.pool, ctx.account.id, input) };
     }),
 

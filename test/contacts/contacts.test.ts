@@ -216,6 +216,19 @@ describe('GET /contacts (lookup)', () => {
     }
   });
 
+  test('a lookup carrying a cursor holds it to the rule of every cursor: one this listing issued, else 400 Invalid cursor', async () => {
+    const phoneNumber = nextPhone();
+    const created = await service.request('POST', '/contacts', { apiKey: a.apiKey, body: { phoneNumber } });
+    await service.request('POST', '/contacts', { apiKey: a.apiKey, body: { phoneNumber: nextPhone() } });
+    const page = await service.request('GET', '/contacts', { apiKey: a.apiKey, query: { limit: 1 } });
+    const issued = page.body.next_cursor as string;
+    const found = await service.request('GET', '/contacts', { apiKey: a.apiKey, query: { phoneNumber, cursor: issued } });
+    expect(found.body).toEqual({ success: true, contactId: created.body.data.contactId });
+    const forged = await service.request('GET', '/contacts', { apiKey: a.apiKey, query: { phoneNumber, cursor: `${issued.split('.')[0]}.AAAA` } });
+    expect(forged.status).toBe(400);
+    expect(forged.body).toEqual({ success: false, error: 'Invalid cursor', error_code: 400 });
+  });
+
   test('invalid phone number: 400 {error}', async () => {
     const response = await service.request('GET', '/contacts', { apiKey: a.apiKey, query: { phoneNumber: '+12' } });
     expect(response.status).toBe(400);
