@@ -17,7 +17,7 @@ const NO_NUL = { not: { type: 'string', pattern: NUL_PATTERN } };
  * at both ends, or through `.`, a negated class that does not name NUL, `\S`, `\D`, `\W`,
  * `\P{...}` or NUL itself. The anchored patterns here are character classes, which cannot.
  */
-export function admitsNul(pattern: string): boolean {
+function admitsNul(pattern: string): boolean {
   if (!pattern.startsWith('^') || !pattern.endsWith('$')) return true;
   const rest = pattern.replace(/\[\^(?:\\.|[^\]])*?\\u0000(?:\\.|[^\]])*\]/g, '');
   if (/\\[SDWP0]|\\x00|\\u0000|\[\^/.test(rest)) return true;
