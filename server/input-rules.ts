@@ -17,6 +17,33 @@ export const INT32_MAX = 2_147_483_647;
 
 const NUL = '\u0000';
 
+/**
+ * The text rule for the OpenAPI document: a string this pattern finds (it contains a NUL)
+ * is refused. Written so every regular-expression engine reads it alike (ECMA-262 with or
+ * without the `u` flag, Python, Rust). A lone surrogate cannot be put in a pattern portably
+ * (Rust's engine, which validators use, refuses surrogate escapes); strings of well-formed
+ * Unicode, as I-JSON (RFC 7493) asks, are stated in words.
+ */
+export const NUL_PATTERN = '\\u0000';
+
+/** What String.prototype.trim() removes (ECMAScript white space and line terminators), as a character class body. */
+export const BLANK_CHARACTERS = '\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+
+/**
+ * Text with something besides white space, for a field whose blank value counts as absent
+ * (the domain trims it): the text rule plus one character trim() keeps.
+ */
+export const NON_BLANK_TEXT_PATTERN = `^[^\\u0000]*[^\\u0000${BLANK_CHARACTERS}][^\\u0000]*$`;
+
+/** Empty or white space only. */
+export const BLANK_TEXT_PATTERN = `^[${BLANK_CHARACTERS}]*$`;
+
+/** A blank value (empty or white space) of a field where blank is the same as absent, for `z.union([..., BlankText])`. */
+export const BlankText = z.string().meta({
+  pattern: BLANK_TEXT_PATTERN,
+  description: 'Blank (empty or white space only): the same as leaving the field out.',
+});
+
 type UnstorableReason = 'nul_character' | 'lone_surrogate';
 
 /**
@@ -118,6 +145,22 @@ export function columnInteger(field?: string) {
   });
 }
 
+/** Replaces `find` in `text`, which must contain it (so a change in zod's pattern is noticed). */
+function replaceOnce(text: string, find: string, replacement: string): string {
+  if (!text.includes(find)) throw new Error(`zod's date-time pattern changed: ${find} not found`);
+  return text.replace(find, replacement);
+}
+
+/**
+ * zod's own pattern for an ISO date-time with an offset, its years 0001 to 9999 (0000 has no
+ * UTC year 0001 or later). Without a lookahead, which not every generator reads.
+ */
+const NOT_YEAR_ZERO_DATE_TIME = replaceOnce(
+  replaceOnce((z.toJSONSchema(z.iso.datetime({ offset: true })) as { pattern: string }).pattern, '|[02468][048]00|', '|(?:[2468][048]|0[48])00|'),
+  '|\\d{4}-',
+  '|(?:000[1-9]|00[1-9]\\d|0[1-9]\\d{2}|[1-9]\\d{3})-',
+);
+
 /**
  * An ISO 8601 date-time with a time zone that a PostgreSQL `timestamptz` column can
  * hold as the service writes it (years 0001 to 9999 in UTC; PostgreSQL refuses year 0).
@@ -130,5 +173,19 @@ export function columnDateTime(message: string) {
       const year = new Date(value).getUTCFullYear();
       return year >= 1 && year <= 9999;
     }, message)
-    .meta({ description: 'ISO 8601 date-time with a time zone, between the years 0001 and 9999 (UTC).' });
+    .meta({ description: 'ISO 8601 date-time with a time zone, between the years 0001 and 9999 (UTC).', pattern: NOT_YEAR_ZERO_DATE_TIME });
 }
+
+/**
+ * The start of an absolute URL of these schemes (`https?`) that `new URL` reads, for the OpenAPI
+ * document beside `format: uri`: the scheme in any case, then a host name whose last label
+ * starts with a letter (an IPv4 address is not promised) and an optional port.
+ */
+export function urlPattern(schemes: 'https' | 'https?'): string {
+  const scheme = schemes === 'https' ? '[Hh][Tt][Tt][Pp][Ss]' : '[Hh][Tt][Tt][Pp][Ss]?';
+  const port = '(?::(?:[0-9]|[1-9][0-9]{1,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?';
+  return `^${scheme}://(?:[A-Za-z0-9_-]+\\.)*[A-Za-z][A-Za-z0-9_-]*\\.?${port}(?:[/?#]|$)`;
+}
+
+/** An http(s) URL, as `new URL` reads it. */
+export const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).meta({ pattern: urlPattern('https?') });

@@ -11,8 +11,10 @@ export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
 
 export const PageInput = z.object({
-  limit: z.coerce
-    .number()
+  // Not coerced: the REST adapter reads a decimal number from the query string, and
+  // anything else (`0x10`, `1e1`) is not the integer the OpenAPI document asks for.
+  limit: z
+    .number({ error: 'limit must be a whole number' })
     .int('limit must be a whole number')
     .min(1, 'limit must be at least 1')
     .max(MAX_PAGE_SIZE, `limit must be at most ${MAX_PAGE_SIZE}`)

@@ -48,10 +48,16 @@ export type ProcedureMeta = OpenApiMeta<{
   /** A boolean input field that, when true, also needs another section (403 key_scope_denied). */
   sectionWhenSet?: SectionWhenSet;
   /**
-   * Body fields the specification sends in the query string of this POST/PUT
-   * (any body method accepts query fields; these are also documented as such).
+   * Body fields the specification sends in the query string of this POST/PUT: the
+   * OpenAPI document gives them as query parameters (any body method also reads body
+   * fields from the query string, and these from the body).
    */
   queryFields?: string[];
+  /**
+   * Fields the domain requires though the input schema leaves them optional (so that their
+   * absence is refused in the spec's words and shape); the OpenAPI document marks them required.
+   */
+  requiredFields?: string[];
   /** `apart`: reads the rate-limit budget without spending it, counted in a bucket of its own at the same limit (the usage endpoint). */
   rateLimit?: 'apart';
 }>;

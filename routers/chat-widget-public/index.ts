@@ -152,6 +152,7 @@ export const chatWidgetPublicRouter = router({
       section: 'Chat Widget',
       access: 'write',
       queryFields: ['userId'],
+      requiredFields: ['userId'],
       errorShapes: { default: 'error', '400': 'errorDetails', '401': 'error', '403': 'error', '404': 'error', '405': 'error', '429': 'error' },
     })
     .input(VisitorMessageInput)

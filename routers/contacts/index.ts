@@ -7,7 +7,7 @@ import { addContactToList, removeContactFromList } from '../../server/contacts/c
 import { MAX_HANDOFF_MESSAGE_LENGTH, MAX_HANDOFF_REASON_LENGTH } from '../../server/contacts/hand-off.ts';
 import { handOffConversation } from '../../server/widgets/hand-off-conversation.ts';
 import { findContactIdByIdentifier } from '../../server/contacts/find-contact.ts';
-import { listContacts } from '../../server/contacts/list-contacts.ts';
+import { checkContactsCursor, listContacts } from '../../server/contacts/list-contacts.ts';
 import { updateContact, ContactUpdateInput } from '../../server/contacts/update-contact.ts';
 import { PageInput } from '../../server/pagination.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
@@ -16,10 +16,11 @@ import { ContactDetailsRecord } from '../../server/contacts/contact-details-reco
 import { getContact } from '../../server/contacts/get-contact.ts';
 import { markContactRead } from '../../server/contacts/mark-contact-read.ts';
 import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
-import { PhoneNumberText } from '../../server/contacts/phone.ts';
+import { PhoneNumberOrBlank } from '../../server/contacts/phone.ts';
 import { queryFlag } from '../shared-schemas.ts';
 
-const MembershipInput = z.object({ contactId: z.string().optional(), listId: z.string().optional() });
+// Optional here so that a missing one is refused in the spec's words (contact-list-membership.ts); required in the document.
+const MembershipInput = z.object({ contactId: z.string().meta({ minLength: 1 }).optional(), listId: z.string().meta({ minLength: 1 }).optional() });
 const Archived = queryFlag('archived').describe('true: page through the archived contacts only; false or absent: the contacts that are not archived.');
 const ContactId = z.object({ contactId: z.string() });
 const ArchiveStateOutput = z.object({ success: z.literal(true), data: z.object({ contactId: z.string(), archived: z.boolean() }) });
@@ -44,7 +45,7 @@ export const contactsRouter = router({
         path: '/contacts',
         tags: ['Contacts'],
         summary:
-          'Look up a contact by phone number or e-mail (archived ones too); without them, page through contacts with limit/cursor/archived',
+          'Look up a contact by phone number or e-mail (archived ones too); without either, page through contacts with limit/cursor/archived (the first page when no parameter is sent)',
       },
       section: 'Contacts',
       access: 'read',
@@ -58,7 +59,7 @@ export const contactsRouter = router({
         '500': 'message',
       },
     })
-    .input(PageInput.extend({ phoneNumber: PhoneNumberText.optional(), email: z.string().optional(), archived: Archived }))
+    .input(PageInput.extend({ phoneNumber: PhoneNumberOrBlank.optional(), email: z.string().optional(), archived: Archived }))
     .output(
       z.union([
         z.object({ success: z.literal(true), contactId: z.string() }),
@@ -66,10 +67,11 @@ export const contactsRouter = router({
       ]),
     )
     .query(async ({ ctx, input }) => {
-      const lookup = input.phoneNumber !== undefined || input.email !== undefined;
-      if (!lookup && (input.limit !== undefined || input.cursor !== undefined || input.archived !== undefined)) {
-        return { success: true as const, ...(await listContacts(ctx.em, ctx.services.secrets, ctx.account.id, input)) };
-      }
+      // Neither identifier (blank is absent): a listing, so that each parameter's own value
+      // decides what the request is (a rule the OpenAPI document can state).
+      const lookup = Boolean(input.phoneNumber?.trim() || input.email?.trim());
+      if (!lookup) return { success: true as const, ...(await listContacts(ctx.em, ctx.services.secrets, ctx.account.id, input)) };
+      checkContactsCursor(ctx.services.secrets, ctx.account.id, input);
       return { success: true as const, contactId: await findContactIdByIdentifier(ctx.services.pool, ctx.account.id, input) };
     }),
 
@@ -111,6 +113,7 @@ export const contactsRouter = router({
       section: 'Contacts',
       access: 'write',
       errorShapes: membershipShapes,
+      requiredFields: ['contactId', 'listId'],
     })
     .input(MembershipInput)
     .output(z.object({ success: z.literal(true), message: z.string() }))
@@ -122,6 +125,7 @@ export const contactsRouter = router({
       section: 'Contacts',
       access: 'write',
       errorShapes: membershipShapes,
+      requiredFields: ['contactId', 'listId'],
     })
     .input(MembershipInput)
     .output(z.object({ success: z.literal(true), message: z.string() }))

@@ -1,5 +1,6 @@
 // Messages: a contact's messages, the conversation exported as text, replies and the typing indicator.
 import { z } from 'zod';
+import { NON_BLANK_TEXT_PATTERN } from '../../server/input-rules.ts';
 import { exportChat } from '../../server/messages/export-chat.ts';
 import { listContactMessages } from '../../server/messages/list-contact-messages.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
@@ -7,7 +8,8 @@ import { replyProcedure } from './reply.ts';
 import { typingProcedure } from './typing.ts';
 import { ContactMessage } from '../../server/messages/message-record.ts';
 
-const ContactId = z.object({ contactId: z.string() });
+// A blank id is 400 "Missing required parameter" (list-contact-messages.ts).
+const ContactId = z.object({ contactId: z.string().meta({ pattern: NON_BLANK_TEXT_PATTERN }) });
 
 export const messagesRouter = router({
   listForContact: accountProcedure

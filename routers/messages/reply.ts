@@ -1,7 +1,7 @@
 // POST /contacts/{contactId}/messages: a reply from the account's people and apps on the
 // contact's own channel (server/messaging/send-reply.ts). Section Messages.
 import { z } from 'zod';
-import { ReplyInput, sendReply, SESSION_MESSAGE_CREDITS } from '../../server/messaging/send-reply.ts';
+import { MEDIA_PAIR, ReplyInput, sendReply, SESSION_MESSAGE_CREDITS } from '../../server/messaging/send-reply.ts';
 import { authorOf } from '../../server/auth/credential-name.ts';
 import { accountProcedure } from '../../server/trpc.ts';
 
@@ -23,6 +23,7 @@ export const replyProcedure = accountProcedure
     successStatus: 201,
     // The envelope (the default), listed so the OpenAPI document shows these statuses.
     errorShapes: { '400': 'envelope', '402': 'envelope', '403': 'envelope', '404': 'envelope', '409': 'envelope', '500': 'envelope' },
+    bodyConstraints: MEDIA_PAIR,
   })
   .input(ReplyInput)
   .output(

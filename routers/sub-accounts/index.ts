@@ -10,7 +10,7 @@ import { SubAccountRecord } from '../../server/sub-accounts/sub-account-record.t
 import { SubAccountUpdateInput, updateSubAccount } from '../../server/sub-accounts/update-sub-account.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 import { SuccessOnly } from '../shared-schemas.ts';
-import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
+import { atLeastOneField } from '../../server/http/openapi.ts';
 
 const SubAccountId = z.object({ id: z.string() });
 const SubAccountData = z.object({ success: z.literal(true), data: SubAccountRecord });
@@ -40,7 +40,7 @@ export const subAccountsRouter = router({
     .query(async ({ ctx, input }) => ({ success: true as const, data: await getSubAccount(ctx.em, ctx.account.id, input.id) })),
 
   update: accountProcedure
-    .meta({ openapi: { method: 'PUT', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Change a client sub-account' }, ...oneClient, access: 'write', bodyConstraints: AT_LEAST_ONE_FIELD, errorShapes: { '404': 'envelope', '409': 'envelope' } })
+    .meta({ openapi: { method: 'PUT', path: '/sub-accounts/{id}', tags: ['Sub Accounts'], summary: 'Change a client sub-account' }, ...oneClient, access: 'write', bodyConstraints: atLeastOneField('usage_limits'), errorShapes: { '404': 'envelope', '409': 'envelope' } })
     .input(SubAccountUpdateInput.extend(SubAccountId.shape))
     .output(SubAccountData)
     .mutation(async ({ ctx, input }) => {

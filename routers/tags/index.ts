@@ -1,6 +1,7 @@
 // Tags: assign a contact to a tag (creating it), list tags, one tag by name,
 // and a contact's tags.
 import { z } from 'zod';
+import { NON_BLANK_TEXT_PATTERN } from '../../server/input-rules.ts';
 import { assignTag, TagAssignInput } from '../../server/tags/assign-tag.ts';
 import { getTagByName } from '../../server/tags/find-tag.ts';
 import { listContactTags } from '../../server/tags/list-contact-tags.ts';
@@ -16,11 +17,13 @@ export const tagsRouter = router({
         path: '/tags',
         tags: ['Tags'],
         summary: 'Add a contact (by phoneNumber or email) to a tag, creating the tag when new; a new assignment costs one credit',
+        description: 'One of phoneNumber and email (not blank) is required: 400 "Missing required parameters: phoneNumber or email" otherwise.',
       },
       section: 'Tags',
       access: 'write',
       successStatus: 201,
       queryFields: ['tag', 'phoneNumber', 'email'],
+      requiredFields: ['tag'],
       // The envelope (the default), listed so the OpenAPI document shows these statuses.
       errorShapes: { '402': 'envelope', '404': 'envelope' },
     })
@@ -52,7 +55,8 @@ export const tagsRouter = router({
       access: 'read',
       errorShapes: { '400': 'message', '401': 'successError', '404': 'successError' },
     })
-    .input(z.object({ contactId: z.string() }))
+    // A blank id is 400 "Missing required parameter" (list-contact-tags.ts).
+    .input(z.object({ contactId: z.string().meta({ pattern: NON_BLANK_TEXT_PATTERN }) }))
     .output(z.array(TagRecord))
     .query(async ({ ctx, input }) => listContactTags(ctx.em, ctx.account.id, input.contactId)),
 });

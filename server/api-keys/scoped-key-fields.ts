@@ -5,19 +5,28 @@ import { z } from 'zod';
 import { API_SECTIONS, type ApiSection, type Scopes } from '../auth/scopes.ts';
 import { Account } from '../db/entities/index.ts';
 import { InvalidInputError } from '../errors.ts';
-import { columnDateTime } from '../input-rules.ts';
+import { BLANK_CHARACTERS, columnDateTime } from '../input-rules.ts';
 import { SCOPED_KEY_DEFAULT_RATE_LIMIT, SCOPED_KEY_MAX_RATE_LIMIT } from '../rate-limit/limits.ts';
+
+/** A section a scoped key may be granted, as canonicalTags reads it: any letter case, white space around it. */
+const GRANTABLE_SECTION_PATTERN = `^[${BLANK_CHARACTERS}]*(?:${API_SECTIONS.filter((section) => section !== 'API Keys')
+  .map((section) => section.replace(/[A-Za-z]/g, (letter) => `[${letter.toUpperCase()}${letter.toLowerCase()}]`))
+  .join('|')})[${BLANK_CHARACTERS}]*$`;
 
 export const ScopesInput = z
   .object({
     // A literal, not z.boolean(): trpc-to-openapi switches coercion on for booleans in
     // inputs, and Boolean('false') or Boolean(0) must never make a key writable (rule 3).
     read_only: z.literal([true, false], { error: 'scopes.read_only must be true or false' }).optional(),
-    tags: z.array(z.string({ error: 'scopes.tags must be section names' })).max(API_SECTIONS.length * 2).optional(),
+    tags: z
+      .array(z.string({ error: 'scopes.tags must be section names' }).meta({ pattern: GRANTABLE_SECTION_PATTERN }))
+      .max(API_SECTIONS.length * 2)
+      .optional(),
     sub_account_ids: z
       .array(z.string({ error: 'scopes.sub_account_ids must be account ids' }).min(1))
       .max(1000)
-      .optional(),
+      .optional()
+      .describe('Client accounts the caller manages (400 naming any other), or ["*"] for all of them.'),
     rate_limit_per_min: z
       .number({ error: 'scopes.rate_limit_per_min must be a number' })
       .int('scopes.rate_limit_per_min must be a whole number')
@@ -28,7 +37,9 @@ export const ScopesInput = z
   // A misspelt member would silently fall back to a default; say so instead.
   .strict();
 
-export const ExpiresAt = columnDateTime('expires_at must be an ISO 8601 date-time before the year 10000, for example 2030-01-31T00:00:00Z').nullable();
+export const ExpiresAt = columnDateTime('expires_at must be an ISO 8601 date-time before the year 10000, for example 2030-01-31T00:00:00Z')
+  .nullable()
+  .describe('In the future (400 otherwise); null: the key never expires.');
 
 const SECTION_BY_NAME = new Map<string, ApiSection>(API_SECTIONS.map((section) => [section.toLowerCase(), section]));
 

@@ -40,27 +40,10 @@ export async function findContactByIdentifier(
   return contact;
 }
 
-/** E.164 as normalisePhoneNumber writes it: `+`, then at most 15 digits, the first not 0. */
-const E164 = /^\+[1-9]\d{1,14}$/;
-
-/**
- * The same match when only the id is needed (the lookup endpoint): one statement on
- * the pool, no entity loaded. A phone number sent in E.164 is looked up as sent first:
- * every stored number was normalised (and so validated) when written, so a match needs no
- * validation, and libphonenumber's 10 to 25 µs for a number this process has not seen
- * before are spent only when nothing matches, to tell 400 from 404.
- */
+/** The same match when only the id is needed (the lookup endpoint): one statement on the pool, no entity loaded. */
 export async function findContactIdByIdentifier(pool: pg.Pool, accountId: string, identifier: ContactIdentifier): Promise<string> {
-  const asSent =
-    identifier.phoneNumber !== undefined && !identifier.email?.trim() && E164.test(identifier.phoneNumber) ? identifier.phoneNumber : undefined;
-  if (asSent !== undefined) {
-    const id = await selectContactId(pool, accountId, asSent, undefined);
-    if (id !== null) return id;
-  }
   const { phoneNumber, email } = normaliseIdentifier(identifier);
-  // The number as sent was its normalised form: the statement above already found nothing.
-  const alreadyLookedUp = asSent !== undefined && phoneNumber === asSent;
-  const id = email === PLACEHOLDER_EMAIL || alreadyLookedUp ? null : await selectContactId(pool, accountId, phoneNumber, email);
+  const id = email === PLACEHOLDER_EMAIL ? null : await selectContactId(pool, accountId, phoneNumber, email);
   if (id === null) throw new NotFoundError('Contact not found');
   return id;
 }

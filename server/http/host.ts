@@ -76,7 +76,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
   const allowedMethods = (pathname: string): string[] => {
     if (pathname.startsWith(REST_PREFIX + '/')) {
       const operationPath = pathname.slice(REST_PREFIX.length);
-      const methods = new Set(operations.all.filter((operation) => operation.pattern.test(operationPath)).map((operation) => operation.method));
+      const methods = new Set(operations.methodsAt(operationPath));
       // Plain routes under /v1 (health, the OpenAPI document) beside the procedures' wildcard.
       for (const method of ROUTED_METHODS) {
         const route = app.findRoute({ method, url: pathname });

@@ -6,6 +6,8 @@
 import type { AnyRouter } from '@trpc/server';
 import { generateOpenApiDocument, type OpenAPIObject } from 'trpc-to-openapi';
 import type { ErrorShape } from '../errors.ts';
+import { BLANK_TEXT_PATTERN, NON_BLANK_TEXT_PATTERN } from '../input-rules.ts';
+import { JSON_VALUE_SCHEMAS, stateInputRules } from './openapi-input-rules.ts';
 import type { ProcedureMeta } from '../trpc.ts';
 import type { OperationTable } from './operations.ts';
 import { REST_PREFIX } from './rest.ts';
@@ -99,7 +101,8 @@ const API_KEY_PARAMETER = {
   in: 'query',
   required: false,
   description: 'The API key (main or scoped). Alternatives: the X-API-Key header or a bearer token; the query parameter wins when several are sent.',
-  schema: { type: 'string' },
+  // A secret: tools are not to fill it in from values the API answered with.
+  schema: { type: 'string', format: 'password' },
 };
 
 /** Every public (chat widget) operation takes the visitor's identity token (server/widgets/visitor-identity.ts). */
@@ -189,7 +192,10 @@ export function buildOpenApiDocument(
     version: '1.0.0',
     baseUrl,
     // Says only what this document contains: its sections are the operations' tags.
-    description: `Messaging automation over HTTPS. Sections: ${sectionsOf(operations)}. Every failure has the status and body listed under its operation.`,
+    description:
+      `Messaging automation over HTTPS. Sections: ${sectionsOf(operations)}. Every failure has the status and body listed under its operation. ` +
+      'Text in a request is well-formed Unicode, as I-JSON (RFC 7493) asks: a NUL character (which every string schema here excludes) ' +
+      'or a lone UTF-16 surrogate escape (`\\ud800` to `\\udfff` without its pair) anywhere in the input is 400.',
     securitySchemes: SECURITY_SCHEMES as never,
   }) as OpenAPIObject & { paths: Record<string, Record<string, OperationObject>> };
 
@@ -231,15 +237,27 @@ export function buildOpenApiDocument(
     entry.tags = [meta.section];
 
     const parameters = entry.parameters ?? [];
-    const bodySchema = entry.requestBody?.content?.['application/json']?.schema as (Json & { properties?: Record<string, Json> }) | undefined;
+    const bodySchema = entry.requestBody?.content?.['application/json']?.schema as
+      | (Json & { properties?: Record<string, Json>; required?: string[] })
+      | undefined;
+    const requiredFields = new Set(meta.requiredFields);
     for (const name of meta.queryFields ?? []) {
       parameters.push({
         name,
         in: 'query',
-        required: false,
-        description: 'May be sent in the query string or the JSON body.',
+        required: requiredFields.has(name) || Boolean(bodySchema?.required?.includes(name)),
+        description: 'Also read from the JSON body, which wins where both carry it.',
         schema: bodySchema?.properties?.[name] ?? { type: 'string' },
       });
+      // Stated in one place: a query parameter could not be required were the body to offer it too.
+      if (bodySchema?.properties) delete bodySchema.properties[name];
+      if (bodySchema?.required) bodySchema.required = bodySchema.required.filter((field) => field !== name);
+      if (bodySchema?.required?.length === 0) delete bodySchema.required;
+    }
+    for (const name of requiredFields) {
+      const parameter = parameters.find((candidate) => candidate.name === name && candidate.in !== 'header');
+      if (parameter) parameter.required = true;
+      else if (bodySchema?.properties?.[name]) bodySchema.required = [...new Set([...(bodySchema.required ?? []), name])];
     }
     for (const parameter of parameters) {
       if (parameter.name !== 'cursor' || parameter.in !== 'query') continue;
@@ -261,7 +279,15 @@ export function buildOpenApiDocument(
 
     // Rules the domain enforces beyond each field's own schema (at least one field, exactly one identifier).
     if (meta.bodyConstraints && bodySchema) Object.assign(bodySchema, meta.bodyConstraints);
+    const mergedMembers = meta.bodyConstraints && FIELD_RULES.get(meta.bodyConstraints);
+    if (mergedMembers && bodySchema) Object.assign(bodySchema, namesAField(bodySchema, mergedMembers));
+    // No body is the empty object (rest.ts): required only when the empty object is refused.
+    if (entry.requestBody && bodySchema) {
+      (entry.requestBody as Json).required = Boolean((bodySchema.required as string[] | undefined)?.length || bodySchema.minProperties || bodySchema.anyOf || bodySchema.oneOf);
+    }
+    stateInputRules(entry);
   }
+  document.components = { ...document.components, schemas: { ...document.components?.schemas, ...JSON_VALUE_SCHEMAS } as never };
 
   for (const route of plainRoutes) {
     const pathItem = (document.paths[route.path] ??= {});
@@ -327,10 +353,40 @@ function forbiddenDescription(meta: ProcedureMeta): string {
   return parts.join('; ');
 }
 
-/** `bodyConstraints` of an update: an empty body is 400 "No fields to update". */
-export const AT_LEAST_ONE_FIELD = { minProperties: 1 } as const;
+/** The update constraints below, with the members whose own fields count as the update's (merged, not replaced). */
+const FIELD_RULES = new WeakMap<object, string[]>();
 
-/** `bodyConstraints` of a body that names its subject by exactly one of these (non-blank) fields. */
+/**
+ * `bodyConstraints` of an update: a body that names none of its fields (members it does not
+ * read are ignored) is 400 "No fields to update". `mergedMembers` are objects merged into what
+ * is stored (`usage_limits`), so one of their own fields must be named.
+ */
+export function atLeastOneField(...mergedMembers: string[]): Record<string, unknown> {
+  const constraints = { minProperties: 1 };
+  FIELD_RULES.set(constraints, mergedMembers);
+  return constraints;
+}
+
+export const AT_LEAST_ONE_FIELD = atLeastOneField();
+
+/** `anyOf` the body names one of its fields (or one of a merged member's). */
+function namesAField(schema: Json & { properties?: Record<string, Json> }, mergedMembers: string[]): Json {
+  return {
+    anyOf: Object.entries(schema.properties ?? {}).map(([name, member]) =>
+      mergedMembers.includes(name) ? { required: [name], properties: { [name]: namesAField(member, []) } } : { required: [name] },
+    ),
+  };
+}
+
+/**
+ * `bodyConstraints` of a body that names its subject by exactly one of these fields, a blank
+ * one counting as absent (each field's own schema says what a non-blank value must be).
+ */
 export function exactlyOneOf(...fields: string[]): Record<string, unknown> {
-  return { oneOf: fields.map((field) => ({ required: [field], properties: { [field]: { type: 'string', minLength: 1 } } })) };
+  return {
+    oneOf: fields.map((field) => ({
+      required: [field],
+      properties: Object.fromEntries(fields.map((other) => [other, { pattern: other === field ? NON_BLANK_TEXT_PATTERN : BLANK_TEXT_PATTERN }])),
+    })),
+  };
 }

@@ -20,16 +20,25 @@ export type Operation = {
    * without its id, not GET /contacts/{contactId} for a contact called "messages".
    */
   shadowedBy: Operation[];
+  /**
+   * Paths of other operations that this one's pattern also matches but that name more of
+   * their segments (`/api-keys/current` for `/api-keys/{id}`); filled in with the table.
+   */
+  morePrecise: Operation[];
   meta: ProcedureMeta;
   type: 'query' | 'mutation' | 'subscription';
   /** The fields of the procedure's object input, to read query strings by. */
   inputShape: Record<string, unknown> | undefined;
+  /** The names of the path's parameters (`contactId` of `/contacts/{contactId}`). */
+  pathParameterNames: string[];
 };
 
 export type OperationTable = {
   all: Operation[];
   /** The operation for a request, or whether the path exists under another method. */
   match(method: string, pathname: string): { operation?: Operation; pathExists: boolean };
+  /** The methods the documented path a request names serves (empty when no operation path matches). */
+  methodsAt(pathname: string): string[];
   /**
    * The same for one request (its path under /v1), matched once: the REST handler, the error
    * renderer and the request metrics all ask, and the match scans the table.
@@ -80,6 +89,24 @@ export function pathParameters(operation: Operation, pathname: string): Record<s
   return decoded;
 }
 
+/**
+ * Whether `path` is `than` with some of its parameters fixed (`/api-keys/current` than
+ * `/api-keys/{id}`): every URL of `path` is also one of `than`, and names it more precisely.
+ */
+function namesMorePrecisely(path: string, than: string): boolean {
+  const segments = path.split('/');
+  const twin = than.split('/');
+  if (segments.length !== twin.length) return false;
+  let fixedMore = false;
+  for (const [index, segment] of segments.entries()) {
+    const other = twin[index]!;
+    const parameter = /^\{\w+\}$/;
+    if (parameter.test(other)) fixedMore ||= !parameter.test(segment);
+    else if (parameter.test(segment) || segment.toLowerCase() !== other.toLowerCase()) return false;
+  }
+  return fixedMore;
+}
+
 export function buildOperationTable(router: AnyRouter): OperationTable {
   const all: Operation[] = [];
   const procedures = router._def.procedures as Record<
@@ -97,9 +124,11 @@ export function buildOperationTable(router: AnyRouter): OperationTable {
       loosePattern: toPattern(meta.openapi.path, true),
       fixedSegments: meta.openapi.path.split('/').filter((segment) => segment && !/^\{\w+\}$/.test(segment)).length,
       shadowedBy: [],
+      morePrecise: [],
       meta,
       type: procedure._def.type,
       inputShape: procedure._def.inputs[0]?.shape,
+      pathParameterNames: [...meta.openapi.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!),
     });
   }
   // Found once here, so a request whose path has no such twin tests no more patterns.
@@ -114,6 +143,7 @@ export function buildOperationTable(router: AnyRouter): OperationTable {
         firstSegmentOf(other.path) === firstSegmentOf(operation.path),
     );
   }
+  for (const operation of all) operation.morePrecise = all.filter((other) => namesMorePrecisely(other.path, operation.path));
   // Like trpc-to-openapi, the first matching operation in router order wins, so a
   // static path (`/api-keys/current`) is declared before its parameter twin.
   const byMethod = new Map<string, Operation[]>();
@@ -131,6 +161,15 @@ export function buildOperationTable(router: AnyRouter): OperationTable {
     const sameMethod = (bySegment ? bySegment.get(`${method} ${firstSegmentOf(pathname)}`) : byMethod.get(method)) ?? [];
     const operation = sameMethod.find((candidate) => candidate.pattern.test(pathname));
     if (operation) {
+      // As OpenAPI matches paths, a fixed path wins over its parameter twin whatever the
+      // method: PATCH /api-keys/current names /api-keys/current, which serves no PATCH
+      // (405), not /api-keys/{id} with the id "current".
+      const named = operation.morePrecise.length ? operation.morePrecise.filter((candidate) => candidate.pattern.test(pathname)) : [];
+      if (named.length) {
+        const precision = Math.max(...named.map((candidate) => candidate.fixedSegments));
+        const own = named.find((candidate) => candidate.method === method && candidate.fixedSegments === precision);
+        return own ? { operation: own, pathExists: true } : { pathExists: true };
+      }
       const specific = operation.shadowedBy.find((candidate) => candidate.loosePattern!.test(pathname));
       return { operation: specific ?? operation, pathExists: true };
     }
@@ -146,10 +185,16 @@ export function buildOperationTable(router: AnyRouter): OperationTable {
     }
     return { pathExists: samePath.length > 0 };
   };
+  const methodsAt: OperationTable['methodsAt'] = (pathname) => {
+    const named = all.filter((candidate) => candidate.pattern.test(pathname));
+    const precision = Math.max(...named.map((candidate) => candidate.fixedSegments));
+    return [...new Set(named.filter((candidate) => candidate.fixedSegments === precision).map((candidate) => candidate.method))];
+  };
   const matched = new WeakMap<object, ReturnType<OperationTable['match']>>();
   return {
     all,
     match,
+    methodsAt,
     matchRequest(request, pathname) {
       let result = matched.get(request);
       if (!result) matched.set(request, (result = match(request.method, pathname)));

@@ -10,7 +10,7 @@
 // builds a WHATWG Request per call.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
-import { ApiError, outsideFailure, renderError, toApiError, type ErrorShapes, type RenderedError } from '../errors.ts';
+import { ApiError, InvalidInputError, outsideFailure, renderError, toApiError, type ErrorShapes, type RenderedError } from '../errors.ts';
 import type { Services } from '../process-services.ts';
 import { unservedMethodError, type AllowedMethods } from './client-errors.ts';
 import { pathParameters, type Operation, type OperationTable } from './operations.ts';
@@ -41,12 +41,19 @@ function leafType(schema: ZodLike | undefined): string | undefined {
  * Query strings carry only text: booleans and numbers declared by the input
  * schema are converted when the text is exactly one of them, anything else is
  * left for the schema to refuse with a clear message.
+ *
+ * Where the query string is the whole input (GET, DELETE), a parameter the operation does
+ * not take is refused, as its OpenAPI document lists every parameter it takes; a path
+ * parameter is not one. Body methods read body fields from the query string too.
  */
-function queryInput(operation: Operation, query: URLSearchParams): Record<string, unknown> {
+function queryInput(operation: Operation, query: URLSearchParams, wholeInput: boolean): Record<string, unknown> {
   const shape = (operation.inputShape ?? {}) as Record<string, ZodLike>;
   const input: Record<string, unknown> = {};
   for (const [key, value] of query) {
     if (NON_INPUT_QUERY.has(key)) continue;
+    if (wholeInput && (!Object.hasOwn(shape, key) || operation.pathParameterNames.includes(key))) {
+      throw new InvalidInputError(`Unknown query parameter ${JSON.stringify(key)}`);
+    }
     const type = leafType(shape[key]);
     if (type === 'boolean' && (value === 'true' || value === 'false')) input[key] = value === 'true';
     else if (type === 'number' && /^-?\d+(\.\d+)?$/.test(value)) input[key] = Number(value);
@@ -117,10 +124,14 @@ export function registerRestSurface(
 
     let input: unknown;
     if (operation.method === 'GET' || operation.method === 'DELETE') {
-      input = queryInput(operation, info.query);
+      try {
+        input = queryInput(operation, info.query, true);
+      } catch (error) {
+        return sendRendered(reply, error, operation.meta.errorShapes, {}, services.log);
+      }
     } else {
       // Query parameters are input on every method; the JSON body wins where both carry a field.
-      const fromQuery = queryInput(operation, info.query);
+      const fromQuery = queryInput(operation, info.query, false);
       const body = request.body;
       input = body === undefined || body === null ? fromQuery : isPlainObject(body) ? { ...fromQuery, ...body } : body;
     }

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { normalisePhoneNumber } from '../contacts/phone.ts';
+import { normaliseLinkPhoneNumber, PHONE_NUMBER_OR_DIGITS_PATTERN } from '../contacts/phone.ts';
 import { ApiError } from '../errors.ts';
 import type { Services } from '../process-services.ts';
 import { countAndReadWidget } from '../widgets/read-public-widget-config.ts';
@@ -86,7 +86,10 @@ function clickToChatRoute(path: string, parameters: PlainRoute['parameters']): P
 }
 
 const CONFIG_ID = stringParameter('configId', 'path', 'The chat widget id.');
-const PHONE = stringParameter('phone', 'path', 'With its country code: + or 00 then the number, or the digits alone (taken as + and the digits), such as +14155552671.');
+const PHONE = {
+  ...stringParameter('phone', 'path', 'With its country code: + or 00 then the number, or the digits alone (taken as + and the digits), such as +14155552671.'),
+  schema: { type: 'string', pattern: PHONE_NUMBER_OR_DIGITS_PATTERN },
+};
 
 export const WIDGET_PAGE_ROUTES: PlainRoute[] = [
   {
@@ -140,13 +143,14 @@ export function staticAsset(body: string, contentType: string): StaticAsset {
   return { body, contentType, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` };
 }
 
-/** If-None-Match is a list of ETags or `*`; weak comparison, as RFC 9110 asks for it. */
+/**
+ * Whether If-None-Match names the current ETag (weak comparison, as RFC 9110 asks for it).
+ * `*` is not honoured: these files always exist, so it would be a 304 to a request naming no
+ * version, which no cache sends on a GET and the OpenAPI document does not promise.
+ */
 function matchesEtag(header: string | undefined, etag: string): boolean {
   if (!header) return false;
-  return header.split(',').some((candidate) => {
-    const tag = candidate.trim();
-    return tag === '*' || tag.replace(/^W\//, '') === etag;
-  });
+  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag);
 }
 
 export function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: StaticAsset) {
@@ -196,11 +200,6 @@ export function pageHeaders(reply: FastifyReply, directives: string[], framedBy?
     .type('text/html; charset=utf-8');
 }
 
-/** `+` and the digits of a number given with its country code; digits alone are taken as after the `+`. */
-function chatPhoneNumber(text: string): string {
-  const trimmed = text.trim();
-  return normalisePhoneNumber(/^\d[\d\s().-]*$/.test(trimmed) && !trimmed.startsWith('00') ? `+${trimmed}` : trimmed);
-}
 
 const WIDGET_PAGE_WITH_VISITOR = new RegExp(`^(${REST_PREFIX}/chat-widget/[^/]+)/.+$`);
 
@@ -270,7 +269,7 @@ export async function registerWidgetPages(app: FastifyInstance, services: Servic
     const message = request.params['*'] ?? '';
     let number: string;
     try {
-      number = chatPhoneNumber(phone);
+      number = normaliseLinkPhoneNumber(phone);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       const reason = error.message.replace(/^Invalid phone number: /, '');

@@ -1,13 +1,14 @@
 // PUT /lists/{id}: rename a list or change its description.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import { NON_BLANK_TEXT_PATTERN } from '../input-rules.ts';
 import { InvalidInputError } from '../errors.ts';
 import { getList } from './find-list.ts';
 import { requireOwnList } from './list-access.ts';
 import type { ListRecord } from './list-record.ts';
 
 export const ListUpdateInput = z.object({
-  name: z.string().trim().min(1, 'name must not be empty').max(200).optional(),
+  name: z.string().trim().min(1, 'name must not be empty').max(200).meta({ pattern: NON_BLANK_TEXT_PATTERN }).optional(),
   description: z.string().max(2000).nullable().optional(),
 });
 export type ListUpdateInput = z.infer<typeof ListUpdateInput>;

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { authorNameSql, type Author } from '../auth/credential-name.ts';
 import { queryRows, sql } from '../db/sql.ts';
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from '../errors.ts';
+import { HttpUrl } from '../input-rules.ts';
 import { chargedProviderSend } from './charged-send.ts';
 import { loadProviderCredentials } from './provider-credentials.ts';
 import { publishConversationEvent } from '../realtime/conversation-events.ts';
@@ -30,7 +31,7 @@ export const WHATSAPP_CHANNEL = 'whatsapp';
 export const ReplyInput = z.object({
   contactId: z.string(),
   text: z.string().min(1, 'must not be empty').max(MAX_REPLY_LENGTH, `must be at most ${MAX_REPLY_LENGTH} characters`),
-  media_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2000).optional().describe('A file the reply carries, by URL; with media_content_type.'),
+  media_url: HttpUrl.max(2000).optional().describe('A file the reply carries, by URL; with media_content_type.'),
   media_content_type: z.string().min(1).max(200).optional().describe('The media type of media_url, such as image/png; with media_url.'),
   sender_name: z
     .string()
@@ -40,6 +41,8 @@ export const ReplyInput = z.object({
     .optional()
     .describe("The name the visitor sees on the reply (a chat-widget conversation's `sender_name`), such as the agent's first name."),
 });
+/** sendReply's rule on the media pair, as the OpenAPI document states it (`bodyConstraints`). */
+export const MEDIA_PAIR = { dependentRequired: { media_url: ['media_content_type'], media_content_type: ['media_url'] } };
 export type ReplyInput = z.infer<typeof ReplyInput>;
 
 export type Reply = { id: string; body: string; direction: 'outbound-api'; channel: string; status: string; timestamp: string };

@@ -1,11 +1,11 @@
 // The rules for a sub-account's fields, shared by creating and changing one.
 import { z } from 'zod';
 import { ConflictError } from '../errors.ts';
-import { columnInteger } from '../input-rules.ts';
+import { columnInteger, NON_BLANK_TEXT_PATTERN } from '../input-rules.ts';
 import { SUB_ACCOUNT_ROLE, type ProfileField } from './sub-account-record.ts';
 
 export const SubAccountEmail = z.email('must be a valid e-mail address');
-export const SubAccountName = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+export const SubAccountName = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').meta({ pattern: NON_BLANK_TEXT_PATTERN });
 export const SubAccountRole = z.literal(SUB_ACCOUNT_ROLE, { error: `must be ${SUB_ACCOUNT_ROLE}` });
 export const WholeCount = columnInteger().min(0, 'must not be negative');
 export const MonthlyCredits = columnInteger().min(1, 'must be at least 1');

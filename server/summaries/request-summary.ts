@@ -5,14 +5,18 @@ import { z } from 'zod';
 import { findContactByIdentifier } from '../contacts/find-contact.ts';
 import { InvalidInputError, MissingParametersError } from '../errors.ts';
 import { enqueueJob } from '../jobs.ts';
-import { PhoneNumberText } from '../contacts/phone.ts';
-
-export const SummaryRequestInput = z.object({
-  phoneNumber: PhoneNumberText.optional(),
-  email: z.string().optional(),
-});
+import { PhoneNumberOrBlank } from '../contacts/phone.ts';
+import { BlankText } from '../input-rules.ts';
 
 const EmailAddress = z.email();
+
+// Blank is the same as absent and exactly one is needed (`exactlyOneOf` in the OpenAPI
+// document), checked in requestSummary so that its refusals have the spec's shape.
+export const SummaryRequestInput = z.object({
+  phoneNumber: PhoneNumberOrBlank.optional(),
+  email: z.union([z.string().meta({ format: 'email', pattern: z.regexes.email.source }), BlankText]).optional(),
+});
+
 export type SummaryRequestInput = z.infer<typeof SummaryRequestInput>;
 
 export const GENERATE_SUMMARY_TASK = 'generate-summary';
@@ -26,8 +30,9 @@ export async function requestSummary(em: EntityManager, accountId: string, input
   const email = input.email?.trim() || undefined;
   if (!phoneNumber && !email) throw new MissingParametersError('Missing required parameters: phoneNumber or email');
   if (phoneNumber && email) throw new InvalidInputError('Send exactly one of phoneNumber or email, not both');
-  // A blank value counts as absent, so the format is checked only after the one-of rule.
-  if (email && !EmailAddress.safeParse(email).success) throw new InvalidInputError('email must be a valid e-mail address');
+  // A blank value counts as absent, so the format is checked only after the one-of rule (on the
+  // address as sent, as the OpenAPI document's pattern reads it).
+  if (email && !EmailAddress.safeParse(input.email).success) throw new InvalidInputError('email must be a valid e-mail address');
   const contact = await findContactByIdentifier(em, accountId, { phoneNumber, email });
   await em.transactional(async (tx) => {
     const payload: GenerateSummaryPayload = { accountId, contactId: contact.id };

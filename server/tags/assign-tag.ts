@@ -8,7 +8,8 @@ import { queryRows, runSql, sql } from '../db/sql.ts';
 import { MissingParametersError } from '../errors.ts';
 import { findContactByIdentifier } from '../contacts/find-contact.ts';
 import { spendCredits } from '../credits/spend-credits.ts';
-import { PhoneNumberText } from '../contacts/phone.ts';
+import { PhoneNumberOrBlank } from '../contacts/phone.ts';
+import { NON_BLANK_TEXT_PATTERN } from '../input-rules.ts';
 import { toTagRecord, type TagRecord } from './tag-record.ts';
 
 /** Credits a new tag assignment costs; re-adding a contact to a tag costs nothing. */
@@ -16,8 +17,9 @@ export const TAG_ASSIGNMENT_COST = 1;
 
 /** The spec sends these in the query string of a POST; the REST adapter merges them into the input. */
 export const TagAssignInput = z.object({
-  tag: z.string().max(200, 'tag must be at most 200 characters').optional(),
-  phoneNumber: PhoneNumberText.optional(),
+  // Blank is the same as absent (400): the pattern says so in the OpenAPI document.
+  tag: z.string().max(200, 'tag must be at most 200 characters').meta({ pattern: NON_BLANK_TEXT_PATTERN }).optional(),
+  phoneNumber: PhoneNumberOrBlank.optional(),
   email: z.string().optional(),
   description: z.string().max(2000, 'description must be at most 2000 characters').nullable().optional(),
 });

@@ -2,12 +2,13 @@
 import { z } from 'zod';
 import type { WebhookSubscription } from '../db/entities/index.ts';
 import { EVENT_NAMES } from '../events/emit.ts';
+import { NON_BLANK_TEXT_PATTERN, urlPattern } from '../input-rules.ts';
 
 const KNOWN_EVENTS = new Set<string>(EVENT_NAMES);
 
 /** Non-empty, each a name GET /webhooks/events lists (Webhook subscriptions rule 2). */
 export const SubscribedTo = z
-  .array(z.string(), { error: 'subscribed_to must be an array of event names' })
+  .array(z.string().meta({ enum: [...EVENT_NAMES] }), { error: 'subscribed_to must be an array of event names' })
   .min(1, 'subscribed_to must name at least one event')
   .superRefine((names, ctx) => {
     const unknown = names.find((name) => !KNOWN_EVENTS.has(name));
@@ -21,8 +22,17 @@ export const SubscribedToTags = z
   .array(z.string().min(1, 'subscribed_to_tags must not contain empty ids'), { error: 'subscribed_to_tags must be an array of tag ids' })
   .transform((ids) => [...new Set(ids)]);
 
-export const WebhookName = z.string().trim().min(1, 'name must not be empty').max(200, 'name must be at most 200 characters');
-export const WebhookUrl = z.string({ error: 'url must be a string' }).min(1, 'url must not be empty');
+export const WebhookName = z
+  .string()
+  .trim()
+  .min(1, 'name must not be empty')
+  .max(200, 'name must be at most 200 characters')
+  .meta({ pattern: NON_BLANK_TEXT_PATTERN });
+// Whether the host is public is found only by resolving it (server/outbound/address-guard.ts).
+export const WebhookUrl = z
+  .string({ error: 'url must be a string' })
+  .min(1, 'url must not be empty')
+  .meta({ format: 'uri', pattern: urlPattern('https'), description: 'An https:// URL whose host resolves only to public addresses.' });
 
 export const WebhookSummary = z.object({
   id: z.string(),

@@ -19,6 +19,7 @@ import { z } from 'zod';
 import { unarchiveOnInbound } from '../contacts/archive-contact.ts';
 import { withPoolTransaction } from '../db/pool-transaction.ts';
 import { InvalidInputError, MissingParametersError, NotFoundError } from '../errors.ts';
+import { HttpUrl, NON_BLANK_TEXT_PATTERN } from '../input-rules.ts';
 import { announceAfterCommitText } from '../realtime/conversation-events.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
@@ -51,13 +52,14 @@ export const VisitorMessageInput = z.object({
     body: z
       .string()
       .max(MAX_VISITOR_MESSAGE_LENGTH, `must be at most ${MAX_VISITOR_MESSAGE_LENGTH} characters`)
-      .refine((text) => text.trim() !== '', 'must not be empty'),
+      .refine((text) => text.trim() !== '', 'must not be empty')
+      .meta({ pattern: NON_BLANK_TEXT_PATTERN }),
     fromId: VisitorId.describe('The visitor id.'),
     toId: WidgetId.describe('The widget id (configId).'),
     messageSid: z.string().max(200).optional().describe("The widget's id for the message; stored as its external id."),
     id: z.string().max(200).optional().describe('Alternative identifier, used when messageSid is absent.'),
     status: z.string().max(40).optional().describe('Default `received`.'),
-    mediaUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2000).nullable().optional(),
+    mediaUrl: HttpUrl.max(2000).nullable().optional(),
     mediaContentType: z.string().max(200).nullable().optional(),
     pageUrl: WebAddress.optional().describe('The address of the page the visitor writes from (the widget page sends it); kept with the contact.'),
     referrer: WebAddress.optional().describe("That page's referrer, where the visitor came from (the widget page sends it); kept with the contact."),
@@ -66,7 +68,15 @@ export const VisitorMessageInput = z.object({
       .regex(LANGUAGE_TAG, 'must be a language tag such as en or pt-BR')
       .optional()
       .describe("The browser's language (navigator.language; the widget page sends it); kept with the contact."),
-  }),
+  })
+    // receiveVisitorMessage's rule, stated in the OpenAPI document: a media type (not null or empty) needs a mediaUrl.
+    .meta({
+      dependentSchemas: {
+        mediaContentType: {
+          anyOf: [{ properties: { mediaContentType: { enum: [null, ''] } } }, { required: ['mediaUrl'], properties: { mediaUrl: { type: 'string' } } }],
+        },
+      },
+    }),
   messageType: z.string().max(40).default('text').describe('text, reaction, ...'),
   /** The owner's account id; normally the `userId` query parameter. */
   userId: z.string().min(1, 'userId is required').max(200).optional().describe("Required: the widget owner's account id (the configuration's `userId`)."),

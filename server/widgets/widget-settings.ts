@@ -4,6 +4,7 @@
 // the settings alone decide for a visitor message (botAnswersOf): the greeting, the away
 // message, whether it names a hand-off keyword.
 import { z } from 'zod';
+import { NON_BLANK_TEXT_PATTERN } from '../input-rules.ts';
 
 const HexColour = z
   .string()
@@ -21,7 +22,22 @@ export const WidgetColors = z.strictObject({
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
-/** `https://site.example` (no path, query or trailing slash); plain http only for loopback sites. */
+/**
+ * What Origin accepts, for the OpenAPI document: an origin exactly as `new URL(...).origin`
+ * writes it. The host is a dotted IPv4 address, or labels of what `new URL` keeps as written
+ * (lower-case ASCII) whose last one starts with a letter, so it is never read as a number;
+ * a port is 0 to 65535 without leading zeros, not the scheme's default (443, 80). Written
+ * without lookaheads, which not every generator reads.
+ */
+const HOST_CHARACTER = "[a-z0-9!\"$&'()*+,;=_`{}~-]";
+const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])';
+const PORT_ABOVE_999 = '[1-9][0-9]{3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]';
+const HTTPS_PORT = `(?::(?:[0-9]|[1-9][0-9]|[1-35-9][0-9]{2}|4[0-35-9][0-9]|44[0-24-9]|${PORT_ABOVE_999}))?`;
+const HTTP_PORT = `(?::(?:[0-9]|[1-79][0-9]|8[1-9]|[1-9][0-9]{2}|${PORT_ABOVE_999}))?`;
+const ORIGIN_PATTERN =
+  `^(?:https://(?:(?:${HOST_CHARACTER}*\\.)*[a-z]${HOST_CHARACTER}*|(?:${OCTET}\\.){3}${OCTET})${HTTPS_PORT}` +
+  `|http://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])${HTTP_PORT})$`;
+
 const Origin = z
   .string()
   .max(200, 'must be at most 200 characters')
@@ -34,9 +50,11 @@ const Origin = z
     }
     if (url.origin !== text) return false;
     return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
-  }, 'must be an origin such as https://site.example (scheme and host, optional port, no path; http only for loopback)');
+  }, 'must be an origin such as https://site.example (scheme and host, optional port, no path; http only for loopback)')
+  .meta({ pattern: ORIGIN_PATTERN });
 
-const Text = (max: number) => z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
+const Text = (max: number) =>
+  z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`).meta({ pattern: NON_BLANK_TEXT_PATTERN });
 
 export const WidgetSettings = z.strictObject({
   title: Text(100).optional(),

@@ -1,6 +1,8 @@
 // Property: every operation of the served OpenAPI document, sent valid or broken
 // requests, answers with a status below 500 that the document lists, with the
-// documented body (service.request checks the document on every answer).
+// documented body (service.request checks the document on every answer); and it
+// answers as the document's request schemas say: a request they allow is never 400
+// (but for the rules no schema can state, listed below), one they forbid is refused.
 //
 // FUZZ_RUNS sets the number of requests (default small enough for `npm test`),
 // FUZZ_SEED the seed (fixed by default; fast-check prints it on failure),
@@ -11,6 +13,7 @@ import addFormatsModule from 'ajv-formats';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startFakeMessagingProvider, type FakeMessagingProvider } from '../helpers/fake-messaging-provider.ts';
+import { createRequestJudge, type JudgedRequest, type RequestVerdict } from '../helpers/openapi-conformance.ts';
 import { startTestService, type ApiResponse, type RequestOptions, type TestService } from '../helpers/service.ts';
 import { Huge, documentOperations, jsonText, queryValue, requestArbitrary, requestPath, resolvePlaceholders, type Known, type FuzzRequest, type KnownKind, type Operation } from './request-arbitrary.ts';
 
@@ -27,10 +30,24 @@ const KEY_KILLING = new Set(['DELETE /api-keys/current', 'POST /api-keys/rotate'
 
 type Account = { userId: string; apiKey: string; known: Record<KnownKind, string[]> };
 
+/**
+ * Refusals (400) a request the document allows may still get, for rules no JSON Schema
+ * can state; the operation or parameter description says each in words.
+ */
+const UNSTATABLE_RULES: { operation?: RegExp; message: RegExp; rule: string }[] = [
+  { message: /^Invalid cursor$/, rule: 'a cursor is signed: only a next_cursor the service issued is one' },
+  { operation: /^POST \/tags$/, message: /^Missing required parameters: phoneNumber or email$/, rule: 'one of two query parameters' },
+  { operation: /webhooks/, message: /^url host does not resolve|^url must not point to/, rule: 'whether a host is public is known only by resolving it' },
+  { operation: /api-keys/, message: /^expires_at must be in the future$/, rule: 'a moment relative to the request' },
+  { operation: /appointments/, message: /^ends_at must be after starts_at$/, rule: 'one field compared with another' },
+  { operation: /api-keys/, message: /^scopes\.sub_account_ids: .* is not a client account you manage$/, rule: 'which accounts an agency manages' },
+];
+
 let service: TestService;
 let fake: FakeMessagingProvider;
 let document: Record<string, any>;
 let operations: Operation[];
+let judge: (request: JudgedRequest) => RequestVerdict;
 const pool: Account[] = [];
 
 /** service.request bounded in time: RequestOptions has no AbortSignal, so a hang becomes a failure naming the request. */
@@ -99,6 +116,7 @@ beforeAll(async () => {
   service = await startTestService({ env: { MESSAGING_API_URL: fake.url, WEBHOOK_ALLOW_HOSTS: 'localhost' } });
   document = (await service.request('GET', '/v1/openapi.json')).body;
   operations = documentOperations(document);
+  judge = createRequestJudge(document);
   // Two of three accounts are agencies with a client, so `userId` and /sub-accounts reach something.
   const kinds = Array.from({ length: POOL_SIZE }, (_, index) => index % 3 !== 2);
   for (let start = 0; start < kinds.length; start += 4) {
@@ -165,6 +183,37 @@ async function sendFuzzRequest(request: FuzzRequest): Promise<void> {
   if (response.status >= 500) {
     throw new Error(`${response.status} for a ${request.mutation === 'none' ? 'valid request' : `request broken by ${request.mutation}`}\nrequest: ${described()}\nanswer: ${shorten(response.text, 600)}`);
   }
+  const verdict = judge({ method, pathname, query: Object.entries(query), body: judgedBody(request.body, rawBody) });
+  if (verdict.allowed === true && response.status === 400) {
+    const message = refusalMessage(response);
+    if (!UNSTATABLE_RULES.some((rule) => (!rule.operation || rule.operation.test(request.operation)) && rule.message.test(message))) {
+      throw new Error(`400 for a request the document allows (${request.mutation})\nrequest: ${described()}\nanswer: ${shorten(response.text, 600)}`);
+    }
+  }
+  if (verdict.allowed === false && response.status < 400) {
+    throw new Error(`${response.status} for a request the document forbids (${request.mutation}: ${verdict.why})\nrequest: ${described()}\nanswer: ${shorten(response.text, 300)}`);
+  }
+}
+
+/** The body as the document judges it: JSON, none (an empty body is none), or something it does not describe. */
+function judgedBody(body: FuzzRequest['body'], rawBody: string | undefined): JudgedRequest['body'] {
+  if (rawBody === undefined || rawBody.trim() === '') return { kind: 'none' };
+  const json = body.kind === 'json' || (body.kind === 'raw' && /^application\/json\s*(;\s*charset=utf-8)?$/i.test(body.contentType ?? ''));
+  if (!json) return { kind: 'other' };
+  try {
+    const value: unknown = JSON.parse(rawBody);
+    // The service reads `null` as no body; the document has no word for it.
+    return value === null ? { kind: 'other' } : { kind: 'json', value };
+  } catch {
+    return { kind: 'other' };
+  }
+}
+
+/** What a refusal says, whatever the endpoint's error shape. */
+function refusalMessage(response: ApiResponse): string {
+  const body = response.body as { error?: unknown; message?: unknown } | string | undefined;
+  if (typeof body === 'string') return body;
+  return String(body?.error ?? body?.message ?? response.text);
 }
 
 test(

@@ -134,16 +134,21 @@ function knownKindFor(name: string): KnownKind | null {
   return null;
 }
 
-function withKnownValues(name: string, generated: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
+/** What the real values of each kind look like. */
+const KNOWN_SAMPLES: Record<KnownKind, string> = { id: 'ct_01abc', account: 'usr_01abc', phone: '+14155550100', email: 'ada@example.com', tag: 'Tag1' };
+
+function withKnownValues(name: string, generated: fc.Arbitrary<unknown>, schema: Record<string, any>): fc.Arbitrary<unknown> {
   const kind = knownKindFor(name);
   if (!kind) return generated;
+  // A field whose pattern such values do not fit (API section names) gets none.
+  if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern, 'u').test(KNOWN_SAMPLES[kind])) return generated;
   return fc.oneof({ weight: 1, arbitrary: generated }, { weight: 3, arbitrary: fc.nat(1000).map((pick) => new Known(kind, pick)) });
 }
 
 // --- valid requests ---------------------------------------------------------
 
 function validRequest(operation: Operation, document: Json): fc.Arbitrary<FuzzRequest> {
-  const options = { root: document, hint: withKnownValues };
+  const options = { root: document, hint: withKnownValues, concrete: (value: unknown) => resolvePlaceholders(value, (known) => KNOWN_SAMPLES[known.kind]) };
   const pathParams = fc.record(Object.fromEntries(operation.pathParams.map((p) => [p.name, arbitraryFromSchema(p.schema, options, p.name)])));
   const requiredKeys = operation.queryParams.filter((p) => p.required).map((p) => p.name);
   let query: fc.Arbitrary<Record<string, unknown>> = fc.record(Object.fromEntries(operation.queryParams.map((p) => [p.name, arbitraryFromSchema(p.schema, options, p.name)])), { requiredKeys });
@@ -203,7 +208,16 @@ function isObject(value: unknown): value is Record<string, unknown> {
 // --- invalid requests ---------------------------------------------------------
 
 const WRONG_KEYS = ['', 'garbage', 'key_0000000000000000000000000000', 'sk_live_' + 'a'.repeat(40), 'null', 'undefined', ' ', '%00'];
-const BAD_QUERY_VALUES = ['', ' ', 'abc', '-1', '0', '1.5', '1e3', '0x10', '99999999999999999999', '2147483648', '-2147483649', 'NaN', 'Infinity', 'null', 'true', '[]', '{}', '[object Object]', '\u0000', 'a\u0000b', '..', '%', '\u202e\u{1f600}', "' or 1=1 --"];
+const BAD_QUERY_VALUES = [
+  '', ' ', 'abc', '-1', '0', '1.5', '1e3', '0x10', '99999999999999999999', '2147483648', '-2147483649', 'NaN', 'Infinity', 'null', 'true', '[]', '{}', '[object Object]', '\u0000', 'a\u0000b', '..', '%', '\u202e\u{1f600}', "' or 1=1 --",
+  // Values a pattern or format of the document decides: phone numbers, blanks, cursors, dates.
+  '+0', '+1 123', '+999 123456', ' +14155552671 ', '0014155552671', '\u3000', '\t', 'AAA.BBB', 'a.b', '2020-02-30', '0000-01-01T00:00:00Z',
+];
+/** Strings a field's pattern, format or enum may refuse (the request judge decides whether the document does). */
+const PATTERN_PROBES = [
+  '', ' ', '\u3000', '\u00a0x', 'x', '0', '+0', '+1 123', '+999 123456', '14155552671', '+1 415 555 2671 x2', 'not-an-e-mail', 'a@b', 'https://', 'http://example.com',
+  'AAA.BBB', '0000-01-01T00:00:00Z', '2020-02-30T00:00:00Z', '2020-01-01', 'Contact Created', 'contact created', ' analytics ', 'API Keys', '#fff', 'red',
+];
 const BAD_PATH_SEGMENTS: unknown[] = [
   '', ' ', '0', '-1', '99999999999999999999', 'null', 'undefined', '__proto__', 'constructor', '\u0000', 'a\u0000b', '..', '.', 'a/b', '%', '\u{1f600}', "' or 1=1 --",
   new RawSegment('%zz'), new RawSegment('%E0%A4%A'), new RawSegment('%00'), new RawSegment('%2e%2e'), new RawSegment('%C0%AF'), new Huge(300), new Huge(5000),
@@ -276,6 +290,35 @@ const bodyMutations: Record<string, Mutation> = {
       return withBody(request, { kind: 'json', value }, 'nul-byte');
     }),
 
+  'lone-surrogate': (request, operation, document) =>
+    fc.tuple(fc.nat(), fc.nat(), fc.constantFrom('\ud800', '\udfff', 'a\udc00')).map(([index, at, half]) => {
+      const strings = atLocation(request, operation, document, (l) => typeof l.value === 'string' || l.value instanceof Known);
+      const location = pick(strings, index);
+      if (!location) return withBody(request, { kind: 'json', value: { ...asObject(bodyValue(request)), [`key${half}`]: 'x' } }, 'lone-surrogate');
+      const value = replaceAt(bodyValue(request), location.path, (old) => {
+        const text = typeof old === 'string' ? old : 'x';
+        const position = at % (text.length + 1);
+        return text.slice(0, position) + half + text.slice(position);
+      });
+      return withBody(request, { kind: 'json', value }, 'lone-surrogate');
+    }),
+
+  'unstorable-key': (request, operation, document) =>
+    fc.tuple(fc.nat(), fc.constantFrom('a\u0000b', '\u0000', 'k\ud800')).map(([index, key]) => {
+      const objects = atLocation(request, operation, document, (l) => isObject(l.value));
+      const location = pick(objects, index);
+      if (!location) return withBody(request, { kind: 'json', value: { [key]: 1 } }, 'unstorable-key');
+      return withBody(request, { kind: 'json', value: replaceAt(bodyValue(request), location.path, (old) => ({ ...(old as object), [key]: 1 })) }, 'unstorable-key');
+    }),
+
+  'pattern-probe': (request, operation, document) =>
+    fc.tuple(fc.nat(), fc.constantFrom(...PATTERN_PROBES)).map(([index, probe]) => {
+      const strings = atLocation(request, operation, document, (l) => typeof l.value === 'string' || l.value instanceof Known);
+      const location = pick(strings, index);
+      if (!location) return withBody(request, { kind: 'json', value: bodyValue(request) }, 'pattern-probe');
+      return withBody(request, { kind: 'json', value: replaceAt(bodyValue(request), location.path, () => probe) }, 'pattern-probe');
+    }),
+
   'deep-json': (request, operation, document) =>
     fc.tuple(fc.nat(), fc.constantFrom(...DEEP), fc.constantFrom<'array' | 'object'>('array', 'object')).map(([index, depth, shape]) => {
       const location = pick(atLocation(request, operation, document, () => true), index)!;
@@ -330,7 +373,10 @@ const parameterMutations: Record<string, Mutation> = {
 
   'path-bad-value': (request, operation) =>
     fc
-      .tuple(fc.constantFrom(...operation.pathParams.map((p) => p.name)), fc.oneof(fc.constantFrom(...BAD_PATH_SEGMENTS), fc.string({ unit: 'binary', maxLength: 20 })))
+      .tuple(
+        fc.constantFrom(...operation.pathParams.map((p) => p.name)),
+        fc.oneof(fc.constantFrom(...BAD_PATH_SEGMENTS), fc.constantFrom(...PATTERN_PROBES.filter(Boolean)), fc.string({ unit: 'binary', maxLength: 20 })),
+      )
       .map(([name, value]) => ({ ...request, pathParams: { ...request.pathParams, [name]: value }, mutation: 'path-bad-value' })),
 
   credentials: (request) =>

@@ -2,6 +2,8 @@
 // arbitraries of values those schemas accept. Generic: it knows keywords, not
 // operations. A `hint` lets the caller mix its own values (real ids) into the
 // strings of named properties.
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv';
 import fc from 'fast-check';
 
 export type Schema = Record<string, any> | boolean;
@@ -10,8 +12,15 @@ export type SchemaArbitraryOptions = {
   /** The document `$ref`s point into. */
   root: Record<string, any>;
   /** Called for every string schema with the name of its property (or parameter); may widen the arbitrary. */
-  hint?: (name: string, generated: fc.Arbitrary<unknown>) => fc.Arbitrary<unknown>;
+  hint?: (name: string, generated: fc.Arbitrary<unknown>, schema: Record<string, any>) => fc.Arbitrary<unknown>;
+  /** A generated value as a validator should see it: what `hint` mixed in replaced by a value of its kind. */
+  concrete?: (value: unknown) => unknown;
 };
+
+/** How many `$ref`s deep a value is generated before a recursive schema (JSON of any shape) bottoms out. */
+const MAX_REF_DEPTH = 4;
+/** What a recursive schema becomes at MAX_REF_DEPTH: a scalar it accepts (checked by `accepts`). */
+const LEAF = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.string({ maxLength: 10 }));
 
 const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
 
@@ -53,13 +62,27 @@ function typeBranches(schema: Record<string, any>): Record<string, any>[] | null
   return schema.type.map((type: string) => ({ ...schema, type }));
 }
 
+/** A pattern a string must not match (`not: {type: 'string', pattern}`, how the document states the text rule). */
+function forbiddenPattern(schema: Record<string, any>): RegExp | null {
+  const not = schema.not;
+  return not && typeof not === 'object' && typeof not.pattern === 'string' && (not.type === undefined || not.type === 'string') ? new RegExp(not.pattern, 'u') : null;
+}
+
 function stringArbitrary(schema: Record<string, any>): fc.Arbitrary<string> {
   const minLength: number = schema.minLength ?? 0;
   const maxLength: number | undefined = schema.maxLength;
   const pattern = typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : null;
+  const forbidden = forbiddenPattern(schema);
+  // Strings are well-formed Unicode (I-JSON), as the document says in words.
   const fits = (value: string) => {
     const length = [...value].length;
-    return length >= minLength && (maxLength === undefined || length <= maxLength) && (!pattern || pattern.test(value));
+    return (
+      length >= minLength &&
+      (maxLength === undefined || length <= maxLength) &&
+      (!pattern || pattern.test(value)) &&
+      !forbidden?.test(value) &&
+      value.isWellFormed()
+    );
   };
   let base: fc.Arbitrary<string>;
   switch (schema.format) {
@@ -92,11 +115,13 @@ function stringArbitrary(schema: Record<string, any>): fc.Arbitrary<string> {
           { weight: 1, arbitrary: fc.constant('binary' as const) },
         );
         // Lengths count code points, as JSON Schema does; 'binary' units are single code points.
-        return unit.chain((kind) =>
-          kind === 'grapheme'
-            ? fc.string({ unit: 'grapheme-composite', minLength, maxLength })
-            : fc.string({ unit: kind, minLength, maxLength }),
-        );
+        return unit
+          .chain((kind) =>
+            kind === 'grapheme'
+              ? fc.string({ unit: 'grapheme-composite', minLength, maxLength })
+              : fc.string({ unit: kind, minLength, maxLength }),
+          )
+          .filter(fits);
       }
   }
   return base.filter(fits);
@@ -119,25 +144,29 @@ function numberArbitrary(schema: Record<string, any>): fc.Arbitrary<number> {
     .filter((n) => !Object.is(n, -0));
 }
 
-function objectArbitrary(schema: Record<string, any>, options: SchemaArbitraryOptions): fc.Arbitrary<Record<string, unknown>> {
+function objectArbitrary(schema: Record<string, any>, options: SchemaArbitraryOptions, refDepth: number): fc.Arbitrary<Record<string, unknown>> {
   const properties: Record<string, Schema> = schema.properties ?? {};
   const required: string[] = (schema.required ?? []).filter((name: string) => name in properties || schema.additionalProperties !== false);
   const model: Record<string, fc.Arbitrary<unknown>> = {};
   for (const [name, property] of Object.entries(properties)) {
     if (property === false) continue;
-    model[name] = arbitraryFromSchema(property, options, name);
+    model[name] = arbitraryFromSchema(property, options, name, refDepth);
   }
   // Required names without a property schema take any JSON.
   for (const name of required) model[name] ??= anyJson;
   let arbitrary: fc.Arbitrary<Record<string, unknown>> = fc.record(model, { requiredKeys: required });
   const additional = schema.additionalProperties;
   if (additional !== undefined && additional !== false && !Object.keys(properties).length) {
-    const keys = schema.propertyNames ? (arbitraryFromSchema(schema.propertyNames, options) as fc.Arbitrary<string>) : fc.string({ maxLength: 20 });
-    const values = additional === true ? anyJson : arbitraryFromSchema(additional, options);
+    const keys = schema.propertyNames ? (arbitraryFromSchema(schema.propertyNames, options, '', refDepth) as fc.Arbitrary<string>) : fc.string({ maxLength: 20 });
+    const values = additional === true ? anyJson : arbitraryFromSchema(additional, options, '', refDepth);
     arbitrary = fc
       .tuple(arbitrary, fc.dictionary(keys.filter((key) => !(key in model)), values, { maxKeys: 5, noNullPrototype: true }))
       .map(([known, extra]) => ({ ...extra, ...known }));
   }
+  // Rules between members (`dependentRequired`, `dependentSchemas`): generated, then kept when they hold.
+  const dependencies = dependenciesOf(schema);
+  const concrete = options.concrete ?? ((value: unknown) => value);
+  if (dependencies) arbitrary = arbitrary.filter((value) => dependencies(concrete(value)) as boolean);
   const minProperties: number = schema.minProperties ?? 0;
   const maxProperties: number = schema.maxProperties ?? Infinity;
   if (minProperties > 0 || maxProperties < Infinity) {
@@ -146,8 +175,33 @@ function objectArbitrary(schema: Record<string, any>, options: SchemaArbitraryOp
   return arbitrary;
 }
 
+const dependencyAjv = new Ajv2020({ strict: false });
+const dependencyValidators = new WeakMap<object, ValidateFunction | null>();
+
+/** A validator of an object schema's rules between members, or null when it has none (they name no `$ref`). */
+function dependenciesOf(schema: Record<string, any>): ValidateFunction | null {
+  let validate = dependencyValidators.get(schema);
+  if (validate === undefined) {
+    const { dependentRequired, dependentSchemas } = schema;
+    validate = dependentRequired || dependentSchemas ? constraintValidator({ dependentRequired, dependentSchemas }) : null;
+    dependencyValidators.set(schema, validate);
+  }
+  return validate;
+}
+
+/** A validator of constraints that name no `$ref`. */
+function constraintValidator(constraints: Record<string, unknown>): ValidateFunction {
+  return dependencyAjv.compile(constraints);
+}
+
 /** Generates values the schema accepts. `name` is the property or parameter the schema belongs to. */
-export function arbitraryFromSchema(input: Schema, options: SchemaArbitraryOptions, name = ''): fc.Arbitrary<unknown> {
+export function arbitraryFromSchema(input: Schema, options: SchemaArbitraryOptions, name = '', refDepth = 0): fc.Arbitrary<unknown> {
+  const viaRef = typeof input === 'object' && typeof input.$ref === 'string';
+  if (viaRef && refDepth >= MAX_REF_DEPTH) {
+    const schema = resolve(input, options.root);
+    return LEAF.filter((value) => accepts(schema, value, options.root));
+  }
+  if (viaRef) refDepth += 1;
   const schema = resolve(input, options.root);
   if (schema === true) return anyJson;
   if (schema === false) throw new Error('A `false` schema accepts nothing');
@@ -155,7 +209,14 @@ export function arbitraryFromSchema(input: Schema, options: SchemaArbitraryOptio
   if (Array.isArray(schema.enum)) return fc.constantFrom(...schema.enum);
 
   const { allOf, anyOf, oneOf, ...rest } = schema;
-  if (Array.isArray(allOf)) return arbitraryFromSchema(allOf.reduce(mergeSchemas, rest), options, name);
+  if (Array.isArray(allOf)) return arbitraryFromSchema(allOf.reduce(mergeSchemas, rest), options, name, refDepth);
+  // Constraints between an object's members (exactly one of several fields): its values,
+  // kept when exactly one branch holds.
+  if (Array.isArray(oneOf) && rest.properties && !anyOf) {
+    const holds = constraintValidator({ oneOf });
+    const concrete = options.concrete ?? ((value: unknown) => value);
+    return arbitraryFromSchema(rest, options, name, refDepth).filter((value) => holds(concrete(value)) as boolean);
+  }
   const alternatives = (anyOf ?? oneOf) as Schema[] | undefined;
   if (Array.isArray(alternatives)) {
     // Siblings of anyOf/oneOf apply to every branch. For oneOf, a branch leaves
@@ -171,13 +232,13 @@ export function arbitraryFromSchema(input: Schema, options: SchemaArbitraryOptio
           branch = { ...branch, properties: Object.fromEntries(Object.entries(branch.properties).filter(([key]) => !excluded.includes(key))) };
         }
       }
-      return arbitraryFromSchema(branch, options, name);
+      return arbitraryFromSchema(branch, options, name, refDepth);
     });
     return fc.oneof(...branches);
   }
 
   const branches = typeBranches(schema);
-  if (branches) return fc.oneof(...branches.map((branch) => arbitraryFromSchema(branch, options, name)));
+  if (branches) return fc.oneof(...branches.map((branch) => arbitraryFromSchema(branch, options, name, refDepth)));
 
   switch (schema.type) {
     case 'null':
@@ -189,21 +250,37 @@ export function arbitraryFromSchema(input: Schema, options: SchemaArbitraryOptio
       return numberArbitrary(schema);
     case 'string': {
       const generated = stringArbitrary(schema);
-      return options.hint ? options.hint(name, generated) : generated;
+      return options.hint ? options.hint(name, generated, schema) : generated;
     }
     case 'array': {
-      const items = schema.items === undefined ? anyJson : arbitraryFromSchema(schema.items, options, name);
+      const items = schema.items === undefined ? anyJson : arbitraryFromSchema(schema.items, options, name, refDepth);
       const constraints = { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 10, 10) };
       if (constraints.minLength > constraints.maxLength) constraints.maxLength = constraints.minLength;
       return schema.uniqueItems ? fc.uniqueArray(items, { ...constraints, selector: (value) => JSON.stringify(value) }) : fc.array(items, constraints);
     }
     case 'object':
-      return objectArbitrary(schema, options);
+      return objectArbitrary(schema, options, refDepth);
     default:
       // No type: an object schema by its keywords, else any JSON.
-      if (schema.properties || schema.required || schema.additionalProperties !== undefined) return objectArbitrary(schema, options);
+      if (schema.properties || schema.required || schema.additionalProperties !== undefined) return objectArbitrary(schema, options, refDepth);
       return anyJson;
   }
+}
+
+/** Whether a scalar satisfies a schema, as far as the document's free-form schemas go: types, alternatives, patterns. */
+function accepts(input: Schema, value: unknown, root: Record<string, any>): boolean {
+  const schema = resolve(input, root);
+  if (typeof schema !== 'object') return schema;
+  const alternatives = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
+  if (Array.isArray(alternatives) && !alternatives.some((alternative) => accepts(alternative, value, root))) return false;
+  const types = typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? (schema.type as string[]) : null;
+  const type = jsonType(value);
+  if (types && !types.includes(type) && !(type === 'integer' && types.includes('number'))) return false;
+  if (typeof value === 'string') {
+    if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern, 'u').test(value)) return false;
+    if (forbiddenPattern(schema)?.test(value)) return false;
+  }
+  return true;
 }
 
 /** The JSON types a schema admits, for building values of a wrong type. */

@@ -2,6 +2,8 @@
 // change to the API shows in review. `npm run openapi` rewrites it.
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
@@ -118,4 +120,73 @@ test('userId: empty is the same as absent on authenticated operations, as docume
     expect(refused.status).toBe(400);
     expect(refused.body.error).toBe('userId is required');
   }
+});
+
+/** Every request schema of the procedures' operations (plain routes read their own input), with where it is. */
+function requestSchemas(document: Record<string, any>): { where: string; schema: Record<string, any> }[] {
+  const found: { where: string; schema: Record<string, any> }[] = [];
+  for (const [pathName, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (!String(operation.operationId).includes('-')) continue;
+      const where = `${method.toUpperCase()} ${pathName}`;
+      for (const parameter of operation.parameters ?? []) if (parameter.in !== 'header') found.push({ where: `${where} ${parameter.name}`, schema: parameter.schema });
+      const body = operation.requestBody?.content?.['application/json']?.schema;
+      if (body) found.push({ where: `${where} body`, schema: body });
+    }
+  }
+  return found;
+}
+
+/** Every subschema that constrains values (not the branches of `oneOf` constraints, which only add patterns). */
+function subschemas(schema: Record<string, any>, where: string, visit: (schema: Record<string, any>, where: string) => void): void {
+  visit(schema, where);
+  for (const [name, member] of Object.entries((schema.properties ?? {}) as Record<string, any>)) subschemas(member, `${where}.${name}`, visit);
+  if (schema.items && typeof schema.items === 'object') subschemas(schema.items, `${where}[]`, visit);
+  if (schema.additionalProperties && typeof schema.additionalProperties === 'object' && !schema.additionalProperties.$ref) subschemas(schema.additionalProperties, `${where}{}`, visit);
+  for (const branch of schema.anyOf ?? []) subschemas(branch, where, visit);
+}
+
+test('the document states the input rules: no request string or member name may contain a NUL, and what a schema leaves free is JSON of such text nested no deeper than 32 levels', () => {
+  const document = JSON.parse(served);
+  const ajv = new Ajv2020({ strict: false });
+  /** Whether a string schema refuses values of its own with a NUL put in (at the start, the middle, the end). */
+  const refusesNul = (schema: Record<string, any>) => {
+    const validate = ajv.compile({ ...schema, type: 'string' });
+    const samples = typeof schema.pattern === 'string' ? fc.sample(fc.stringMatching(new RegExp(schema.pattern, 'u')), { numRuns: 5, seed: 1 }) : ['text'];
+    return samples.every((sample) => [0, sample.length >> 1, sample.length].every((at) => !validate(sample.slice(0, at) + '\u0000' + sample.slice(at))));
+  };
+  const unruled: string[] = [];
+  for (const { where, schema } of requestSchemas(document)) {
+    subschemas(schema, where, (subschema, at) => {
+      const types = [subschema.type].flat();
+      const closed = subschema.enum !== undefined || subschema.const !== undefined;
+      if (types.includes('string') && !closed && !refusesNul(subschema)) unruled.push(`${at} (string)`);
+      if (types.includes('object') && subschema.additionalProperties !== false) {
+        if (!subschema.propertyNames || !refusesNul(subschema.propertyNames)) unruled.push(`${at} (member names)`);
+        if (!/^#\/components\/schemas\/JsonValue\d+$/.test(subschema.additionalProperties?.$ref) && typeof subschema.additionalProperties !== 'object') unruled.push(`${at} (unnamed members)`);
+      }
+      if (Object.keys(subschema).length === 0) unruled.push(`${at} (free)`);
+    });
+  }
+  expect(unruled).toEqual([]);
+  // Unnamed members of the body nest as deep as the input rule allows below the body (32 levels in all).
+  expect(document.paths['/lists'].post.requestBody.content['application/json'].schema.additionalProperties).toEqual({ $ref: '#/components/schemas/JsonValue31' });
+  expect(document.components.schemas.JsonValue31.anyOf).toContainEqual({ type: 'string', pattern: '^[^\\u0000]*$' });
+  expect(document.components.schemas.JsonValue31.anyOf[2].items).toEqual({ $ref: '#/components/schemas/JsonValue30' });
+  expect(document.components.schemas.JsonValue0.anyOf.map((branch: { type: unknown }) => branch.type)).toEqual([['null', 'boolean', 'number'], 'string']);
+  // The API key is a secret, not a value to fill in from answers.
+  const apiKey = document.paths['/lists'].get.parameters.find((parameter: { name: string }) => parameter.name === 'apiKey');
+  expect(apiKey.schema).toMatchObject({ type: 'string', format: 'password' });
+});
+
+test('a GET or DELETE with a query parameter its operation does not take is 400 naming it; a body member the operation does not read is accepted', async () => {
+  const account = await service.createAccount();
+  for (const [method, pathName] of [['GET', '/lists'], ['DELETE', '/contacts/lists']] as const) {
+    const response = await service.request(method, pathName, { apiKey: account.apiKey, query: { limt: '5' } });
+    expect(response.status, `${method} ${pathName}`).toBe(400);
+    // The envelope (GET /lists) or plain text (DELETE /contacts/lists), as each endpoint's 400 is.
+    expect(response.body?.error ?? response.text, `${method} ${pathName}`).toBe('Unknown query parameter "limt"');
+  }
+  const created = await service.request('POST', '/lists', { apiKey: account.apiKey, body: { name: 'Extra', extra: { nested: ['member'] } } });
+  expect(created.status).toBe(201);
 });
