@@ -8,8 +8,12 @@
 import { z } from 'zod';
 import { InvalidInputError } from './errors.ts';
 
-/** How deep objects and arrays may nest in an input; the input itself is level 1. */
-export const MAX_INPUT_DEPTH = 32;
+/**
+ * How deep objects and arrays may nest in an input; the input itself is level 1. Deep enough
+ * for any structure a request names; a free-form value deeper than this is refused, and the
+ * OpenAPI document states one schema per level (generators walk every level of it).
+ */
+export const MAX_INPUT_DEPTH = 16;
 
 /** The range of a PostgreSQL `integer` column. */
 export const INT32_MIN = -2_147_483_648;

@@ -146,7 +146,7 @@ function subschemas(schema: Record<string, any>, where: string, visit: (schema: 
   for (const branch of schema.anyOf ?? []) subschemas(branch, where, visit);
 }
 
-test('the document states the input rules: no request string or member name may contain a NUL, and what a schema leaves free is JSON of such text nested no deeper than 32 levels', () => {
+test('the document states the input rules: no request string or member name may contain a NUL, and what a schema leaves free is JSON of such text nested no deeper than 16 levels', () => {
   const document = JSON.parse(served);
   const ajv = new Ajv2020({ strict: false });
   /** Whether a string schema refuses values of its own with a NUL put in (at the start, the middle, the end). */
@@ -169,10 +169,10 @@ test('the document states the input rules: no request string or member name may 
     });
   }
   expect(unruled).toEqual([]);
-  // Unnamed members of the body nest as deep as the input rule allows below the body (32 levels in all).
-  expect(document.paths['/lists'].post.requestBody.content['application/json'].schema.additionalProperties).toEqual({ $ref: '#/components/schemas/JsonValue31' });
-  expect(document.components.schemas.JsonValue31.anyOf).toContainEqual({ type: 'string', pattern: '^[^\\u0000]*$' });
-  expect(document.components.schemas.JsonValue31.anyOf[2].items).toEqual({ $ref: '#/components/schemas/JsonValue30' });
+  // Unnamed members of the body nest as deep as the input rule allows below the body (16 levels in all).
+  expect(document.paths['/lists'].post.requestBody.content['application/json'].schema.additionalProperties).toEqual({ $ref: '#/components/schemas/JsonValue15' });
+  expect(document.components.schemas.JsonValue15.anyOf).toContainEqual({ type: 'string', pattern: '^[^\\u0000]*$' });
+  expect(document.components.schemas.JsonValue15.anyOf[2].items).toEqual({ $ref: '#/components/schemas/JsonValue14' });
   expect(document.components.schemas.JsonValue0.anyOf.map((branch: { type: unknown }) => branch.type)).toEqual([['null', 'boolean', 'number'], 'string']);
   // The API key is a secret, not a value to fill in from answers.
   const apiKey = document.paths['/lists'].get.parameters.find((parameter: { name: string }) => parameter.name === 'apiKey');
