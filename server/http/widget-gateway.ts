@@ -17,7 +17,8 @@ import { Server, type Socket } from 'socket.io';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { requestAddress, requestHost, trustedProxy, type TrustedProxy } from './trusted-proxy.ts';
-import type { ConversationEvent, Services } from '../process-services.ts';
+import type { Services } from '../process-services.ts';
+import type { ConversationEvent } from '../realtime/conversation-event.ts';
 import { countAndReadWidget } from '../widgets/read-public-widget-config.ts';
 import { readWidgetIdentity } from '../widgets/read-widget-identity.ts';
 import {

@@ -11,10 +11,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { joinSql, prepared, queryRows, runSql, sql, type Sql } from '../db/sql.ts';
-import type { ConversationEvent, ConversationEventFeed, ConversationEventListener, ConversationMessage, ConversationTarget } from '../process-services.ts';
+import type { ConversationEvent, ConversationEventFeed, ConversationEventListener, ConversationMessage, ConversationTarget } from './conversation-event.ts';
 
-// The event and feed types are declared where Services holds the feed (process-services.ts).
-export type { ConversationEvent, ConversationEventFeed, ConversationEventListener, ConversationMessage } from '../process-services.ts';
+export type { ConversationEvent, ConversationEventFeed, ConversationEventListener, ConversationMessage } from './conversation-event.ts';
 
 const CHANNEL = 'chat_widget_conversation_events';
 export const LISTENER_APPLICATION_NAME = 'conversation-events-listener';
