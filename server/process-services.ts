@@ -33,7 +33,7 @@ export type Services = {
 /** Called with the changed account's id; with null when changes may have been missed (the LISTEN connection was lost). */
 export type CredentialChangeListener = (accountId: string | null) => void;
 
-/** This process's listeners, fed by the LISTEN connection of server/realtime/conversation-events.ts. */
+/** This process's listeners, fed by the LISTEN connection of server/realtime/conversation-event-feed.ts. */
 export type CredentialChangeFeed = {
   /** Calls `listener` when one of `accountIds` changes (or anything may have). Returns an unwatch function. */
   watch(accountIds: readonly string[], listener: CredentialChangeListener): () => void;
@@ -47,7 +47,7 @@ export type CredentialChangeFeed = {
 /** Called with the changed widget's id; with null when changes may have been missed (the LISTEN connection was lost). */
 export type WidgetChangeListener = (widgetId: string | null) => void;
 
-/** This process's listeners, fed by the LISTEN connection of server/realtime/conversation-events.ts. */
+/** This process's listeners, fed by the LISTEN connection of server/realtime/conversation-event-feed.ts. */
 export type WidgetChangeFeed = {
   /** Calls `listener` for every widget change any process announced. Returns an unsubscribe function. */
   subscribe(listener: WidgetChangeListener): () => void;

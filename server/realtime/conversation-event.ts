@@ -31,16 +31,10 @@ export type ConversationEventListener = (event: ConversationEvent) => void;
 /** This process's end of the channel: one per API process, on Services as `conversationEvents`. */
 export type ConversationEventFeed = {
   /**
-   * Announces events of a change that has committed, from this process, for a transaction
-   * that would otherwise notify nothing: PostgreSQL serializes the commits of all
-   * transactions that notified (one lock, held until each one's commit is flushed), so a
-   * change announced in its own transaction takes its turn in that line. Announced here,
-   * the change commits without it, and the announcement goes out in one statement with
-   * whatever else this process announces meanwhile, with synchronous_commit off (nothing
-   * durable rides on it), holding the lock only for an instant. Resolves once sent; a
-   * process that dies between the commit and this loses the push (the widget reloads the
-   * conversation when it reconnects). Events of one call stay in order, and calls go out in
-   * the order they were made.
+   * Announces events of a change that has committed, for an ORM transaction that notified
+   * nothing (announceAfterCommit in publish-conversation-events.ts). Resolves once sent; a
+   * process that dies before that loses the push (the widget reloads the conversation when it
+   * reconnects). Events of one call stay in order, and calls go out in the order they were made.
    */
   announce(events: ConversationEvent[]): Promise<void>;
   /** Called for every event any process published (after commit). Returns an unsubscribe function. */

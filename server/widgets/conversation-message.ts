@@ -4,7 +4,7 @@
 // message's is our id (`msg_…`). Read events name outbound messages, so by our id too.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Message } from '../db/entities/index.ts';
-import type { ConversationMessage } from '../realtime/conversation-events.ts';
+import type { ConversationMessage } from '../realtime/conversation-event.ts';
 
 /** The columns a conversation message is made of, as SQL selects them (timestamp already ISO 8601). */
 export const CONVERSATION_MESSAGE_COLUMNS = `id, external_id, body, media_url, media_content_type, type, direction, status, sender_name,

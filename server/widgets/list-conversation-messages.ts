@@ -6,7 +6,7 @@
 // with an identity token costs one statement more: the widget's secret, read first.
 import type pg from 'pg';
 import type { Config } from '../config.ts';
-import type { ConversationMessage } from '../realtime/conversation-events.ts';
+import type { ConversationMessage } from '../realtime/conversation-event.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';

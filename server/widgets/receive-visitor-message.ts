@@ -20,7 +20,7 @@ import { unarchiveOnInbound } from '../contacts/archive-contact.ts';
 import { withPoolTransaction } from '../db/pool-transaction.ts';
 import { InvalidInputError, MissingParametersError, NotFoundError } from '../errors.ts';
 import { HttpUrl, NON_BLANK_TEXT_PATTERN } from '../input-rules.ts';
-import { announceAfterCommitText } from '../realtime/conversation-events.ts';
+import { announceAfterCommitText } from '../realtime/publish-conversation-events.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { countVisitorMessage, countVisitorMessageReadingWidget, type MessageLimits } from './count-visitor-messages.ts';

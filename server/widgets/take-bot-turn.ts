@@ -20,7 +20,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { queryRows, runSql, sql, type Sql } from '../db/sql.ts';
 import type { ContactEventBlock } from '../messages/contact-event-data.ts';
 import { sessionQuery, writeMessage, type SessionRow } from '../messages/sql/insert-message.ts';
-import type { ConversationEvent, ConversationEventFeed } from '../realtime/conversation-events.ts';
+import type { ConversationEvent, ConversationEventFeed } from '../realtime/conversation-event.ts';
 import { conversationMessageOf } from './conversation-message.ts';
 import { handOffConversation } from './hand-off-conversation.ts';
 import { WIDGET_CHANNEL } from './find-or-create-visitor.ts';
@@ -101,7 +101,7 @@ function endTypingSql(contactId: string, messageId: string, flagOnly: boolean): 
 /**
  * The turn, in one transaction; its live events (the reply, typing ended) are announced once
  * it has committed, through `feed` (the worker's bot turns are most of the commits that
- * would otherwise notify; see ConversationEventFeed.announce). Between BEGIN and COMMIT: the
+ * would otherwise notify; see announceAfterCommitText). Between BEGIN and COMMIT: the
  * lock with the reads no other change can move; for a silent turn, the typing flag's
  * conditional update when typing is on; for a possible reply, one read after the lock (its
  * session, the newest visitor message, the away check) and one write (the reply and the
