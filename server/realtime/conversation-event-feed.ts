@@ -5,8 +5,9 @@
 // (credential changes, widget changes): a process keeps one LISTEN connection whatever it hears.
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { prepared, queryRows, sql } from '../db/sql.ts';
-import type { ConversationEvent, ConversationEventFeed, ConversationEventListener, ConversationMessage } from './conversation-event.ts';
+import { prepared, queryRows, rawSql, sql } from '../db/sql.ts';
+import { CONVERSATION_MESSAGE_COLUMNS, toConversationMessage, type ConversationMessageRow } from '../widgets/conversation-message.ts';
+import type { ConversationEvent, ConversationEventFeed, ConversationEventListener } from './conversation-event.ts';
 import { announceAfterCommit, CONVERSATION_EVENTS_CHANNEL, type MessageReference, type Notification } from './publish-conversation-events.ts';
 
 export const LISTENER_APPLICATION_NAME = 'conversation-events-listener';
@@ -151,21 +152,11 @@ export function createConversationEventFeed(options: {
 
 async function loadReferencedMessage(pool: pg.Pool, reference: MessageReference): Promise<ConversationEvent | null> {
   // The sid is our id, or the widget's own id of a visitor's message (conversation-message.ts).
-  const [row] = await queryRows<{
-    body: string;
-    media_url: string | null;
-    media_content_type: string | null;
-    timestamp: string;
-    type: string;
-    direction: ConversationMessage['direction'];
-    status: string;
-    sender_name: string | null;
-  }>(
+  const [row] = await queryRows<ConversationMessageRow>(
     pool,
     prepared(
       'load-announced-message',
-      sql`select body, media_url, media_content_type, type, direction, status, sender_name,
-            to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as timestamp
+      sql`select ${rawSql(CONVERSATION_MESSAGE_COLUMNS)}
        from messages
       where account_id = ${reference.accountId} and contact_id = ${reference.contactId}
         and (id = ${reference.messageSid} or (direction = 'inbound' and external_id = ${reference.messageSid}))
@@ -173,22 +164,6 @@ async function loadReferencedMessage(pool: pg.Pool, reference: MessageReference)
     ),
   );
   if (!row) return null;
-  return {
-    kind: 'message',
-    accountId: reference.accountId,
-    widgetId: reference.widgetId,
-    visitorId: reference.visitorId,
-    contactId: reference.contactId,
-    message: {
-      messageSid: reference.messageSid,
-      body: row.body,
-      mediaUrl: row.media_url,
-      mediaContentType: row.media_content_type,
-      timestamp: row.timestamp,
-      type: row.type,
-      direction: row.direction,
-      status: row.status,
-      sender_name: row.sender_name,
-    },
-  };
+  const { accountId, widgetId, visitorId, contactId } = reference;
+  return { kind: 'message', accountId, widgetId, visitorId, contactId, message: toConversationMessage(row) };
 }

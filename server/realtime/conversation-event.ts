@@ -1,20 +1,8 @@
 // What a chat-widget conversation event is, and the feed a process hears them on (one per
 // process, on Services as `conversationEvents`). Types only: Services depends on no
 // implementation.
+import type { ConversationMessage } from '../widgets/conversation-message.ts';
 
-/** A chat-widget conversation message as the spec returns it. */
-export type ConversationMessage = {
-  messageSid: string;
-  body: string;
-  mediaUrl: string | null;
-  mediaContentType: string | null;
-  timestamp: string;
-  type: string;
-  direction: 'inbound' | 'outbound' | 'outbound-api';
-  status: string;
-  /** The name a reply shows the visitor; null for the visitor's own messages and the bot's. */
-  sender_name: string | null;
-};
 /** Whose conversation an event is about. */
 export type ConversationTarget = { accountId: string; widgetId: string; visitorId: string; contactId: string };
 export type ConversationEvent =

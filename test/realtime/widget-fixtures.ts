@@ -6,7 +6,8 @@ import { io, type Socket } from 'socket.io-client';
 import { expect } from 'vitest';
 import { newId } from '../../server/db/ids.ts';
 import { publishConversationEvent } from '../../server/realtime/publish-conversation-events.ts';
-import type { ConversationEvent, ConversationMessage } from '../../server/realtime/conversation-event.ts';
+import type { ConversationEvent } from '../../server/realtime/conversation-event.ts';
+import type { ConversationMessage } from '../../server/widgets/conversation-message.ts';
 import type { TestService } from '../helpers/service.ts';
 
 export async function insertWidget(service: TestService, accountId: string, settings: Record<string, unknown> = {}): Promise<string> {
