@@ -1,21 +1,6 @@
-// The baselines the benchmark compares the service with: bare fastify over HTTPS with `pg`
-// on the same database. BARE_MODE picks how a request authenticates:
-// - `counting` (default): the service's own authentication statement and rate-limit
-//   accounting (rate-limit/spend-key-tokens.ts) on the same HMAC, so the difference
-//   measured is the framework (tRPC, trpc-to-openapi, MikroORM), not the database work;
-// - `two-reads`: only the read a lookup cannot avoid (the key by its HMAC), no counting,
-//   so the difference measured is everything the service adds, rate limits included;
-// - `silent-writes`: authenticates as `counting`, and also takes visitor messages: the
-//   service's own counting, reads and writers (sql/store-visitor-message.ts: the contact, the
-//   message and its events, the visitor's details row, the bot's answer the settings decide with its New Message (a
-//   session's first message is greeted), and, for a message naming a hand-off keyword, the
-//   bot-typing flag and the bot's job row), in one transaction that notifies nothing: no
-//   conversation pg_notify, and a job row inserted directly instead of by `add_job` (whose
-//   insert notification is the other notify). Its job rows name a task no worker runs, so
-//   they cost the worker nothing. The scenario `events` gives it accounts without webhook
-//   subscriptions, so the outbox trigger queues (and notifies) nothing either.
-// Then the contact by phone (or the write's rows).
-//
+// The baselines the benchmark compares the service with: bare fastify over HTTPS with `pg` on
+// the same database, authenticating as BARE_MODE says (`counting`, `two-reads`,
+// `silent-writes`; docs/performance.md, What each scenario measures).
 // Environment: DATABASE_URL, PORT, SECRET_KEY, TLS_CERT_FILE, TLS_KEY_FILE, BARE_MODE. Prints
 // `bare listening on https://127.0.0.1:PORT` once it accepts requests.
 import { readFileSync } from 'node:fs';

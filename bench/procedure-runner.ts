@@ -1,24 +1,7 @@
-// How long one procedure call takes in-process through the middleware runner the HTTP
-// surfaces use (callProcedure in server/http/procedure-pipeline.ts) against tRPC's own
-// procedure caller (the procedure called as a function, what tRPC's handlers do) and
-// createCaller (a caller built per request, as a test does). The procedure has the chain
-// shape every API procedure has (one `.use()` step from publicProcedure, input and output
-// schemas, a resolver) and touches no database, so the figure is the runner's alone.
-//
-// Run with the pinned Node (the machine's own node is older):
-//   node_modules/.bin/node bench/procedure-runner.ts
-// Knobs: CALLS (per round and way, 20000), ROUNDS (15). The ways alternate within each
-// round, in a rotating order, so background load falls on all of them alike; medians are
-// reported with the load average, CPU time per call (waiting for a core is not counted)
-// beside wall-clock time.
-//
-// The run that keeps the copied runner (2026-11-25, Node 24.21.0, 2-core AMD EPYC shared
-// with other work: load average 17–21 during the run; 15 rounds x 20000 calls):
-//   callProcedure (copied runner)  CPU median  2.80 µs/call (2.43–4.21);   wall  8.79
-//   procedure() (tRPC's runner)    CPU median 19.09 µs/call (17.25–26.34); wall 66.94
-//   createCaller per call          CPU median 20.21 µs/call (18.61–32.16); wall 71.34
-// An earlier run at load 5 gave 4.3 / 30 / 40 µs wall: about 7x either way, some 16 µs of
-// server CPU per request, against the 0.3–0.5 ms a whole /v1 lookup costs.
+// The cost of one procedure call in-process through the HTTP surfaces' runner (callProcedure
+// in server/http/procedure-pipeline.ts), beside tRPC's own procedure call and createCaller,
+// with no database. How to run it and the last figures: docs/performance.md, Measuring one change.
+//   node_modules/.bin/node bench/procedure-runner.ts   (knobs: CALLS, ROUNDS)
 import { loadavg } from 'node:os';
 import { z } from 'zod';
 import { callProcedure, type CallableProcedure } from '../server/http/procedure-pipeline.ts';

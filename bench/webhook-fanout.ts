@@ -1,22 +1,7 @@
-// Webhook fan-out benchmark: events written through the real outbox path (emit()
-// inside transactions, many events per transaction, many transactions at once), a
-// real worker process dispatching and sending signed HTTPS deliveries, and a loopback
-// receiver timing their arrival; beside it, a bare sender (webhooks/bare-sender.ts, its
-// own process) signing and POSTing the same deliveries to the same receiver with the
-// same per-origin concurrency and nothing else.
-//
-// Per round, on the same database, worker, bare sender and receiver:
-// - bare: the bare sender as fast as it can for `durationSeconds`; deliveries/s = 2xx
-//   answers / its sending time;
-// - throughput: events offered at the round's bare rate for `durationSeconds`;
-//   deliveries/s = deliveries / (first event commit → last delivery received);
-// - latency: events paced at half the round's bare rate (the engine loaded but, when it
-//   meets the ratio target, not backlogged) for `durationSeconds`; per delivery, its
-//   event's commit → its first attempt's arrival.
-// Figures are medians over `rounds`.
-//
+// Scenario `webhooks`: events through the real outbox to a real worker's signed deliveries,
+// beside a bare sender (webhooks/bare-sender.ts) to the same loopback receiver; what each
+// phase measures: docs/performance.md, What each scenario measures.
 // Run alone: `npm exec -- node bench/webhook-fanout.ts [rounds] [durationSeconds]`.
-// BENCH_WORKER_CPU_PROF=<dir> runs the worker under --cpu-prof; BENCH_VERBOSE=1 prints each phase.
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -3,20 +3,21 @@
 // terminated in front (TLS=off), accepting the locally generated certificate since the
 // request never leaves the container. A ROLE=worker process has no port: it is healthy when
 // a live service holds its DATA_DIR's lock (the worker is running; the lock names its PID
-// and is removed at stop) and its database answers.
+// and is removed at stop) and its database answers. It reads the environment through the
+// service's own config schema, so it finds the port, TLS and DATA_DIR the service uses.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import pg from 'pg';
-import { DEFAULT_DATA_DIR, serviceHoldingDataDir } from './data-dir-lock.ts';
+import { loadConfig, type Config } from './config.ts';
+import { serviceHoldingDataDir } from './data-dir-lock.ts';
 
 const TIMEOUT_MS = 4000;
 
-function checkReady(): void {
-  const port = Number(process.env.PORT ?? 3000);
-  const tls = (process.env.TLS ?? 'on') !== 'off';
+function checkReady(config: Config): void {
+  const tls = config.TLS !== 'off';
   const request = tls ? httpsRequest : httpRequest;
   const headers = tls ? {} : { 'x-forwarded-proto': 'https' };
-  const req = request({ host: '127.0.0.1', port, path: '/v1/ready', headers, rejectUnauthorized: false, timeout: TIMEOUT_MS }, (response) => {
+  const req = request({ host: '127.0.0.1', port: config.PORT, path: '/v1/ready', headers, rejectUnauthorized: false, timeout: TIMEOUT_MS }, (response) => {
     response.resume();
     process.exit(response.statusCode === 200 ? 0 : 1);
   });
@@ -25,8 +26,8 @@ function checkReady(): void {
   req.end();
 }
 
-async function checkDatabase(): Promise<void> {
-  const client = new pg.Client({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: TIMEOUT_MS });
+async function checkDatabase(config: Config): Promise<void> {
+  const client = new pg.Client({ connectionString: config.DATABASE_URL, connectionTimeoutMillis: TIMEOUT_MS });
   try {
     await client.connect();
     await client.query('select 1');
@@ -36,10 +37,20 @@ async function checkDatabase(): Promise<void> {
   }
 }
 
-async function checkWorker(): Promise<void> {
-  if ((await serviceHoldingDataDir(process.env.DATA_DIR || DEFAULT_DATA_DIR)) === null) process.exit(1);
-  await checkDatabase();
+async function checkWorker(config: Config): Promise<void> {
+  if ((await serviceHoldingDataDir(config.DATA_DIR)) === null) process.exit(1);
+  await checkDatabase(config);
 }
 
-if (process.env.ROLE === 'worker') await checkWorker();
-else checkReady();
+/** An environment the service would refuse to start with is unhealthy. */
+function readConfig(): Config {
+  try {
+    return loadConfig();
+  } catch {
+    process.exit(1);
+  }
+}
+
+const config = readConfig();
+if (config.ROLE === 'worker') await checkWorker(config);
+else checkReady(config);

@@ -19,7 +19,7 @@ import { registerMetrics } from './metrics/metrics-route.ts';
 import { loadTlsMaterial } from './http/tls.ts';
 import { createMessagingProvider } from './messaging/provider-client.ts';
 import { CREDENTIAL_CHANGES_CHANNEL, createCredentialChangeFeed } from './auth/credential-changes.ts';
-import { createConversationEventFeed } from './realtime/conversation-events.ts';
+import { createConversationEventFeed } from './realtime/conversation-event-feed.ts';
 import { createWidgetGateway } from './http/widget-gateway.ts';
 import { createUnauthenticatedSockets } from './http/unauthenticated-sockets.ts';
 import { createWidgetChangeFeed, WIDGET_CHANGES_CHANNEL } from './widgets/widget-changes.ts';

@@ -1,20 +1,7 @@
-// PostgreSQL's work per chat-widget visitor message with any bot's turn it causes: the API
-// process takes the message (POST /v1/incoming-chat-widget-message), a ROLE=worker process
-// takes the turn a message queues (workers/chat-widget-message.ts), and each measurement
-// lasts until the job queue is empty again. As in the event ceiling bench
-// (bench/scenarios/events.ts), visitors are new and send three messages each, to widgets with
-// default settings: the first message of a visitor creates the contact and opens a session,
-// and the bot's greeting is written with it (no turn queued since the settings alone decide
-// it; a version that queued one is measured with its turn); the two later ones get no reply
-// (no away message). With `away`, the widgets have an away message: the later messages come
-// within AWAY_MESSAGE_INTERVAL_MINUTES of the greeting, so the bot gives none, but each
-// message checks. No account has a webhook subscription, so no dispatch job runs.
-//
-// Two figures are subtracted from the raw counts: this script's own polls of the job queue
-// (one statement and one commit each), and the processes' idle background (the worker's
-// liveness sweeps and polling), measured on its own first, in proportion to each
-// measurement's length.
-//
+// PostgreSQL's work per chat-widget visitor message with any bot's turn it causes (the API
+// process takes the message, a ROLE=worker process the turn), until the job queue is empty
+// again; `away` gives the widgets an away message. This script's own polls and the processes'
+// idle background are subtracted. docs/performance.md, Measuring one change.
 //   node bench/db-work/bot-turn.ts [visitors] [away]
 import pg from 'pg';
 import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';

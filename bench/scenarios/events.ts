@@ -1,17 +1,7 @@
-// Scenario `events`: the event ceiling. A ROLE=api process and a ROLE=worker process on the
-// bench database, accounts with a webhook subscription each (to the loopback receiver, so
-// events really fan out), and an open-loop mix of visitor messages and contact creates
-// raised step by step until the p99 request latency of those writes passes 100 ms. The
-// ceiling is the highest offered rate that stayed under. Beside it, in alternating ramps,
-// bench/bare-server.ts in BARE_MODE=silent-writes writes the same rows in the same kind of
-// transaction without any NOTIFY. While each step runs, PostgreSQL's active sessions are
-// sampled (what they wait on) and the processes' CPU is read, so the report says what
-// bounds the ceiling.
-//
-// BENCH_EVENTS_BEFORE=<directory>: another checkout of the repository (with node_modules)
-// whose service is ramped too, in the same rounds, so a change is measured before and after
-// in one run. Each side's API process runs throughout; a service side's worker runs during
-// its ramps only (one worker at a time on the database).
+// Scenario `events`: the event ceiling, the highest rate of event-writing requests with p99
+// under 100 ms, beside bench/bare-server.ts in BARE_MODE=silent-writes, sampling what bounds it
+// (docs/performance.md, What each scenario measures). BENCH_EVENTS_BEFORE=<directory> ramps
+// another checkout in the same rounds, so a change is measured before and after in one run.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';

@@ -1,24 +1,14 @@
 // Appointments with a contact: book, page through, cancel (the contract's
 // "Conversations both ways"). Section Appointments, so scoped keys can be given it.
 import { z } from 'zod';
+import { AppointmentRecord } from '../../server/appointments/appointment-record.ts';
 import { AppointmentBookInput, bookAppointment } from '../../server/appointments/book-appointment.ts';
 import { cancelAppointment } from '../../server/appointments/cancel-appointment.ts';
 import { listAppointments } from '../../server/appointments/list-appointments.ts';
-import { APPOINTMENT_STATUSES } from '../../server/db/entities/appointment.ts';
 import { PageInput } from '../../server/pagination.ts';
 import { accountProcedure, router } from '../../server/trpc.ts';
 
-const AppointmentOutput = z.object({
-  id: z.string(),
-  contactId: z.string(),
-  starts_at: z.string(),
-  ends_at: z.string().nullable(),
-  title: z.string(),
-  notes: z.string().nullable(),
-  status: z.enum(APPOINTMENT_STATUSES),
-  created_at: z.string(),
-});
-const AppointmentData = z.object({ success: z.literal(true), data: AppointmentOutput });
+const AppointmentData = z.object({ success: z.literal(true), data: AppointmentRecord });
 const ContactId = z.object({ contactId: z.string() });
 const tags = ['Appointments'];
 
@@ -46,7 +36,7 @@ export const appointmentsRouter = router({
       errorShapes: { '404': 'envelope' },
     })
     .input(PageInput.extend(ContactId.shape))
-    .output(z.object({ success: z.literal(true), appointments: z.array(AppointmentOutput), next_cursor: z.string().nullable() }))
+    .output(z.object({ success: z.literal(true), appointments: z.array(AppointmentRecord), next_cursor: z.string().nullable() }))
     .query(async ({ ctx, input }) => {
       const { contactId, ...page } = input;
       return { success: true as const, ...(await listAppointments(ctx.em, ctx.services.secrets, ctx.account.id, contactId, page)) };

@@ -7,10 +7,11 @@ import { ApiError, describeZodError, INTERNAL_ERROR_MESSAGE, InvalidInputError }
 import type { Services } from '../../server/process-services.ts';
 import type { RequestInfo } from '../../server/trpc.ts';
 import { publicProcedure, router } from '../../server/trpc.ts';
+import { ConversationMessage } from '../../server/widgets/conversation-message.ts';
 import { listConversationMessages, type ConversationQuery } from '../../server/widgets/list-conversation-messages.ts';
 import { handOffVisitor, VISITOR_HANDOFFS_PER_MINUTE } from '../../server/widgets/visitor-hand-off.ts';
 import { markConversationRead, type ReadDeps } from '../../server/widgets/mark-conversation-read.ts';
-import { readPublicWidgetConfig } from '../../server/widgets/read-public-widget-config.ts';
+import { PublicWidgetConfig, readPublicWidgetConfig } from '../../server/widgets/read-public-widget-config.ts';
 import { receiveVisitorMessage, VisitorId, VisitorMessageInput, WidgetId } from '../../server/widgets/receive-visitor-message.ts';
 import { identityTokenOf, VISITOR_IDENTITY_HEADER, type VisitorRequest } from '../../server/widgets/visitor-identity.ts';
 
@@ -53,18 +54,6 @@ const developmentDetails = publicProcedure.use(async ({ ctx, next }) => {
   throw new ApiError(500, INTERNAL_ERROR_MESSAGE, { reason: 'internal', details, cause });
 });
 
-const ConversationMessageOutput = z.object({
-  messageSid: z.string().describe('Our id of the message (`msg_…`).'),
-  body: z.string(),
-  mediaUrl: z.string().nullable(),
-  mediaContentType: z.string().nullable(),
-  timestamp: z.string().describe('ISO 8601 date-time.'),
-  type: z.string().describe('`text` or `image`.'),
-  direction: z.enum(['inbound', 'outbound', 'outbound-api']).describe('`inbound` is from the visitor.'),
-  status: z.string().describe('Delivery status: received, sent, delivered, read, failed.'),
-  sender_name: z.string().nullable().describe("The name a person's reply shows (its `sender_name`); null for the visitor's own messages and the bot's."),
-});
-
 const ConversationInput = z.object({
   fromId: VisitorId.describe('The visitor id.'),
   toId: WidgetId.describe('The widget id (configId).'),
@@ -85,36 +74,7 @@ function changeConversation(change: (deps: ReadDeps, query: Omit<ConversationQue
   };
 }
 
-const PublicConfigOutput = z.object({
-  success: z.literal(true),
-  data: z.object({
-    id: z.string(),
-    userId: z.string().describe("The widget owner's account id: send it as `userId` with visitor messages."),
-    name: z.string(),
-    title: z.string(),
-    colors: z.object({
-      primary: z.string().optional(),
-      background: z.string().optional(),
-      text: z.string().optional(),
-      visitorBubble: z.string().optional(),
-      botBubble: z.string().optional(),
-    }),
-    foreground: z
-      .object({
-        primary: z.string().describe('On `primary`: the header, the send button, the launcher.'),
-        visitorBubble: z.string().describe("On the visitor's bubbles."),
-        botBubble: z.string().describe("On the replies' bubbles."),
-        background: z.string().describe('On the page background.'),
-        muted: z.string().describe('Secondary text (times, the greeting) on the page background.'),
-      })
-      .describe(
-        "The text colour for each colour the widget draws (its settings' or the defaults), as CSS hex: the widget's `text` colour where it reaches WCAG 2's 4.5:1 contrast, else near-black or white, whichever contrasts more.",
-      ),
-    greeting: z.string().nullable(),
-    position: z.enum(['bottom-right', 'bottom-left']),
-    handoffButton: z.boolean().describe('Whether the page offers "Talk to a person" (`settings.handoffButton`, default true).'),
-  }),
-});
+const PublicConfigOutput = z.object({ success: z.literal(true), data: PublicWidgetConfig });
 
 export const chatWidgetPublicRouter = router({
   config: publicProcedure
@@ -194,7 +154,7 @@ export const chatWidgetPublicRouter = router({
         ),
       }),
     )
-    .output(z.object({ messages: z.array(ConversationMessageOutput), isBotTyping: z.boolean() }))
+    .output(z.object({ messages: z.array(ConversationMessage), isBotTyping: z.boolean() }))
     .query(({ ctx, input }) =>
       listConversationMessages(
         { pool: ctx.services.pool, secrets: ctx.services.secrets, limits: ctx.services.config },

@@ -4,7 +4,7 @@
 // The static `/webhooks/events` comes before `/webhooks/{webhookId}`, because the first
 // matching operation in router order wins.
 import { z } from 'zod';
-import { EVENT_NAMES } from '../../server/events/emit.ts';
+import { EVENT_NAMES } from '../../server/events/event-names.ts';
 import { assertEveryClientInScope } from '../../server/auth/scopes.ts';
 import { AT_LEAST_ONE_FIELD } from '../../server/http/openapi.ts';
 import { PageInput } from '../../server/pagination.ts';

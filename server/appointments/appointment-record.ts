@@ -1,16 +1,19 @@
 // An appointment as the API shows it (and Appointment Booked carries it).
+import { z } from 'zod';
+import { APPOINTMENT_STATUSES } from '../db/entities/appointment.ts';
 import type { Appointment } from '../db/entities/index.ts';
 
-export type AppointmentRecord = {
-  id: string;
-  contactId: string;
-  starts_at: string;
-  ends_at: string | null;
-  title: string;
-  notes: string | null;
-  status: Appointment['status'];
-  created_at: string;
-};
+export const AppointmentRecord = z.object({
+  id: z.string(),
+  contactId: z.string(),
+  starts_at: z.string(),
+  ends_at: z.string().nullable(),
+  title: z.string(),
+  notes: z.string().nullable(),
+  status: z.enum(APPOINTMENT_STATUSES),
+  created_at: z.string(),
+});
+export type AppointmentRecord = z.infer<typeof AppointmentRecord>;
 
 export function toAppointmentRecord(appointment: Appointment): AppointmentRecord {
   return {

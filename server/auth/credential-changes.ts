@@ -6,7 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { runSql, sql } from '../db/sql.ts';
-import { notifySql } from '../realtime/conversation-events.ts';
+import { notifySql } from '../realtime/publish-conversation-events.ts';
 import type { CredentialChangeFeed, CredentialChangeListener } from '../process-services.ts';
 
 export const CREDENTIAL_CHANGES_CHANNEL = 'credential_changes';

@@ -11,7 +11,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { queryRows, sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
-import { publishConversationEvent } from '../realtime/conversation-events.ts';
+import { publishConversationEvent } from '../realtime/publish-conversation-events.ts';
 import { announceBotFlip } from './update-contact.ts';
 
 /** How many of the conversation's newest messages Human Alerted carries. */

@@ -1,7 +1,7 @@
 // Credit rules decided without the database: what a spend may take, the events a spend
 // announces, the Credits Recharged payload, and the month a reset belongs to. The statements
 // that move balances are in spend-credits.ts and reset-monthly-credits.ts.
-import type { EventName } from '../events/emit.ts';
+import type { EventName } from '../events/event-names.ts';
 
 /** A balance below this many credits is low; `Low Credit Balance` is emitted when a spend crosses it. */
 export const LOW_CREDIT_THRESHOLD = 50;

@@ -1,37 +1,9 @@
-// The transactional outbox's names, and `emit` for a change made through the ORM: one
-// event written by the one writer (sql/insert-events.ts) on the change's transaction.
+// `emit` for a change made through the ORM: one event written by the one writer
+// (sql/insert-events.ts) on the change's transaction.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { runSql } from '../db/sql.ts';
+import type { EventName } from './event-names.ts';
 import { eventsOf, insertEventsSql, newEventRow } from './sql/insert-events.ts';
-
-export const EVENT_NAMES = [
-  'Contact Created',
-  'Human Alerted',
-  'Appointment Booked',
-  'Replies',
-  'Reads',
-  'Deliveries',
-  'Credits Spent',
-  'Credits Recharged',
-  'Low Credit Balance',
-  'Contact Paused',
-  'Contact Do Not Disturb',
-  'Contact Unarchived',
-  'New Message',
-  'Contact Resumed',
-  'Chat Concluded',
-  'Task Created',
-  'Task Updated',
-  'Task Completed',
-  'Daily Summary Created',
-  'Channel Connected',
-  'Broadcast Started',
-  'Broadcast Completed',
-] as const;
-export type EventName = (typeof EVENT_NAMES)[number];
-
-/** The payload's `user` block: the account where the event happened. */
-export type UserBlock = { id: string; email: string; name: string | null };
 
 /**
  * Writes one event on `em`'s transaction (call it inside the transaction of the change it

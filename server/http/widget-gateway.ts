@@ -1,15 +1,9 @@
-// The chat widget's live channel: Socket.IO at /socket.io on the service's one port, beside
-// /trpc WebSockets. A visitor's socket joins exactly one room, derived here from the widget
-// and visitor id it presented at handshake; there is no join event, so it can never hear
-// another conversation. Every API process hears every conversation event (PostgreSQL
-// LISTEN/NOTIFY) and emits it to the sockets it holds, so it does not matter which process
-// stored the message or which one the visitor is connected to.
-// A handshake is a public widget request like the others: counted against the client
-// address, and for a widget with identity verification it carries the visitor's token
-// (`auth.identityToken`, or the X-Visitor-Identity header), whose user then names the room.
-// Open sockets are capped per visitor and per address in the process that holds them.
-// When the widget changes, its open sockets face the handshake's rule again
-// (widget-socket-review.ts).
+// The chat widget's live channel: Socket.IO at /socket.io on the service's one port. A
+// visitor's socket joins exactly one room, derived from what its handshake proved (the widget,
+// and the visitor id or the verified user), with no join event, so it can never hear another
+// conversation. Every API process hears every conversation event (LISTEN/NOTIFY), so it does
+// not matter which process a visitor is connected to. When the widget changes, its open
+// sockets face the handshake's rule again (widget-socket-review.ts).
 import { createServer, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
@@ -17,7 +11,8 @@ import { Server, type Socket } from 'socket.io';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { requestAddress, requestHost, trustedProxy, type TrustedProxy } from './trusted-proxy.ts';
-import type { ConversationEvent, Services } from '../process-services.ts';
+import type { Services } from '../process-services.ts';
+import type { ConversationEvent } from '../realtime/conversation-event.ts';
 import { countAndReadWidget } from '../widgets/read-public-widget-config.ts';
 import { readWidgetIdentity } from '../widgets/read-widget-identity.ts';
 import {

@@ -6,7 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { releaseCreditReservation, reserveCredits, settleCreditReservation, type SpendReason } from '../credits/spend-credits.ts';
 import type { Services } from '../process-services.ts';
-import type { ProviderSendResult } from './provider-client.ts';
+import type { ProviderSendResult } from './provider.ts';
 import { providerSendFailure } from './provider-send-failure.ts';
 
 export { PROVIDER_UNAVAILABLE } from './provider-send-failure.ts';

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { MessagingConnection } from '../db/entities/index.ts';
 import { ApiError, ConflictError } from '../errors.ts';
 import type { Secrets } from '../secrets.ts';
-import type { ConnectionProblem, MessagingProvider } from './provider-client.ts';
+import type { ConnectionProblem, MessagingProvider } from './provider.ts';
 import { requestTemplateSync } from './request-template-sync.ts';
 
 // Callers that send look credentials up here too.

@@ -3,9 +3,7 @@
 // client, so the address guard, time-outs and pools apply; the access token only ever
 // travels in the Authorization header and never appears in a result or an error.
 import { createOutboundClient, type OutboundResponse } from '../outbound/http-client.ts';
-import type { ConnectionCheck, ConnectionProblem, MessagingProvider, ProviderCredentials, ProviderSendResult, ProviderTemplate } from '../process-services.ts';
-
-export type { ConnectionCheck, ConnectionProblem, MessagingProvider, ProviderCredentials, ProviderSendResult, ProviderSessionSend, ProviderTemplate, ProviderTemplateSend } from '../process-services.ts';
+import type { ConnectionCheck, ConnectionProblem, MessagingProvider, ProviderCredentials, ProviderSendResult, ProviderTemplate } from './provider.ts';
 
 /**
  * A provider call other than a send failed; `retryable` says whether trying later may help.

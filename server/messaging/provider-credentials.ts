@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { MessagingConnection } from '../db/entities/index.ts';
 import { ForbiddenError } from '../errors.ts';
 import type { Secrets } from '../secrets.ts';
-import type { ProviderCredentials } from '../process-services.ts';
+import type { ProviderCredentials } from './provider.ts';
 
 export async function loadProviderCredentials(em: EntityManager, secrets: Secrets, accountId: string): Promise<ProviderCredentials | null> {
   const connection = await em.findOne(MessagingConnection, { account: accountId });

@@ -2,7 +2,7 @@
 // its refusal of the request is the caller's 400; anything else is a 500, worded by whether
 // the message may still be on its way. The spec allows a send no other failure.
 import { ApiError, InvalidInputError } from '../errors.ts';
-import type { ProviderSendResult } from '../process-services.ts';
+import type { ProviderSendResult } from './provider.ts';
 
 export const PROVIDER_UNAVAILABLE = 'The messaging provider did not answer; nothing was sent or charged';
 

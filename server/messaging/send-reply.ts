@@ -17,7 +17,7 @@ import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from 
 import { HttpUrl } from '../input-rules.ts';
 import { chargedProviderSend } from './charged-send.ts';
 import { loadProviderCredentials } from './provider-credentials.ts';
-import { publishConversationEvent } from '../realtime/conversation-events.ts';
+import { publishConversationEvent } from '../realtime/publish-conversation-events.ts';
 import type { Services } from '../process-services.ts';
 import { conversationMessageOf } from '../widgets/conversation-message.ts';
 import { WIDGET_CHANNEL } from '../widgets/find-or-create-visitor.ts';

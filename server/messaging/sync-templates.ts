@@ -6,7 +6,7 @@ import { MessageTemplate } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
 import type { Secrets } from '../secrets.ts';
 import { loadProviderCredentials } from './provider-credentials.ts';
-import type { MessagingProvider, ProviderTemplate } from '../process-services.ts';
+import type { MessagingProvider, ProviderTemplate } from './provider.ts';
 import { ProviderRequestError } from './provider-client.ts';
 import { validateTemplateBody } from './template-variables.ts';
 

@@ -1,7 +1,7 @@
 // One account's conversation events as an async stream, for the tRPC subscription that
 // internal apps hold open. The events come from this process's LISTEN feed, so a
 // subscriber hears every process's changes.
-import type { ConversationEvent, ConversationEventFeed } from './conversation-events.ts';
+import type { ConversationEvent, ConversationEventFeed } from './conversation-event.ts';
 
 type WithoutVisitorId<E> = E extends unknown ? Omit<E, 'visitorId'> : never;
 /**

@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { prepared, queryRows, runSql, sql } from '../db/sql.ts';
-import { notifyConversationSql } from './conversation-events.ts';
+import { notifyConversationSql } from './publish-conversation-events.ts';
 
 /**
  * At most one "is typing" announcement per socket in this time (and a "stopped" after it);

@@ -1,18 +1,7 @@
-// Sending: claims due deliveries in rounds, makes one HTTP attempt for each through the
-// outbound client (concurrently), and records the outcomes. One pass at a time per process
-// runs the rounds, several side by side (lanes, sending-pass.ts) while full rounds say more
-// is due, so the connections stay busy while a round is claimed or recorded; the lanes are
-// bounded. A wake-up arriving while a pass runs joins it and its job ends at once, leaving
-// its Graphile Worker slot to dispatch.
-// A round is one transaction: the claim locks its deliveries (claim-due-deliveries.ts), the
-// transaction stays open while their attempts are made, and the outcomes are recorded on it
-// before it commits. Nothing is written to lease a delivery, and no commit of its own
-// claims it. A worker that dies mid-round loses its connection and its transaction with it:
-// the deliveries are unlocked and due again (at least once). The server ends a transaction
-// left idle longer than a round can take (roundLimitMs), so a worker that hangs or is cut
-// off holds them, a pool connection and vacuum's horizon no longer than that.
-// At send time the subscription is checked again: switched off, or its URL auto-disabled
-// for the account, drops the delivery (Delivery rules 1 and 4).
+// Sending webhook deliveries: rounds claimed, attempted through the outbound client and
+// recorded. A round is one transaction whose row locks are the only lease, so a worker that
+// dies or hangs mid-round leaves its deliveries due again (at least once; docs/webhooks.md,
+// Delivery). The subscription is checked again at send time (Delivery rules 1 and 4).
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { openPoolTransaction } from '../db/pool-transaction.ts';

@@ -1,7 +1,7 @@
 // How a webhook subscription is shown, and the input fields create and update share.
 import { z } from 'zod';
 import type { WebhookSubscription } from '../db/entities/index.ts';
-import { EVENT_NAMES } from '../events/emit.ts';
+import { EVENT_NAMES } from '../events/event-names.ts';
 import { NON_BLANK_TEXT_PATTERN, urlPattern } from '../input-rules.ts';
 
 const KNOWN_EVENTS = new Set<string>(EVENT_NAMES);

@@ -2,9 +2,21 @@
 // message). `messageSid` is the widget's own id of a visitor's message (its `messageSid` or
 // `id`, stored as the external id), so a widget recognises what it sent; every other
 // message's is our id (`msg_…`). Read events name outbound messages, so by our id too.
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
 import type { Message } from '../db/entities/index.ts';
-import type { ConversationMessage } from '../realtime/conversation-events.ts';
+
+export const ConversationMessage = z.object({
+  messageSid: z.string().describe('Our id of the message (`msg_…`).'),
+  body: z.string(),
+  mediaUrl: z.string().nullable(),
+  mediaContentType: z.string().nullable(),
+  timestamp: z.string().describe('ISO 8601 date-time.'),
+  type: z.string().describe('`text` or `image`.'),
+  direction: z.enum(['inbound', 'outbound', 'outbound-api']).describe('`inbound` is from the visitor.'),
+  status: z.string().describe('Delivery status: received, sent, delivered, read, failed.'),
+  sender_name: z.string().nullable().describe("The name a person's reply shows (its `sender_name`); null for the visitor's own messages and the bot's."),
+});
+export type ConversationMessage = z.infer<typeof ConversationMessage>;
 
 /** The columns a conversation message is made of, as SQL selects them (timestamp already ISO 8601). */
 export const CONVERSATION_MESSAGE_COLUMNS = `id, external_id, body, media_url, media_content_type, type, direction, status, sender_name,

@@ -6,7 +6,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { handOff, type HandOff, type HandOffNotice, type HandOffOutcome } from '../contacts/hand-off.ts';
 import { recordMessage } from '../messages/record-message.ts';
-import { publishConversationEvent } from '../realtime/conversation-events.ts';
+import { publishConversationEvent } from '../realtime/publish-conversation-events.ts';
 import { conversationMessageOf } from './conversation-message.ts';
 import { WIDGET_CHANNEL } from './find-or-create-visitor.ts';
 import { readSettings } from './widget-settings.ts';

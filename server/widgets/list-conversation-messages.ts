@@ -6,11 +6,10 @@
 // with an identity token costs one statement more: the widget's secret, read first.
 import type pg from 'pg';
 import type { Config } from '../config.ts';
-import type { ConversationMessage } from '../realtime/conversation-events.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
-import { CONVERSATION_MESSAGE_COLUMNS, toConversationMessage, type ConversationMessageRow } from './conversation-message.ts';
+import { CONVERSATION_MESSAGE_COLUMNS, toConversationMessage, type ConversationMessage, type ConversationMessageRow } from './conversation-message.ts';
 import { addressBucket, countBucketsSql, countingRefusals, runCountingStatement, type CountedRow } from './count-visitor-requests.ts';
 import { visitorBeforeStatement } from './read-widget-identity.ts';
 import { checkWidgetVisitor, type VisitorRequest } from './visitor-identity.ts';

@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import { queryRows, sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
-import { publishConversationEvent } from '../realtime/conversation-events.ts';
+import { publishConversationEvent } from '../realtime/publish-conversation-events.ts';
 import type { ConversationQuery } from './list-conversation-messages.ts';
 import type { VisitorRequest } from './visitor-identity.ts';
 import { countVisitorWrite, findVisitorContact, type VisitorWriteDeps } from './visitor-conversation-write.ts';

@@ -4,31 +4,36 @@
 // The text colours for the widget's colours come with it (widget-colours.ts), so the page and
 // the embed script's launcher draw the same readable ones.
 import type pg from 'pg';
+import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { addressBucket, countBucketsSql, runCountingStatement, type CountedRow } from './count-visitor-requests.ts';
 import { resolveWidgetVisitor, type VisitorRequest } from './visitor-identity.ts';
-import { widgetForeground, type WidgetForeground } from './widget-colours.ts';
-import { readSettings, type WidgetSettings } from './widget-settings.ts';
+import { WidgetForeground, widgetForeground } from './widget-colours.ts';
+import { readSettings } from './widget-settings.ts';
 import { couldBeWidgetId } from './widget-record.ts';
 
-export type PublicWidgetConfig = {
-  id: string;
-  /** The owner's account id: the incoming-message endpoint's `userId`. */
-  userId: string;
-  name: string;
+export const PublicWidgetConfig = z.object({
+  id: z.string(),
+  userId: z.string().describe("The widget owner's account id: send it as `userId` with visitor messages."),
+  name: z.string(),
   /** The header title; the widget's name when no title is set. */
-  title: string;
-  colors: NonNullable<WidgetSettings['colors']>;
-  /** The text colour for each colour drawn, at least 4.5:1 on it. */
-  foreground: WidgetForeground;
-  greeting: string | null;
-  position: NonNullable<WidgetSettings['position']>;
-  /** Whether the page offers "Talk to a person". */
-  handoffButton: boolean;
-};
+  title: z.string(),
+  colors: z.object({
+    primary: z.string().optional(),
+    background: z.string().optional(),
+    text: z.string().optional(),
+    visitorBubble: z.string().optional(),
+    botBubble: z.string().optional(),
+  }),
+  foreground: WidgetForeground,
+  greeting: z.string().nullable(),
+  position: z.enum(['bottom-right', 'bottom-left']),
+  handoffButton: z.boolean().describe('Whether the page offers "Talk to a person" (`settings.handoffButton`, default true).'),
+});
+export type PublicWidgetConfig = z.infer<typeof PublicWidgetConfig>;
 
 export type PageLimits = Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE'>;
 

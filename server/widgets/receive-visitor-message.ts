@@ -1,26 +1,15 @@
-// POST /incoming-chat-widget-message: a visitor's message, in ONE transaction: the
-// visitor's contact (created on the first message), the stored message (New Message, and
-// Replies when it answers the bot), the bot's answer when the widget's settings alone decide
-// it (the greeting for a session's first message, the away message for a later one; its own
-// row and New Message, written with the message), what the visitor's page reported (its
-// address, referrer and language, with the request's user agent: the contact's `widget`
-// block, in the same write), and the live events for open widget pages
-// (announced right after the commit, sent with it, unless a job is queued).
-// A message naming a hand-off keyword instead sets the bot-typing flag and queues the job
-// that takes the bot's turn (workers/chat-widget-message.ts, which hands off); the job is
-// keyed by the message id, which is the `messageId` answered: one id names both. All of it
-// is SQL on the pool: BEGIN, the contact's lock, the session read, one write, COMMIT
-// (sql/store-visitor-message.ts), and one more statement that brings an archived contact
-// back. Before it, one statement counts the message against the abuse limits and reads the
-// widget (two for a visitor with an identity token: the widget's secret names the visitor
-// the count is for). Those six round trips are the push's latency.
+// POST /incoming-chat-widget-message: a visitor's message, stored in ONE pool transaction
+// with what it implies (the visitor's contact, the bot's answer when the settings decide it,
+// what the page reported), its live events announced with the COMMIT. A message naming a
+// hand-off keyword queues the bot's turn instead (take-bot-turn.ts), keyed by the `messageId`
+// answered. The abuse limits are counted first, so a refused message costs no transaction.
 import type pg from 'pg';
 import { z } from 'zod';
 import { unarchiveOnInbound } from '../contacts/archive-contact.ts';
 import { withPoolTransaction } from '../db/pool-transaction.ts';
 import { InvalidInputError, MissingParametersError, NotFoundError } from '../errors.ts';
 import { HttpUrl, NON_BLANK_TEXT_PATTERN } from '../input-rules.ts';
-import { announceAfterCommitText } from '../realtime/conversation-events.ts';
+import { announceAfterCommitText } from '../realtime/publish-conversation-events.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { countVisitorMessage, countVisitorMessageReadingWidget, type MessageLimits } from './count-visitor-messages.ts';

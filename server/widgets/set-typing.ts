@@ -9,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { queryRows, sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 import { enqueueJob } from '../jobs.ts';
-import { publishConversationEvent } from '../realtime/conversation-events.ts';
+import { publishConversationEvent } from '../realtime/publish-conversation-events.ts';
 
 export const TYPING_TTL_SECONDS = 15;
 export const TYPING_EXPIRED_TASK = 'typing_expired';

@@ -1,26 +1,13 @@
-// The bot's turn after a visitor message (job `chat_widget_message`). A message gets a job
-// only when it names one of the widget's `handoffKeywords`: the turn hands the conversation
-// to a person (hand-off-conversation.ts: the bot pauses, Human Alerted, and the visitor gets
-// the `handoffMessage`). The answers the settings alone decide (the greeting, the away
-// message) are written with the visitor's message (sql/store-visitor-message.ts); a job
-// queued before that was so still gives them, so none is lost:
-// - the first visitor message of a chat session gets the `greeting` (DEFAULT_GREETING
-//   when the widget has none);
-// - a later message gets the `awayMessage`, when one is set and the bot has not replied
-//   to this visitor within AWAY_MESSAGE_INTERVAL_MINUTES;
-// - nothing while the bot is paused for the contact (a human took over).
-// Then typing ends, unless a later visitor message is waiting for its own turn: typing ends
-// when this turn's message is the contact's newest visitor message, or the one the contact
-// names as the message whose turn ends it (`bot_typing_for`: a later message with no turn
-// of its own does not move it, receive-visitor-message.ts).
-// Safe to retry: the reply carries the visitor message's id (external id
-// `bot-turn:<messageId>`, as an answer written with the message does), and a turn that finds
-// it already recorded does not reply again.
+// The bot's turn after a visitor message that names a hand-off keyword (job
+// `chat_widget_message`): it hands the conversation to a person, then ends the bot's typing
+// unless a later visitor message waits for its own turn. A job queued before the greeting and
+// the away message were written with the visitor's message still gives them. Safe to retry:
+// the reply is keyed by the visitor message's id. The rules: docs/chat-widget.md.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { queryRows, runSql, sql, type Sql } from '../db/sql.ts';
 import type { ContactEventBlock } from '../messages/contact-event-data.ts';
 import { sessionQuery, writeMessage, type SessionRow } from '../messages/sql/insert-message.ts';
-import type { ConversationEvent, ConversationEventFeed } from '../realtime/conversation-events.ts';
+import type { ConversationEvent, ConversationEventFeed } from '../realtime/conversation-event.ts';
 import { conversationMessageOf } from './conversation-message.ts';
 import { handOffConversation } from './hand-off-conversation.ts';
 import { WIDGET_CHANNEL } from './find-or-create-visitor.ts';
@@ -101,7 +88,7 @@ function endTypingSql(contactId: string, messageId: string, flagOnly: boolean): 
 /**
  * The turn, in one transaction; its live events (the reply, typing ended) are announced once
  * it has committed, through `feed` (the worker's bot turns are most of the commits that
- * would otherwise notify; see ConversationEventFeed.announce). Between BEGIN and COMMIT: the
+ * would otherwise notify; see announceAfterCommitText). Between BEGIN and COMMIT: the
  * lock with the reads no other change can move; for a silent turn, the typing flag's
  * conditional update when typing is on; for a possible reply, one read after the lock (its
  * session, the newest visitor message, the away check) and one write (the reply and the

@@ -7,7 +7,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { runSql, sql } from '../db/sql.ts';
-import { notifySql } from '../realtime/conversation-events.ts';
+import { notifySql } from '../realtime/publish-conversation-events.ts';
 import type { WidgetChangeFeed, WidgetChangeListener } from '../process-services.ts';
 
 export const WIDGET_CHANGES_CHANNEL = 'chat_widget_changes';

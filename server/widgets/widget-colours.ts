@@ -4,6 +4,7 @@
 // whichever contrasts more), so a light brand colour such as #facc15 gets dark text.
 // The page (chat-widget-page.js) and the launcher (chat-widget.js) get them with the public
 // configuration rather than computing them twice.
+import { z } from 'zod';
 import type { WidgetSettings } from './widget-settings.ts';
 
 /** What the widget page draws where the owner sets no colour (its stylesheet's defaults). */
@@ -57,18 +58,18 @@ export function readableOn(background: string, preferred: string): string {
 }
 
 /** The text colour for each of the colours a widget draws (its settings' or the defaults). */
-export type WidgetForeground = {
-  /** On `primary`: the header, the send button, the launcher's icon and unread badge. */
-  primary: string;
-  /** On the visitor's bubbles (`visitorBubble`, else `primary`). */
-  visitorBubble: string;
-  /** On the replies' bubbles (`botBubble`). */
-  botBubble: string;
-  /** On the page `background`. */
-  background: string;
-  /** Secondary text (times, the greeting, the typing indicator) on the page `background`. */
-  muted: string;
-};
+export const WidgetForeground = z
+  .object({
+    primary: z.string().describe('On `primary`: the header, the send button, the launcher.'),
+    visitorBubble: z.string().describe("On the visitor's bubbles."),
+    botBubble: z.string().describe("On the replies' bubbles."),
+    background: z.string().describe('On the page background.'),
+    muted: z.string().describe('Secondary text (times, the greeting) on the page background.'),
+  })
+  .describe(
+    "The text colour for each colour the widget draws (its settings' or the defaults), as CSS hex: the widget's `text` colour where it reaches WCAG 2's 4.5:1 contrast, else near-black or white, whichever contrasts more.",
+  );
+export type WidgetForeground = z.infer<typeof WidgetForeground>;
 
 export function widgetForeground(colors: WidgetSettings['colors'] = {}): WidgetForeground {
   const primary = colors.primary ?? DEFAULT_WIDGET_COLOURS.primary;

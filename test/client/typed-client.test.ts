@@ -3,7 +3,7 @@
 // HTTPS and a subscription over WebSocket, with the types of AppRouter.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createClient, type MessagingClient } from 'messaging-automation-api/client';
-import type { ConversationEvent } from '../../server/realtime/conversation-events.ts';
+import type { ConversationEvent } from '../../server/realtime/conversation-event.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { insertWidget, messageEvent, publish } from '../realtime/widget-fixtures.ts';
 

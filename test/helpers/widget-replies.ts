@@ -1,7 +1,7 @@
 // Replies to a chat-widget visitor written as the account's side writes them: the message
 // through the domain's writer and its live event, in one transaction.
 import { recordMessage } from '../../server/messages/record-message.ts';
-import { publishConversationEvent } from '../../server/realtime/conversation-events.ts';
+import { publishConversationEvent } from '../../server/realtime/publish-conversation-events.ts';
 import { conversationMessageOf } from '../../server/widgets/conversation-message.ts';
 import { WIDGET_CHANNEL } from '../../server/widgets/find-or-create-visitor.ts';
 import type { TestService } from './service.ts';

@@ -4,7 +4,7 @@
 // never appears), and the template listing followed across pages.
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMessagingProvider, ProviderRequestError } from '../../server/messaging/provider-client.ts';
-import type { MessagingProvider } from '../../server/process-services.ts';
+import type { MessagingProvider } from '../../server/messaging/provider.ts';
 import { startFakeMessagingProvider, type FakeMessagingProvider } from '../helpers/fake-messaging-provider.ts';
 
 const cleanups: Array<() => Promise<void>> = [];

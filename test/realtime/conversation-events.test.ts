@@ -3,7 +3,9 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createContact } from '../../server/contacts/create-contact.ts';
 import { recordMessage } from '../../server/messages/record-message.ts';
-import { LISTENER_APPLICATION_NAME, publishConversationEvent, type ConversationEvent } from '../../server/realtime/conversation-events.ts';
+import { publishConversationEvent } from '../../server/realtime/publish-conversation-events.ts';
+import { LISTENER_APPLICATION_NAME } from '../../server/realtime/conversation-event-feed.ts';
+import type { ConversationEvent } from '../../server/realtime/conversation-event.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { conversationMessage, insertWidget, messageEvent, publish, type Target } from './widget-fixtures.ts';
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { updateAccount } from '../../server/accounts/update-account.ts';
 import { createScopedKey } from '../../server/api-keys/create-scoped-key.ts';
 import { updateScopedKey } from '../../server/api-keys/update-scoped-key.ts';
-import { LISTENER_APPLICATION_NAME } from '../../server/realtime/conversation-events.ts';
+import { LISTENER_APPLICATION_NAME } from '../../server/realtime/conversation-event-feed.ts';
 import { insecureAgent, startTestService, type TestService } from '../helpers/service.ts';
 import { serviceProcesses } from '../helpers/service-processes.ts';
 import { openRawTrpcSocket, type Frame, type RawTrpcSocket } from '../helpers/trpc-socket.ts';

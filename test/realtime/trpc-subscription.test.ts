@@ -4,7 +4,7 @@ import { createTRPCClient, createWSClient, wsLink } from '@trpc/client';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { conversationEventsProcedure } from '../../routers/chat-widgets/subscription.ts';
-import type { ConversationEvent } from '../../server/realtime/conversation-events.ts';
+import type { ConversationEvent } from '../../server/realtime/conversation-event.ts';
 import type { ConversationFrame } from '../../server/realtime/stream-conversation-events.ts';
 import { router } from '../../server/trpc.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';

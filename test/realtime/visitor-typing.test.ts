@@ -2,7 +2,7 @@
 // paced per socket however fast the page reports, ended when they pause or their socket
 // closes, and never echoed to the visitor's own room.
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { ConversationEvent } from '../../server/realtime/conversation-events.ts';
+import type { ConversationEvent } from '../../server/realtime/conversation-event.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { connectVisitor, insertWidget } from './widget-fixtures.ts';
 

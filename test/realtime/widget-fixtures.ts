@@ -5,7 +5,9 @@ import { SignJWT } from 'jose';
 import { io, type Socket } from 'socket.io-client';
 import { expect } from 'vitest';
 import { newId } from '../../server/db/ids.ts';
-import { publishConversationEvent, type ConversationEvent, type ConversationMessage } from '../../server/realtime/conversation-events.ts';
+import { publishConversationEvent } from '../../server/realtime/publish-conversation-events.ts';
+import type { ConversationEvent } from '../../server/realtime/conversation-event.ts';
+import type { ConversationMessage } from '../../server/widgets/conversation-message.ts';
 import type { TestService } from '../helpers/service.ts';
 
 export async function insertWidget(service: TestService, accountId: string, settings: Record<string, unknown> = {}): Promise<string> {

@@ -1,7 +1,7 @@
 // Webhook subscriptions over real HTTPS: list, events, create, update, delete, health
 // and re-enable, with exact statuses and bodies.
 import { describe, expect, test } from 'vitest';
-import { EVENT_NAMES } from '../../server/events/emit.ts';
+import { EVENT_NAMES } from '../../server/events/event-names.ts';
 import { serviceForFile } from '../helpers/service-for-file.ts';
 import type { TestService } from '../helpers/service.ts';
 

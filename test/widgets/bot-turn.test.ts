@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { recordMessage } from '../../server/messages/record-message.ts';
 import { takeBotTurn } from '../../server/widgets/take-bot-turn.ts';
 import { DEFAULT_GREETING } from '../../server/widgets/widget-settings.ts';
-import type { ConversationEvent } from '../../server/realtime/conversation-events.ts';
+import type { ConversationEvent } from '../../server/realtime/conversation-event.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let service: TestService;

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordMessage } from '../../server/messages/record-message.ts';
-import { publishConversationEvent } from '../../server/realtime/conversation-events.ts';
+import { publishConversationEvent } from '../../server/realtime/publish-conversation-events.ts';
 import { conversationMessageOf } from '../../server/widgets/conversation-message.ts';
 import { WIDGET_CHANNEL } from '../../server/widgets/find-or-create-visitor.ts';
 import { launchBrowser, serveSitePage, watchForPolicyAndScriptErrors as watchForErrors, widgetFrame, type SitePage } from '../helpers/browser.ts';

@@ -2,7 +2,7 @@
 // them become read in one call (their ids are more than one live notification holds).
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { ConversationEvent } from '../../server/realtime/conversation-events.ts';
+import type { ConversationEvent } from '../../server/realtime/conversation-event.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 
 let service: TestService;

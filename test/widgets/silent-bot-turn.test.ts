@@ -4,7 +4,7 @@
 // keyword still gets its turn, and an away message is still given (written with the message).
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { ConversationEvent } from '../../server/realtime/conversation-events.ts';
+import type { ConversationEvent } from '../../server/realtime/conversation-event.ts';
 import { CHAT_WIDGET_MESSAGE_TASK } from '../../server/widgets/receive-visitor-message.ts';
 import { takeBotTurn } from '../../server/widgets/take-bot-turn.ts';
 import { DEFAULT_GREETING } from '../../server/widgets/widget-settings.ts';

@@ -6,7 +6,10 @@
 import { newId } from '../../db/ids.ts';
 import { sql, type Sql } from '../../db/sql.ts';
 import { currentRequestId } from '../../request-context.ts';
-import type { EventName } from '../emit.ts';
+import type { EventName } from '../event-names.ts';
+
+/** The payload's `user` block: the account where the event happened. */
+export type UserBlock = { id: string; email: string; name: string | null };
 
 /** An event to write: its id (the delivery id for webhooks), name, payload without `user`, and the request that caused it. */
 export type EventRow = { id: string; name: EventName; payload: Record<string, unknown>; requestId: string | null };

@@ -1,18 +1,8 @@
 // The one writer of messages (API sends, provider callbacks, template sends, the widget's
-// visitor and bot): the message lands in the contact's open chat session, opening one when
-// none is open (or reopening the latest closed one when asked: a template send to a closed
-// chat), and its events are written with it: New Message always, and Replies for an inbound
-// message that answers an outbound one (the first inbound message after an outbound message
-// of the same session; later inbound messages answer nothing new), and the session's last
-// activity moves to the message's time (recent sessions are listed by it). Two statements, no entity
-// loaded: the session read, then one write the caller can add its own parts to (a job, a
-// flag, live notifications), so a change is one round trip. The write may also carry a
-// follow-up message into the same session (the widget bot's answer to a visitor's message,
-// with its own New Message), created 1 ms after the message so every reader orders it second.
-// The caller holds the contact's row lock for its transaction, so the session read is still
-// true when the write runs. A caller with reads of its own under that lock can run the
-// session read among them (sessionQuery) and hand its row to writeMessage: then the message
-// costs the write alone.
+// visitor and bot): the message lands in the contact's chat session with its events, as a
+// session read and one write the caller can add its own parts to (a job, a flag, live
+// notifications), so a change is one round trip. The caller holds the contact's row lock for
+// its transaction, so the session read is still true when the write runs.
 import type { Message } from '../../db/entities/index.ts';
 import { newId } from '../../db/ids.ts';
 import { joinSql, oneStatement, prepared, queryRows, runSql, sql, type Sql, type SqlRunner } from '../../db/sql.ts';
@@ -115,7 +105,8 @@ export async function writeMessage(runner: SqlRunner, input: NewMessage, open: S
 
   const data = { message: toMessageEventData(message, sessionId), contact: input.contact };
   const events = [newEventRow('New Message', data)];
-  // A session just started has no message for this one to answer.
+  // Replies: an inbound message answering an outbound one (the first inbound message after an
+  // outbound message of the session). A session just started has no message to answer.
   if (input.direction === 'inbound' && open?.last_message_id && open.last_direction !== 'inbound') {
     events.push(newEventRow('Replies', { ...data, in_reply_to: open.last_message_id }));
   }

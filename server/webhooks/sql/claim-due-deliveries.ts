@@ -1,15 +1,8 @@
-// Claims due deliveries for one sending round: pending, due, and not locked by another
-// round. The claim is a row lock (`for update skip locked`) held by the round's
-// transaction, which stays open while the round's attempts are made and records their
-// outcomes before it commits: no lease is written, and a worker that dies mid-round (or whose
-// connection the server ends, see send-deliveries.ts) leaves its deliveries unlocked and due
-// again at once, with the same ids. A locked delivery stays at the head of the due index while
-// its attempt runs, and the next claim steps over it (at most the rounds in flight).
-// `locked_until` is a lease written by senders of earlier versions; it is still honoured, so
-// a deployment may run both while it rolls over. Recording the attempt sets `next_attempt_at`
-// (from the first attempt, Delivery rule 2) and clears it.
-// Returns what the attempt needs: the event payload, the subscription as it is now
-// (send-time checks) and its health for the delivery's account.
+// Claims due deliveries for one sending round: pending, due, and not locked by another round.
+// The claim is a row lock held by the round's transaction (send-deliveries.ts), not a written
+// lease. `locked_until`, the lease earlier versions wrote, is still honoured so that a
+// deployment may run both while it rolls over. Returns what the attempt needs: the payload,
+// the subscription as it is now (send-time checks) and its health for the account.
 import type pg from 'pg';
 import { prepared, queryRows, rawSql, sql } from '../../db/sql.ts';
 
@@ -68,7 +61,11 @@ join webhook_subscriptions s on s.id = l.subscription_id
 left join webhook_health h on h.subscription_id = l.subscription_id and h.account_id = l.account_id
 `;
 
-/** Locks up to `limit` due deliveries on the caller's transaction and returns them. */
+/**
+ * Locks up to `limit` due deliveries on the caller's transaction and returns them. A locked
+ * delivery stays at the head of the due index while its attempt runs, and the next claim
+ * steps over it (at most the rounds in flight).
+ */
 export async function claimDueDeliveries(client: pg.PoolClient, limit: number): Promise<ClaimedDelivery[]> {
   return queryRows<ClaimedDelivery>(client, prepared('claim-due-deliveries', claimDue(limit)));
 }

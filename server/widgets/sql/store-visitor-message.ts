@@ -1,27 +1,15 @@
-// The writes of a visitor's message, no entity loaded: the message by the one writer of
-// messages (its session, New Message, and Replies when it answers the bot), and in the same
-// statement the bot's answer when the widget's settings alone decide it (the greeting for a
-// message that opens a session; the away message for a later one, unless the bot replied to
-// the visitor within AWAY_MESSAGE_INTERVAL_MINUTES) as the writer's follow-up. Only a
-// message naming a hand-off keyword needs the bot's turn (take-bot-turn.ts hands off): it
-// sets the bot-typing flag (naming this message as the one whose turn ends it), queues the
-// job and notifies its live events in the same statement (the job's add_job notifies in this
-// transaction anyway). Any other message hands its live events (the message, then the answer)
-// back, to be announced right after the commit in a statement sent with it
-// (receive-visitor-message.ts): the message then commits without notifying, and does not wait
-// in line behind the other notifying commits for PostgreSQL's notify lock and their WAL
-// flushes. Nothing of the bot's while it is paused for the contact (a hand-off, or a person's
-// reply). The same write keeps what the visitor's page reported (record-visitor-details.ts).
-// Two statements: the session read (with, when an away message may be due,
-// whether the bot replied lately), then the write. The caller holds the contact's row lock, so
-// what the read finds is still true when the write runs, and a retry of the same message (its
-// `messageSid`) finds the first one and writes nothing.
+// The writes of a visitor's message in one statement, no entity loaded: the message through
+// the one writer of messages, the bot's answer when the widget's settings alone decide it, and
+// what the visitor's page reported. Only a message naming a hand-off keyword queues the bot's
+// turn (and notifies with it, as its add_job does anyway); any other hands its live events back
+// to be announced after the commit, so its commit does not queue for the notify lock.
 import type pg from 'pg';
 import { prepared, queryRows, sql, type Sql } from '../../db/sql.ts';
 import { addJobSql } from '../../jobs.ts';
 import type { ContactEventBlock } from '../../messages/contact-event-data.ts';
 import { sessionQuery, writeMessage, type MessageContent, type SessionRow } from '../../messages/sql/insert-message.ts';
-import { notifyConversationSql, type ConversationEvent } from '../../realtime/conversation-events.ts';
+import { notifyConversationSql } from '../../realtime/publish-conversation-events.ts';
+import type { ConversationEvent } from '../../realtime/conversation-event.ts';
 import { conversationMessageOf } from '../conversation-message.ts';
 import { AWAY_MESSAGE_INTERVAL_MINUTES, type BotAnswers } from '../widget-settings.ts';
 import { recordVisitorDetailsSql, type VisitorDetails } from './record-visitor-details.ts';
@@ -111,7 +99,11 @@ export function botReplyContent(messageId: string, body: string, channel: string
 /** What storeVisitorMessage wrote: the message id (the first one's, for a retry), and the live events to announce once it commits. */
 export type StoredVisitorMessage = { messageId: string; announce: ConversationEvent[] };
 
-/** Stores the message on `client`'s transaction. */
+/**
+ * Stores the message on `client`'s transaction, whose caller holds the contact's row lock:
+ * the session read, then one write. A retry of the same message (its `messageSid`) finds the
+ * first one and writes nothing; nothing of the bot's while it is paused for the contact.
+ */
 export async function storeVisitorMessage(client: pg.ClientBase, visit: VisitorMessage): Promise<StoredVisitorMessage> {
   const contactId = visit.contact.block.id;
   const bot = await readVisitorSession(client, visit);
