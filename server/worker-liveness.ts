@@ -7,6 +7,7 @@
 // worker takes it up again. The database is the only witness; no clocks are compared.
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { queryRows, runSql, sql, type Sql } from './db/sql.ts';
 
 /** First key of the advisory locks (the second is hashtext(worker id)); any constant unused elsewhere. */
 const NAMESPACE = 727_274_002;
@@ -34,13 +35,13 @@ export function createWorkerLiveness(options: { databaseUrl: string; pool: pg.Po
 
   // One statement at a time on the session (pg refuses to queue them itself from pg@9).
   let queue: Promise<unknown> = Promise.resolve();
-  const onSession = (session: pg.Client, text: string, values: unknown[]) => {
-    const run = () => session.query(text, values);
+  const onSession = (session: pg.Client, statement: Sql) => {
+    const run = () => runSql(session, statement);
     const result = queue.then(run, run);
     queue = result.catch(() => {});
     return result;
   };
-  const lock = (session: pg.Client, id: string) => onSession(session, 'select pg_try_advisory_lock($1, hashtext($2))', [NAMESPACE, id]);
+  const lock = (session: pg.Client, id: string) => onSession(session, sql`select pg_try_advisory_lock(${NAMESPACE}, hashtext(${id}))`);
 
   /** The session holding this process's locks; a new one (taking them all again) after it was lost. */
   const session = (): Promise<pg.Client> => {
@@ -72,24 +73,24 @@ export function createWorkerLiveness(options: { databaseUrl: string; pool: pg.Po
   const sweep = async () => {
     // Only with this process's own locks in place, or its own running jobs would look dead.
     await session();
-    const { rows } = await pool.query<{ id: string }>(
-      `with locked as (
+    const rows = await queryRows<{ id: string }>(
+      pool,
+      sql`with locked as (
          select locked_by as id, locked_at from graphile_worker._private_jobs where locked_by is not null
          union all
          select locked_by, locked_at from graphile_worker._private_job_queues where locked_by is not null
        )
        select distinct id from locked
-        where locked_at < now() - make_interval(secs => $2)
+        where locked_at < now() - make_interval(secs => ${GRACE_SECONDS})
           and not exists (
             select 1 from pg_locks l
              where l.locktype = 'advisory' and l.granted and l.objsubid = 2
                and l.database = (select oid from pg_database where datname = current_database())
-               and l.classid = $1::int4::oid and l.objid = hashtext(locked.id)::oid)`,
-      [NAMESPACE, GRACE_SECONDS],
+               and l.classid = ${NAMESPACE}::int4::oid and l.objid = hashtext(locked.id)::oid)`,
     );
     if (!rows.length) return;
     const dead = rows.map((row) => row.id);
-    await pool.query('select graphile_worker.force_unlock_workers($1::text[])', [dead]);
+    await runSql(pool, sql`select graphile_worker.force_unlock_workers(${dead}::text[])`);
     log.warn({ workerIds: dead }, 'unlocked the jobs of workers that are no longer running');
   };
 
@@ -108,7 +109,7 @@ export function createWorkerLiveness(options: { databaseUrl: string; pool: pg.Po
     },
     remove(id) {
       ids.delete(id);
-      if (client) onSession(client, 'select pg_advisory_unlock($1, hashtext($2))', [NAMESPACE, id]).catch(() => {});
+      if (client) onSession(client, sql`select pg_advisory_unlock(${NAMESPACE}, hashtext(${id}))`).catch(() => {});
     },
     async start() {
       await session();

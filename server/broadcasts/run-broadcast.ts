@@ -7,7 +7,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Broadcast } from '../db/entities/index.ts';
-import { queryRows, sql } from '../db/sql.ts';
+import { queryRows, runSql, sql } from '../db/sql.ts';
 import { ApiError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { sendTemplate } from '../messaging/send-template.ts';
@@ -35,8 +35,8 @@ export async function runBroadcast(services: Services, broadcastId: string): Pro
   const lockConnection = await services.pool.connect();
   let connectionError: Error | undefined;
   try {
-    const { rows } = await lockConnection.query<{ locked: boolean }>('select pg_try_advisory_lock($1, hashtext($2)) as locked', [LOCK_CLASS, broadcastId]);
-    if (!rows[0]?.locked) {
+    const [lock] = await queryRows<{ locked: boolean }>(lockConnection, sql`select pg_try_advisory_lock(${LOCK_CLASS}, hashtext(${broadcastId})) as locked`);
+    if (!lock?.locked) {
       // Another run is live; look again later in case it dies before finishing.
       const em = services.orm.em.fork();
       const broadcast = await em.findOne(Broadcast, broadcastId, { fields: ['status'] });
@@ -48,7 +48,7 @@ export async function runBroadcast(services: Services, broadcastId: string): Pro
     try {
       await runLocked(services, broadcastId, log);
     } finally {
-      await lockConnection.query('select pg_advisory_unlock($1, hashtext($2))', [LOCK_CLASS, broadcastId]);
+      await runSql(lockConnection, sql`select pg_advisory_unlock(${LOCK_CLASS}, hashtext(${broadcastId}))`);
     }
   } catch (error) {
     connectionError = error as Error;

@@ -19,6 +19,7 @@ import {
   type PostgresUser,
   exists,
 } from './postgres-placement.ts';
+import { queryRows, rawSql, runSql, sql } from './sql.ts';
 
 export interface EmbeddedPostgresOptions {
   /** Directory owned by the caller; the cluster lives in `${dataDir}/pg` (see clusterDirectory). */
@@ -338,9 +339,9 @@ async function ensureDatabase(adminUrl: string, database: string): Promise<void>
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    const found = await client.query('select 1 from pg_database where datname = $1', [database]);
-    if (found.rowCount === 0) {
-      await client.query(`create database ${client.escapeIdentifier(database)}`);
+    const found = await queryRows(client, sql`select 1 from pg_database where datname = ${database}`);
+    if (found.length === 0) {
+      await runSql(client, sql`create database ${rawSql(client.escapeIdentifier(database))}`);
     }
   } finally {
     await client.end();

@@ -2,6 +2,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM, UnderscoreNamingStrategy, defineConfig } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import { entities } from './entities/index.ts';
+import { queryRows, runSql, sql } from './sql.ts';
 
 export const MIGRATIONS_DIR = `${import.meta.dirname}/migrations`;
 
@@ -72,12 +73,12 @@ export async function migrate(orm: MikroORM): Promise<string[]> {
   const client = await pgPool(orm).connect();
   try {
     await assertSupportedPostgres(client);
-    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await runSql(client, sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
     try {
       const applied = await orm.migrator.up();
       return applied.map((migration) => migration.name);
     } finally {
-      await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+      await runSql(client, sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`);
     }
   } finally {
     client.release();
@@ -93,10 +94,11 @@ export class UnsupportedPostgresError extends Error {
 
 /** Refuses, before any migration, a server older than the statements need, rather than failing later on the first such statement. */
 export async function assertSupportedPostgres(client: pg.ClientBase): Promise<void> {
-  const { rows } = await client.query<{ number: string; version: string }>(
-    `select current_setting('server_version_num') as number, current_setting('server_version') as version`,
+  const [server] = await queryRows<{ number: string; version: string }>(
+    client,
+    sql`select current_setting('server_version_num') as number, current_setting('server_version') as version`,
   );
-  if (Number(rows[0].number) < OLDEST_POSTGRES.number) {
-    throw new UnsupportedPostgresError(`PostgreSQL ${rows[0].version.split(' ')[0]} found; this service needs PostgreSQL ${OLDEST_POSTGRES.name} or later`);
+  if (Number(server!.number) < OLDEST_POSTGRES.number) {
+    throw new UnsupportedPostgresError(`PostgreSQL ${server!.version.split(' ')[0]} found; this service needs PostgreSQL ${OLDEST_POSTGRES.name} or later`);
   }
 }

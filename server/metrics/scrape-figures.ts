@@ -4,6 +4,7 @@
 // (which have no HTTP port). Pool and socket figures are this process's own.
 import type pg from 'pg';
 import { Gauge } from 'prom-client';
+import { queryRows, rawSql, sql } from '../db/sql.ts';
 import { registry } from './registry.ts';
 
 /** Webhook attempts are counted over this trailing window (the delivery log keeps every attempt). */
@@ -50,7 +51,7 @@ const widgetSockets = new Gauge({
   registers: [registry],
 });
 
-const JOBS_SQL = `
+const JOBS_SQL = sql`
 select t.identifier as task,
        case when j.locked_at is not null then 'running' when j.run_at <= now() then 'due' else 'scheduled' end as state,
        count(*)::int as count,
@@ -61,10 +62,12 @@ where j.attempts < j.max_attempts
 group by 1, 2`;
 
 const QUANTILES = [0.5, 0.95, 0.99];
-const WEBHOOK_SQL = `
+const RECENT = rawSql(`interval '${WEBHOOK_WINDOW_MINUTES} minutes'`);
+const webhookSql = (quantiles: number[]) => sql`
+with recent as (select status_code, duration_ms from webhook_attempts where created_at > now() - ${RECENT})
 select (select count(*) from recent where status_code between 200 and 299)::int as delivered,
        (select count(*) from recent where status_code is null or status_code not between 200 and 299)::int as failed,
-       (select percentile_cont($1::float8[]) within group (order by duration_ms) from recent) as quantiles
+       (select percentile_cont(${quantiles}::float8[]) within group (order by duration_ms) from recent) as quantiles
 from (select 1) as one`;
 
 /** Reads the figures into the registry's gauges; called just before the registry is serialized. */
@@ -76,22 +79,19 @@ export async function readScrapeFigures(sources: ScrapeSources): Promise<void> {
   widgetSockets.set(sources.connectedSockets());
 
   const [jobs, webhooks] = await Promise.all([
-    pool.query<{ task: string; state: string; count: number; oldest: number }>(JOBS_SQL),
-    pool.query<{ delivered: number; failed: number; quantiles: number[] | null }>(
-      `with recent as (select status_code, duration_ms from webhook_attempts where created_at > now() - interval '${WEBHOOK_WINDOW_MINUTES} minutes')${WEBHOOK_SQL}`,
-      [QUANTILES],
-    ),
+    queryRows<{ task: string; state: string; count: number; oldest: number }>(pool, JOBS_SQL),
+    queryRows<{ delivered: number; failed: number; quantiles: number[] | null }>(pool, webhookSql(QUANTILES)),
   ]);
   // Reset first: a task whose jobs are all done has no series rather than a stale one.
   jobQueueDepth.reset();
   let oldest = 0;
-  for (const row of jobs.rows) {
+  for (const row of jobs) {
     jobQueueDepth.set({ task: row.task, state: row.state }, row.count);
     oldest = Math.max(oldest, row.oldest);
   }
   jobQueueOldestAge.set(oldest);
 
-  const [figures] = webhooks.rows;
+  const [figures] = webhooks;
   webhookAttempts.set({ outcome: 'delivered' }, figures.delivered);
   webhookAttempts.set({ outcome: 'failed' }, figures.failed);
   webhookLatency.reset();

@@ -8,39 +8,42 @@
 // bot replies without end.
 import type pg from 'pg';
 import type { Config } from '../config.ts';
+import { prepared, sql } from '../db/sql.ts';
 import {
   addressBucket,
-  countBucketsSql,
+  countingChain,
   countVisitorRequest,
   runCountingStatement,
   VISITOR_MESSAGES_PER_MINUTE,
   WIDGET_MESSAGES_PER_MINUTE,
-  type CountedBucket,
   type CountedRow,
+  type CountingBucket,
 } from './count-visitor-requests.ts';
 import type { WidgetIdentity } from './visitor-identity.ts';
 
 export type MessageLimits = Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE' | 'WIDGET_MESSAGES_PER_IP_PER_MINUTE' | 'WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE'>;
 
-// With the account: the contacts' unique index on a widget's visitors leads with account_id.
-const NEW_VISITOR = 'not exists (select from contacts where account_id = $3::text and chat_widget_id = $1::text and widget_visitor_id = $2::text)';
+/** Whose message is counted: the widget's account, the widget, the visitor's key and the client's address. */
+export type CountedMessage = { accountId: string; widgetId: string; visitorKey: string; address: string };
 
-function messageBuckets(limits: MessageLimits, widgetId: string, visitorKey: string, address: string): CountedBucket[] {
+// With the account: the contacts' unique index on a widget's visitors leads with account_id.
+const newVisitor = ({ accountId, widgetId, visitorKey }: CountedMessage) =>
+  sql`not exists (select from contacts where account_id = ${accountId}::text and chat_widget_id = ${widgetId}::text and widget_visitor_id = ${visitorKey}::text)`;
+
+function messageBuckets(limits: MessageLimits, message: CountedMessage): CountingBucket[] {
+  const { widgetId, visitorKey, address } = message;
   return [
     addressBucket(address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE),
     { key: `widget-visitor:${widgetId}:${visitorKey}`, limit: VISITOR_MESSAGES_PER_MINUTE },
     { key: `widget-address-messages:${widgetId}:${address}`, limit: limits.WIDGET_MESSAGES_PER_IP_PER_MINUTE },
-    { key: `widget-new-visitors:${widgetId}:${address}`, limit: limits.WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE, onlyIf: NEW_VISITOR },
+    { key: `widget-new-visitors:${widgetId}:${address}`, limit: limits.WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE, onlyIf: newVisitor(message) },
     { key: `widget:${widgetId}`, limit: WIDGET_MESSAGES_PER_MINUTE },
   ];
 }
 
-/** Whose message is counted: the widget's account, the widget, the visitor's key and the client's address. */
-export type CountedMessage = { accountId: string; widgetId: string; visitorKey: string; address: string };
-
 /** Counts one visitor message, or refuses it with 429 and Retry-After (seconds until the window resets). */
-export async function countVisitorMessage(pool: pg.Pool, limits: MessageLimits, { accountId, widgetId, visitorKey, address }: CountedMessage): Promise<void> {
-  await countVisitorRequest(pool, 'count-visitor-message', messageBuckets(limits, widgetId, visitorKey, address), [widgetId, visitorKey, accountId]);
+export async function countVisitorMessage(pool: pg.Pool, limits: MessageLimits, message: CountedMessage): Promise<void> {
+  await countVisitorRequest(pool, 'count-visitor-message', messageBuckets(limits, message));
 }
 
 /**
@@ -52,15 +55,17 @@ export async function countVisitorMessage(pool: pg.Pool, limits: MessageLimits, 
 export async function countVisitorMessageReadingWidget(
   pool: pg.Pool,
   limits: MessageLimits,
-  { accountId, widgetId, visitorKey, address }: CountedMessage,
+  message: CountedMessage,
 ): Promise<WidgetIdentity | null> {
-  const counting = countBucketsSql(messageBuckets(limits, widgetId, visitorKey, address), 4);
-  const row = await runCountingStatement<CountedRow & WidgetIdentity & { found: boolean }>(pool, {
-    name: 'count-visitor-message-reading-widget',
-    text: `with ${counting.ctes}
-select ${counting.select}, w.id is not null as found, w.settings, w.identity_secret_sealed
-  from rate_clock left join chat_widgets w on w.id = $1::text and w.account_id = $3::text`,
-    values: [widgetId, visitorKey, accountId, ...counting.values],
-  });
+  const chain = countingChain(messageBuckets(limits, message));
+  const row = await runCountingStatement<CountedRow & WidgetIdentity & { found: boolean }>(
+    pool,
+    prepared(
+      'count-visitor-message-reading-widget',
+      sql`with ${chain.ctes}
+select ${chain.select}, w.id is not null as found, w.settings, w.identity_secret_sealed
+  from rate_clock left join chat_widgets w on w.id = ${message.widgetId}::text and w.account_id = ${message.accountId}::text`,
+    ),
+  );
   return row.found ? { settings: row.settings, identity_secret_sealed: row.identity_secret_sealed } : null;
 }

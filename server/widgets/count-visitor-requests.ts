@@ -8,6 +8,7 @@
 // no round trip of its own; every such statement runs through runCountingStatement, which
 // also sweeps old windows now and then, so no endpoint decides when.
 import type pg from 'pg';
+import { joinSql, prepared, queryRows, rawSql, sql, type Sql, type Statement } from '../db/sql.ts';
 import { ApiError, RateLimitedError } from '../errors.ts';
 import { countRateLimitRefusal } from '../metrics/registry.ts';
 import { epochSql, WINDOW_SECONDS, WINDOW_START_SQL } from '../rate-limit/limits.ts';
@@ -18,15 +19,15 @@ export const VISITOR_MESSAGES_PER_MINUTE = 20;
 /** Messages all visitors of one widget together may send per minute. */
 export const WIDGET_MESSAGES_PER_MINUTE = 600;
 
-export type CountedBucket = {
+export type CountingBucket = {
   key: string;
   limit: number;
-  /** SQL condition (over the caller's own parameters) under which the bucket applies; it always does when absent. */
-  onlyIf?: string;
+  /** Condition under which the bucket applies (a fragment with its own values); it always does when absent. */
+  onlyIf?: Sql;
 };
 
 /** The buckets of a client address: every public widget request. */
-export function addressBucket(address: string, limit: number): CountedBucket {
+export function addressBucket(address: string, limit: number): CountingBucket {
   return { key: `widget-address:${address}`, limit };
 }
 
@@ -37,12 +38,58 @@ export function addressBucket(address: string, limit: number): CountedBucket {
  * request's own write, committed after it and synchronously, flushes the WAL through it
  * anyway. The request's answer then waits for one flush, not two.
  */
-const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) as rate_async`;
+const ASYNC_COMMIT = rawSql(`set_config('synchronous_commit', 'off', true) as rate_async`);
+const RATE_CLOCK = rawSql(`rate_clock as (select now() as now, ${WINDOW_START_SQL} as window_start)`);
+const RATE_WINDOW = rawSql(`(select ${epochSql('now')} from rate_clock) as rate_now,
+  (select ${epochSql('window_start')} from rate_clock) as rate_window`);
+
+const TRUE = rawSql('true');
+/** The CTE names of the buckets, by position. */
+const hits: Sql[] = [];
+const hitOf = (index: number) => (hits[index] ??= rawSql(`rate_hit_${index}`));
+
+/** The counting chain: CTEs for a `with` (ending in no comma), and the select list that reads the outcome. */
+export type CountingChain = { ctes: Sql; select: Sql };
 
 /**
- * CTEs (for a `with`, ending in no comma) that count the request in each bucket in order,
- * with parameters numbered from `first`, and select-list SQL giving the window
- * (`rate_now`, `rate_window`) and whether every bucket counted (`rate_counted`).
+ * The one text of the chain, over its buckets' keys and limits as values (countingChain) or
+ * as hand-numbered placeholders (countBucketsSql).
+ */
+function chainOf(buckets: readonly { key: string | Sql; limit: number | Sql; onlyIf?: Sql }[]): CountingChain {
+  const ctes: Sql[] = [RATE_CLOCK];
+  let passed = TRUE;
+  buckets.forEach((bucket, index) => {
+    const hit = hitOf(index);
+    const applies = bucket.onlyIf ? sql`(${bucket.onlyIf})` : TRUE;
+    ctes.push(sql`${hit} as (
+  insert into rate_counters as c (bucket, window_start, count)
+  select ${bucket.key}::text, rate_clock.window_start, 1 from rate_clock where ${passed} and ${applies}
+  on conflict (bucket, window_start) do update set count = c.count + 1 where c.count < ${bucket.limit}::int
+  returning c.count
+)`);
+    // The WHERE of ON CONFLICT runs on the locked, latest row: concurrent requests never pass a full bucket together.
+    const counted = sql`exists (select from ${hit})`;
+    // A bucket that does not apply passes the request on as the one before it did.
+    passed = bucket.onlyIf ? sql`(${counted} or (${passed} and not ${applies}))` : counted;
+  });
+  return { ctes: joinSql(ctes, ',\n'), select: sql`${RATE_WINDOW},\n  ${passed} as rate_counted, ${ASYNC_COMMIT}` };
+}
+
+/**
+ * The chain that counts the request in each bucket in order, to compose into the statement
+ * the request runs anyway: `with ${chain.ctes} select ${chain.select}, ...`. The select list
+ * gives the window (`rate_now`, `rate_window`) and whether every bucket counted (`rate_counted`).
+ */
+export function countingChain(buckets: readonly CountingBucket[]): CountingChain {
+  return chainOf(buckets);
+}
+
+/** A bucket of a chain written as hand-numbered text: its condition over the caller's own `$n` parameters. */
+export type CountedBucket = { key: string; limit: number; onlyIf?: string };
+
+/**
+ * The same chain as text for a statement written with hand-numbered parameters, numbered
+ * from `first` (each bucket's key, then its limit), with its values in that order.
  */
 export function countBucketsSql(buckets: CountedBucket[], first: number): { ctes: string; select: string; values: unknown[] } {
   const values: unknown[] = [];
@@ -51,45 +98,23 @@ export function countBucketsSql(buckets: CountedBucket[], first: number): { ctes
     values.push(bucket.key, bucket.limit);
     shapeKey += `\u0000${bucket.onlyIf ?? ''}`;
   }
-  let shape = countingShapes.get(shapeKey);
+  let shape = countingTexts.get(shapeKey);
   if (!shape) {
-    shape = countingShape(buckets, first);
-    countingShapes.set(shapeKey, shape);
+    const chain = chainOf(
+      buckets.map((bucket, index) => ({
+        key: rawSql(`$${first + index * 2}`),
+        limit: rawSql(`$${first + index * 2 + 1}`),
+        onlyIf: bucket.onlyIf === undefined ? undefined : rawSql(bucket.onlyIf),
+      })),
+    );
+    shape = { ctes: chain.ctes.text, select: chain.select.text };
+    countingTexts.set(shapeKey, shape);
   }
   return { ctes: shape.ctes, select: shape.select, values };
 }
 
-/**
- * The text of a chain depends only on where its parameters start and on each bucket's
- * condition (code's own SQL, never input), so each chain's text is built once per process.
- */
-const countingShapes = new Map<string, { ctes: string; select: string }>();
-
-function countingShape(buckets: CountedBucket[], first: number): { ctes: string; select: string } {
-  const ctes = [
-    `rate_clock as (select now() as now, ${WINDOW_START_SQL} as window_start)`,
-  ];
-  let passed = 'true';
-  buckets.forEach((bucket, index) => {
-    const key = `$${first + index * 2}::text`;
-    const limit = `$${first + index * 2 + 1}::int`;
-    const applies = bucket.onlyIf ? `(${bucket.onlyIf})` : 'true';
-    ctes.push(`rate_hit_${index} as (
-  insert into rate_counters as c (bucket, window_start, count)
-  select ${key}, rate_clock.window_start, 1 from rate_clock where ${passed} and ${applies}
-  on conflict (bucket, window_start) do update set count = c.count + 1 where c.count < ${limit}
-  returning c.count
-)`);
-    // The WHERE of ON CONFLICT runs on the locked, latest row: concurrent requests never pass a full bucket together.
-    const counted = `exists (select from rate_hit_${index})`;
-    // A bucket that does not apply passes the request on as the one before it did.
-    passed = bucket.onlyIf ? `(${counted} or (${passed} and not ${applies}))` : counted;
-  });
-  const select = `(select ${epochSql('now')} from rate_clock) as rate_now,
-  (select ${epochSql('window_start')} from rate_clock) as rate_window,
-  ${passed} as rate_counted, ${ASYNC_COMMIT}`;
-  return { ctes: ctes.join(',\n'), select };
-}
+/** countBucketsSql's texts, built once per process for each start and list of conditions (code's own SQL, never input). */
+const countingTexts = new Map<string, { ctes: string; select: string }>();
 
 export type CountedRow = { rate_now: number; rate_window: number; rate_counted: boolean };
 
@@ -102,12 +127,12 @@ function refuseUncounted(row: CountedRow): void {
 }
 
 /**
- * Runs a statement that counts a request (countBucketsSql's CTEs and select list in it,
+ * Runs a statement that counts a request (a countingChain's CTEs and select list in it,
  * returning one row) and returns its row; refuses with 429 when a bucket did not count it.
  * Widget traffic fills `rate_counters` too, so it is also what sweeps old windows from it.
  */
-export async function runCountingStatement<Row extends CountedRow>(pool: pg.Pool, statement: pg.QueryConfig): Promise<Row> {
-  const { rows } = await pool.query<Row>(statement);
+export async function runCountingStatement<Row extends CountedRow>(pool: pg.Pool, statement: Statement): Promise<Row> {
+  const rows = await queryRows<Row>(pool, statement);
   sweepOldWindows(pool);
   const row = rows[0]!;
   refuseUncounted(row);
@@ -115,18 +140,9 @@ export async function runCountingStatement<Row extends CountedRow>(pool: pg.Pool
 }
 
 /** Counts a request in its buckets on its own statement (for requests with no statement to share); refuses with 429. */
-export async function countVisitorRequest(
-  pool: pg.Pool,
-  name: string,
-  buckets: CountedBucket[],
-  conditionValues: unknown[] = [],
-): Promise<void> {
-  const counting = countBucketsSql(buckets, conditionValues.length + 1);
-  await runCountingStatement(pool, {
-    name,
-    text: `with ${counting.ctes} select ${counting.select}`,
-    values: [...conditionValues, ...counting.values],
-  });
+export async function countVisitorRequest(pool: pg.Pool, name: string, buckets: readonly CountingBucket[]): Promise<void> {
+  const chain = countingChain(buckets);
+  await runCountingStatement(pool, prepared(name, sql`with ${chain.ctes} select ${chain.select}`));
 }
 
 /**

@@ -3,6 +3,7 @@
 // unique (account_id, chat_widget_id, widget_visitor_id) index makes two first messages at once
 // create one contact: the second insert waits for the first and then finds its row.
 import type pg from 'pg';
+import { insertContactSql } from '../contacts/sql/insert-contact.ts';
 import { newId } from '../db/ids.ts';
 import { prepared, queryRows, rawSql, sql } from '../db/sql.ts';
 import { eventsOf, insertEventsSql, newEventRow, type EventRow } from '../events/sql/insert-events.ts';
@@ -34,15 +35,16 @@ type ContactRow = {
   typing: boolean;
   archived: boolean;
 };
-const CONTACT_COLUMNS =
-  'id, phone_number, email, first_name, last_name, is_bot_active, is_bot_typing or coalesce(bot_typing_until > now(), false) as typing, archived_at is not null as archived';
+const CONTACT_COLUMNS = rawSql(
+  'id, phone_number, email, first_name, last_name, is_bot_active, is_bot_typing or coalesce(bot_typing_until > now(), false) as typing, archived_at is not null as archived',
+);
 /** The same, read back from a statement's RETURNING. */
-const RETURNED_COLUMNS = 'id, phone_number, email, first_name, last_name, is_bot_active, typing, archived';
+const RETURNED_COLUMNS = rawSql('id, phone_number, email, first_name, last_name, is_bot_active, typing, archived');
 
 const lockVisitorContact = (widgetId: string, visitorId: string, accountId: string) =>
   prepared(
     'lock-visitor-contact',
-    sql`select ${rawSql(CONTACT_COLUMNS)} from contacts where chat_widget_id = ${widgetId} and widget_visitor_id = ${visitorId} and account_id = ${accountId} for update`,
+    sql`select ${CONTACT_COLUMNS} from contacts where chat_widget_id = ${widgetId} and widget_visitor_id = ${visitorId} and account_id = ${accountId} for update`,
   );
 
 // The new contact and its Contact Created event; a row another transaction inserted first
@@ -58,15 +60,32 @@ const insertVisitorContact = (
   prepared(
     'insert-visitor-contact',
     sql`with contact as (
-  insert into contacts (id, account_id, phone_number, channel, chat_widget_id, widget_visitor_id, email, first_name, last_name)
-  values (${contactId}, ${accountId}, null, ${WIDGET_CHANNEL}, ${widgetId}, ${visitorId}, ${person.email}::text,
-    coalesce(${person.firstName}::text, 'Unknown'), coalesce(${person.lastName}::text, 'Unknown'))
-  on conflict (account_id, chat_widget_id, widget_visitor_id) do nothing
-  returning ${rawSql(CONTACT_COLUMNS)}
+  ${insertContactSql(
+    {
+      id: contactId,
+      accountId,
+      phoneNumber: null,
+      email: person.email,
+      firstName: person.firstName ?? 'Unknown',
+      lastName: person.lastName ?? 'Unknown',
+      isBotActive: true,
+      doNotDisturb: false,
+      instagramId: null,
+      currentCampaign: null,
+      currentCampaignData: null,
+      channel: WIDGET_CHANNEL,
+      isChatWindowOpen: false,
+      externalId: null,
+      customChannel: null,
+      chatWidgetId: widgetId,
+      widgetVisitorId: visitorId,
+    },
+    { skipKnownVisitor: true, returning: CONTACT_COLUMNS },
+  )}
 ), event as (
   ${insertEventsSql(eventsOf(accountId, [event]), { onlyIf: sql`exists (select 1 from contact)` })}
 )
-select ${rawSql(RETURNED_COLUMNS)} from contact`,
+select ${RETURNED_COLUMNS} from contact`,
   );
 
 // A verified user's contact follows what their site says of them now.
@@ -75,7 +94,7 @@ const updateVerifiedContact = (contactId: string, email: string | null, firstNam
     'update-verified-visitor-contact',
     sql`update contacts set email = coalesce(${email}::text, email), first_name = coalesce(${firstName}::text, first_name),
     last_name = coalesce(${lastName}::text, last_name), updated_at = now()
-  where id = ${contactId} returning ${rawSql(CONTACT_COLUMNS)}`,
+  where id = ${contactId} returning ${CONTACT_COLUMNS}`,
   );
 
 /** The token's name as first and last name: the first word, then the rest. */

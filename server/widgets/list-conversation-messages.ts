@@ -6,11 +6,12 @@
 // with an identity token costs one statement more: the widget's secret, read first.
 import type pg from 'pg';
 import type { Config } from '../config.ts';
+import { prepared, rawSql, sql, type Sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { CONVERSATION_MESSAGE_COLUMNS, toConversationMessage, type ConversationMessage, type ConversationMessageRow } from './conversation-message.ts';
-import { addressBucket, countBucketsSql, countingRefusals, runCountingStatement, type CountedRow } from './count-visitor-requests.ts';
+import { addressBucket, countingChain, countingRefusals, runCountingStatement, type CountedRow, type CountingChain } from './count-visitor-requests.ts';
 import { visitorBeforeStatement } from './read-widget-identity.ts';
 import { checkWidgetVisitor, type VisitorRequest } from './visitor-identity.ts';
 
@@ -24,30 +25,33 @@ export const CONVERSATION_PAGE_SIZE = 200;
 
 export type PollLimits = Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE' | 'WIDGET_POLLS_PER_VISITOR_PER_MINUTE'>;
 
-// $1 widget, $2 visitor key, $3 after, $4 before; the counting's parameters from $5. The row is
-// there whether or not the widget and contact are, so a refused poll is told so first. With
-// `before` the page is taken from the newest end (a backward scan of the same index).
-function selectConversation(counting: string, countSelect: string, newestFirst: boolean): string {
-  const order = newestFirst ? 'created_at desc, id desc' : 'created_at, id';
-  return `with ${counting}
-select ${countSelect}, conversation.*
+const MESSAGE_COLUMNS = rawSql(CONVERSATION_MESSAGE_COLUMNS);
+const OLDEST_FIRST = rawSql('created_at, id');
+const NEWEST_FIRST = rawSql('created_at desc, id desc');
+const PAGE_LIMIT = rawSql(String(CONVERSATION_PAGE_SIZE));
+
+// The row is there whether or not the widget and contact are, so a refused poll is told so
+// first. With `before` the page is taken from the newest end (a backward scan of the same index).
+function selectConversation(chain: CountingChain, widgetId: string, visitorKey: string, after: number | null, before: number | null): Sql {
+  return sql`with ${chain.ctes}
+select ${chain.select}, conversation.*
 from rate_clock left join lateral (
   select w.settings, c.id is not null as known, -- Typing: the bot's turn, or someone answering through the API until their time runs out.
     (coalesce(c.is_bot_typing, false) or coalesce(c.bot_typing_until > now(), false)) as is_bot_typing,
     coalesce((
       select json_agg(page order by page.created_at, page.id)
       from (
-        select ${CONVERSATION_MESSAGE_COLUMNS}, created_at
+        select ${MESSAGE_COLUMNS}, created_at
         from messages
         where contact_id = c.id
-          and ($3::bigint is null or created_at > timestamptz 'epoch' + $3::bigint * interval '1 millisecond')
-          and ($4::bigint is null or created_at < timestamptz 'epoch' + $4::bigint * interval '1 millisecond')
-        order by ${order}
-        limit ${CONVERSATION_PAGE_SIZE}
+          and (${after}::bigint is null or created_at > timestamptz 'epoch' + ${after}::bigint * interval '1 millisecond')
+          and (${before}::bigint is null or created_at < timestamptz 'epoch' + ${before}::bigint * interval '1 millisecond')
+        order by ${before === null ? OLDEST_FIRST : NEWEST_FIRST}
+        limit ${PAGE_LIMIT}
       ) page
     ), '[]'::json) as messages
-  from chat_widgets w left join contacts c on c.account_id = w.account_id and c.chat_widget_id = w.id and c.widget_visitor_id = $2::text
-  where w.id = $1::text
+  from chat_widgets w left join contacts c on c.account_id = w.account_id and c.chat_widget_id = w.id and c.widget_visitor_id = ${visitorKey}::text
+  where w.id = ${widgetId}::text
 ) conversation on true`;
 }
 
@@ -61,19 +65,18 @@ export async function listConversationMessages({ pool, secrets, limits }: PollDe
   const visitor = await countingRefusals(pool, request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE, () =>
     visitorBeforeStatement(pool, secrets, query.widgetId, query.visitorId, request.identityToken),
   );
-  const counting = countBucketsSql(
-    [
-      addressBucket(request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE),
-      { key: `widget-polls:${query.widgetId}:${visitor.key}`, limit: limits.WIDGET_POLLS_PER_VISITOR_PER_MINUTE },
-    ],
-    5,
+  const chain = countingChain([
+    addressBucket(request.address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE),
+    { key: `widget-polls:${query.widgetId}:${visitor.key}`, limit: limits.WIDGET_POLLS_PER_VISITOR_PER_MINUTE },
+  ]);
+  const before = query.before ?? null;
+  const row = await runCountingStatement<ConversationRow>(
+    pool,
+    prepared(
+      before === null ? 'list-widget-conversation' : 'list-widget-conversation-before',
+      selectConversation(chain, query.widgetId, visitor.key, query.after ?? null, before),
+    ),
   );
-  const newestFirst = query.before !== undefined;
-  const row = await runCountingStatement<ConversationRow>(pool, {
-    name: newestFirst ? 'list-widget-conversation-before' : 'list-widget-conversation',
-    text: selectConversation(counting.ctes, counting.select, newestFirst),
-    values: [query.widgetId, visitor.key, query.after ?? null, query.before ?? null, ...counting.values],
-  });
   if (!row.settings) throw new NotFoundError('Contact not found');
   const allowedOrigins = row.settings.allowedOrigins;
   refuseForeignOrigin(request, { allowedOrigins: Array.isArray(allowedOrigins) ? allowedOrigins : undefined });

@@ -6,10 +6,11 @@
 import type pg from 'pg';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
+import { prepared, sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
-import { addressBucket, countBucketsSql, runCountingStatement, type CountedRow } from './count-visitor-requests.ts';
+import { addressBucket, countingChain, runCountingStatement, type CountedRow } from './count-visitor-requests.ts';
 import { resolveWidgetVisitor, type VisitorRequest } from './visitor-identity.ts';
 import { WidgetForeground, widgetForeground } from './widget-colours.ts';
 import { readSettings } from './widget-settings.ts';
@@ -44,15 +45,18 @@ type WidgetRow = { id: string | null; account_id: string; name: string; settings
  * reads the widget (no row: `id` null); refuses with 429 when the address is over its limit.
  */
 export async function countAndReadWidget(pool: pg.Pool, limits: PageLimits, widgetId: string, address: string): Promise<WidgetRow | null> {
-  const counting = countBucketsSql([addressBucket(address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE)], 2);
-  const row = await runCountingStatement<CountedRow & WidgetRow>(pool, {
-    name: 'count-and-read-widget',
-    text: `with ${counting.ctes}
-select ${counting.select}, w.id, w.account_id, w.name, w.settings, w.identity_secret_sealed
-from rate_clock left join chat_widgets w on w.id = $1::text`,
-    // Text no widget id could be is looked up as no id at all.
-    values: [couldBeWidgetId(widgetId) ? widgetId : null, ...counting.values],
-  });
+  const chain = countingChain([addressBucket(address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE)]);
+  // Text no widget id could be is looked up as no id at all.
+  const id = couldBeWidgetId(widgetId) ? widgetId : null;
+  const row = await runCountingStatement<CountedRow & WidgetRow>(
+    pool,
+    prepared(
+      'count-and-read-widget',
+      sql`with ${chain.ctes}
+select ${chain.select}, w.id, w.account_id, w.name, w.settings, w.identity_secret_sealed
+from rate_clock left join chat_widgets w on w.id = ${id}::text`,
+    ),
+  );
   return row.id === null ? null : row;
 }
 

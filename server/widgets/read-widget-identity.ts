@@ -1,19 +1,18 @@
 // Reading what a widget says of identity verification, and resolving a request's visitor
 // before the one statement keyed by it (the rules are in visitor-identity.ts).
 import type pg from 'pg';
+import { prepared, queryRows, sql } from '../db/sql.ts';
 import type { Secrets } from '../secrets.ts';
 import { resolveWidgetVisitor, type WidgetIdentity, type WidgetVisitor } from './visitor-identity.ts';
 import { couldBeWidgetId } from './widget-record.ts';
 
-const READ_WIDGET_IDENTITY = {
-  name: 'read-widget-identity',
-  text: 'select settings, identity_secret_sealed from chat_widgets where id = $1',
-};
-
 /** What the widget says of identity verification now; null when there is no such widget. */
 export async function readWidgetIdentity(pool: pg.Pool, widgetId: string): Promise<WidgetIdentity | null> {
   if (!couldBeWidgetId(widgetId)) return null;
-  const [widget] = (await pool.query<WidgetIdentity>({ ...READ_WIDGET_IDENTITY, values: [widgetId] })).rows;
+  const [widget] = await queryRows<WidgetIdentity>(
+    pool,
+    prepared('read-widget-identity', sql`select settings, identity_secret_sealed from chat_widgets where id = ${widgetId}`),
+  );
   return widget ?? null;
 }
 

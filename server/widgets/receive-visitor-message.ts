@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { unarchiveOnInbound } from '../contacts/archive-contact.ts';
 import { withPoolTransaction } from '../db/pool-transaction.ts';
+import { prepared, queryRows, sql } from '../db/sql.ts';
 import { InvalidInputError, MissingParametersError, NotFoundError } from '../errors.ts';
 import { HttpUrl, NON_BLANK_TEXT_PATTERN } from '../input-rules.ts';
 import { announceAfterCommitText } from '../realtime/publish-conversation-events.ts';
@@ -72,7 +73,8 @@ export const VisitorMessageInput = z.object({
 });
 export type VisitorMessageInput = z.infer<typeof VisitorMessageInput>;
 
-const WIDGET_SETTINGS = { name: 'visitor-widget-settings', text: 'select settings, identity_secret_sealed from chat_widgets where id = $1 and account_id = $2' };
+const readWidgetSettings = (widgetId: string, ownerId: string) =>
+  prepared('visitor-widget-settings', sql`select settings, identity_secret_sealed from chat_widgets where id = ${widgetId} and account_id = ${ownerId}`);
 
 export type BotTurnJob = {
   accountId: string;
@@ -116,7 +118,7 @@ async function readThenCount(
   { ownerId, widgetId, fromId }: MessageTarget,
   request: VisitorRequest,
 ): Promise<WidgetAndVisitor> {
-  const [widget] = (await pool.query<WidgetIdentity>({ ...WIDGET_SETTINGS, values: [widgetId, ownerId] })).rows;
+  const [widget] = await queryRows<WidgetIdentity>(pool, readWidgetSettings(widgetId, ownerId));
   if (!widget) throw new NotFoundError('Chat widget not found');
   const settings = readSettings(widget.settings);
   refuseForeignOrigin(request, settings);

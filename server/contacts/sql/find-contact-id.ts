@@ -2,12 +2,19 @@
 // every lookup request and needs only the id, so it stays off the ORM (one prepared
 // statement per identifier combination, so each gets its own index plan).
 import type pg from 'pg';
+import { prepared, queryRows, sql } from '../../db/sql.ts';
 
 // Same match as findContactByIdentifier: the account's contact with this E.164 number
 // and/or this e-mail case-insensitively (ILIKE with its wildcards escaped), lowest id first.
-const BY_PHONE = 'select id from contacts where account_id = $1 and phone_number = $2 order by id limit 1';
-const BY_EMAIL = 'select id from contacts where account_id = $1 and email ilike $2 order by id limit 1';
-const BY_BOTH = 'select id from contacts where account_id = $1 and phone_number = $2 and email ilike $3 order by id limit 1';
+const byPhone = (accountId: string, phoneNumber: string) =>
+  prepared('contact-id-by-phone', sql`select id from contacts where account_id = ${accountId} and phone_number = ${phoneNumber} order by id limit 1`);
+const byEmail = (accountId: string, pattern: string) =>
+  prepared('contact-id-by-email', sql`select id from contacts where account_id = ${accountId} and email ilike ${pattern} order by id limit 1`);
+const byBoth = (accountId: string, phoneNumber: string, pattern: string) =>
+  prepared(
+    'contact-id-by-phone-and-email',
+    sql`select id from contacts where account_id = ${accountId} and phone_number = ${phoneNumber} and email ilike ${pattern} order by id limit 1`,
+  );
 
 /** `%`, `_` and `\` match themselves (`\` is ILIKE's escape character). */
 export function exactIlikePattern(text: string): string {
@@ -23,10 +30,10 @@ export async function selectContactId(
 ): Promise<string | null> {
   const query =
     phoneNumber && email
-      ? { name: 'contact-id-by-phone-and-email', text: BY_BOTH, values: [accountId, phoneNumber, exactIlikePattern(email)] }
+      ? byBoth(accountId, phoneNumber, exactIlikePattern(email))
       : phoneNumber
-        ? { name: 'contact-id-by-phone', text: BY_PHONE, values: [accountId, phoneNumber] }
-        : { name: 'contact-id-by-email', text: BY_EMAIL, values: [accountId, exactIlikePattern(email ?? '')] };
-  const { rows } = await pool.query<{ id: string }>(query);
+        ? byPhone(accountId, phoneNumber)
+        : byEmail(accountId, exactIlikePattern(email ?? ''));
+  const rows = await queryRows<{ id: string }>(pool, query);
   return rows[0]?.id ?? null;
 }

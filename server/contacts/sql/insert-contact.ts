@@ -1,16 +1,19 @@
-// POST /contacts checks the lists it names and writes the contact, its list memberships
-// and its Contact Created event in ONE statement: a single statement is its own
-// transaction, so everything commits together without BEGIN/COMMIT round trips, and no
-// entity is loaded. Nothing is written unless every list exists and is the account's.
+// The one writer of new contacts (insertContactSql), composed into the statement of the change
+// that creates one: POST /contacts here, a widget visitor's first message
+// (widgets/find-or-create-visitor.ts). POST /contacts checks the lists it names and writes the
+// contact, its list memberships and its Contact Created event in ONE statement: a single
+// statement is its own transaction, so everything commits together without BEGIN/COMMIT round
+// trips, and no entity is loaded. Nothing is written unless every list exists and is the account's.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type pg from 'pg';
-import { prepared, queryRows, sql } from '../../db/sql.ts';
+import { prepared, queryRows, sql, type Sql } from '../../db/sql.ts';
 import { eventsOf, insertEventsSql, type EventRow } from '../../events/sql/insert-events.ts';
 
 export type ContactRow = {
   id: string;
   accountId: string;
-  phoneNumber: string;
+  /** Null only for a chat-widget visitor, known by widget and visitor id. */
+  phoneNumber: string | null;
   email: string | null;
   firstName: string;
   lastName: string;
@@ -24,7 +27,30 @@ export type ContactRow = {
   externalId: string | null;
   customChannel: string | null;
   chatWidgetId: string | null;
+  /** With chatWidgetId, a widget visitor's identity. */
+  widgetVisitorId?: string | null;
 };
+
+/**
+ * The insert of a new contact, to compose as a CTE of the caller's statement. `onlyIf`: a
+ * boolean condition (over sibling CTEs, say) without which nothing is inserted.
+ * `skipKnownVisitor`: a widget visitor's contact another transaction inserted first makes it
+ * insert nothing (after that transaction commits). `returning`: the columns it returns.
+ */
+export function insertContactSql(contact: ContactRow, options: { onlyIf?: Sql; skipKnownVisitor?: boolean; returning: Sql }): Sql {
+  const conflict = options.skipKnownVisitor ? sql`\n  on conflict (account_id, chat_widget_id, widget_visitor_id) do nothing` : sql``;
+  return sql`insert into contacts (id, account_id, phone_number, email, first_name, last_name, is_bot_active, do_not_disturb,
+                        instagram_id, current_campaign, current_campaign_data, channel, is_chat_window_open,
+                        external_id, custom_channel, chat_widget_id, widget_visitor_id)
+  select ${contact.id}::text, ${contact.accountId}::text, ${contact.phoneNumber}::text, ${contact.email}::text,
+         ${contact.firstName}::text, ${contact.lastName}::text, ${contact.isBotActive}::boolean, ${contact.doNotDisturb}::boolean,
+         ${contact.instagramId}::text, ${contact.currentCampaign}::text,
+         ${contact.currentCampaignData === null ? null : JSON.stringify(contact.currentCampaignData)}::jsonb,
+         ${contact.channel}::text, ${contact.isChatWindowOpen}::boolean, ${contact.externalId}::text,
+         ${contact.customChannel}::text, ${contact.chatWidgetId}::text, ${contact.widgetVisitorId ?? null}::text
+   where ${options.onlyIf ?? sql`true`}${conflict}
+  returning ${options.returning}`;
+}
 
 /** The statement, exported for the plan's test. */
 export function insertContactStatement(contact: ContactRow, listIds: string[], event: EventRow) {
@@ -40,17 +66,7 @@ with wanted as (
 ), allowed as (
   select (select count(*) from found where account_id = ${contact.accountId}::text) = (select count(*) from wanted) as ok
 ), contact as (
-  insert into contacts (id, account_id, phone_number, email, first_name, last_name, is_bot_active, do_not_disturb,
-                        instagram_id, current_campaign, current_campaign_data, channel, is_chat_window_open,
-                        external_id, custom_channel, chat_widget_id)
-  select ${contact.id}::text, ${contact.accountId}::text, ${contact.phoneNumber}::text, ${contact.email}::text,
-         ${contact.firstName}::text, ${contact.lastName}::text, ${contact.isBotActive}::boolean, ${contact.doNotDisturb}::boolean,
-         ${contact.instagramId}::text, ${contact.currentCampaign}::text,
-         ${contact.currentCampaignData === null ? null : JSON.stringify(contact.currentCampaignData)}::jsonb,
-         ${contact.channel}::text, ${contact.isChatWindowOpen}::boolean, ${contact.externalId}::text,
-         ${contact.customChannel}::text, ${contact.chatWidgetId}::text
-   where (select ok from allowed)
-  returning id, account_id
+  ${insertContactSql(contact, { onlyIf: sql`(select ok from allowed)`, returning: sql`id, account_id` })}
 ), memberships as (
   insert into contact_lists (contact_id, list_id, account_id)
   select contact.id, wanted.list_id, contact.account_id from contact, wanted
