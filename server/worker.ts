@@ -1,7 +1,7 @@
 // The Graphile Worker runner: same database as the API, its own schema,
 // migrations and pool, started in-process (ROLE=all) or alone (ROLE=worker).
 import { EventEmitter } from 'node:events';
-import { Logger as WorkerLogger, parseCrontab, run, type Runner, type TaskList, type WorkerEvents } from 'graphile-worker';
+import { Logger as WorkerLogger, parseCrontab, run, type Runner, type RunnerOptions, type TaskList, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';
 import { outsideFailure } from './errors.ts';
 import { continuingRequests } from './jobs.ts';
@@ -37,6 +37,10 @@ const CONCURRENCY = 4;
  * each other are written in one statement. A crash between a task's end and that statement
  * runs the job again (as a crash during the task always could), once liveness unlocks it.
  */
+/** A failed runner is started again after 1 s, then 2, 4, ... at most 30 s apart. */
+const RESTART_FIRST_DELAY_MS = 1000;
+const RESTART_MAX_DELAY_MS = 30_000;
+
 const JOB_BATCHING = {
   localQueue: { size: CONCURRENCY + 1 },
   completeJobBatchDelay: 5,
@@ -85,40 +89,78 @@ export async function startWorker(services: Services, definition: WorkerDefiniti
   events.on('pool:release', ({ workerPool }) => liveness.remove(workerPool.id));
   events.on('worker:create', ({ worker }) => liveness.add(worker.workerId));
   events.on('worker:stop', ({ worker }) => liveness.remove(worker.workerId));
+  const options: RunnerOptions = {
+    events,
+    pgPool: pool,
+    taskList: continuingRequests(definition.taskList),
+    // Parsed here so an empty crontab never falls back to reading a crontab file.
+    parsedCronItems: parseCrontab(definition.crontab),
+    concurrency: CONCURRENCY,
+    pollInterval: 1000,
+    noHandleSignals: true,
+    logger,
+    preset: { worker: JOB_BATCHING },
+  };
   let runner: Runner;
   try {
     await liveness.start();
-    runner = await run({
-      events,
-      pgPool: pool,
-      taskList: continuingRequests(definition.taskList),
-      // Parsed here so an empty crontab never falls back to reading a crontab file.
-      parsedCronItems: parseCrontab(definition.crontab),
-      concurrency: CONCURRENCY,
-      pollInterval: 1000,
-      noHandleSignals: true,
-      logger,
-      preset: { worker: JOB_BATCHING },
-    });
+    runner = await run(options);
   } catch (error) {
     await liveness.stop();
     await pool.end();
     throw error;
   }
-  // The runner's promise settles when it stops, whether asked to or because it failed.
+  // The runner's promise settles when it stops, whether asked to or because it failed (its
+  // database connection lost, say). A failed runner is started again, sooner the first times,
+  // so that a process that lives on never goes on without its worker; until then /ready says so.
   let running = true;
-  runner.promise.then(
-    () => (running = false),
-    (error: unknown) => {
-      running = false;
-      log.error({ err: error }, 'worker stopped');
-    },
-  );
+  let stopping = false;
+  let restartTimer: NodeJS.Timeout | null = null;
+  let failures = 0;
+  const watch = (current: Runner) => {
+    const startedAt = Date.now();
+    current.promise.then(
+      () => (running = false),
+      (error: unknown) => {
+        running = false;
+        if (stopping) return;
+        // A runner that ran a while before failing starts the backoff over.
+        failures = Date.now() - startedAt > RESTART_MAX_DELAY_MS * 2 ? 1 : failures + 1;
+        const delayMs = Math.min(RESTART_MAX_DELAY_MS, RESTART_FIRST_DELAY_MS * 2 ** (failures - 1));
+        log.error({ err: error, restartInMs: delayMs }, 'worker stopped; starting it again');
+        restartTimer = setTimeout(restart, delayMs);
+      },
+    );
+  };
+  const restart = () => {
+    restartTimer = null;
+    if (stopping) return;
+    run(options).then(
+      (started) => {
+        if (stopping) return void started.stop().catch(() => undefined);
+        runner = started;
+        running = true;
+        log.info({ failures }, 'worker started again');
+        watch(started);
+      },
+      (error: unknown) => {
+        failures += 1;
+        const delayMs = Math.min(RESTART_MAX_DELAY_MS, RESTART_FIRST_DELAY_MS * 2 ** (failures - 1));
+        log.error({ err: error, restartInMs: delayMs }, 'worker could not start again; trying later');
+        if (!stopping) restartTimer = setTimeout(restart, delayMs);
+      },
+    );
+  };
+  watch(runner);
   return {
-    runner,
+    get runner() {
+      return runner;
+    },
     running: () => running,
     async stop() {
-      await runner.stop();
+      stopping = true;
+      if (restartTimer) clearTimeout(restartTimer);
+      if (running) await runner.stop();
       await liveness.stop();
       await definition.close?.();
       const closed = connections === 0 ? Promise.resolve() : new Promise<void>((resolve) => allClosed.push(resolve));
