@@ -58,10 +58,10 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Forbidden: plan lacks API access, or outside the key scopes',
   404: 'Not found',
   405: 'Method not allowed',
-  409: 'Already exists, or conflicts with the current state (or a request with this Idempotency-Key is still being processed)',
+  409: 'Already exists, or conflicts with the current state (or the Idempotency-Key was used with a different request, or its request is still being processed: named in error_code)',
   413: 'Request body too large',
   431: 'Request head (URL and headers) too large',
-  422: 'Idempotency-Key already used with a different request, or credentials the provider refused (named in error_code)',
+  422: 'The response stored for this Idempotency-Key can no longer be read, or credentials the provider refused (named in error_code)',
   429: 'Rate limit exceeded',
   500: 'Server error',
   502: 'The messaging provider could not be reached; nothing was changed',
@@ -124,8 +124,8 @@ const IDEMPOTENCY_KEY_PARAMETER = {
   description:
     'Makes the POST safe to retry: the first response to this key (status and body, errors included) is replayed for 24 hours ' +
     'to retries of the same request by the same credential (the same API key, or ID token subject), with `Idempotent-Replayed: true`. ' +
-    'The same key with a different request, or from another credential, is 422; a retry while the first request is still running ' +
-    'is 409. Keys are per account acted on. Stored responses are encrypted at rest. Refusals made ' +
+    'The same key with a different request, or from another credential, is 409 `idempotency_key_reused`; a retry while the first request is still running ' +
+    'is 409 `idempotency_key_in_use`; a stored response that can no longer be read is 422. Keys are per account acted on. Stored responses are encrypted at rest. Refusals made ' +
     'before the request is the account\'s (401, 403 of plan or key scopes, 429) and 5xx answers are not stored.',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
 };
@@ -222,7 +222,7 @@ export function buildOpenApiDocument(
       const status = Number(key.split(':')[0]);
       byStatus.set(status, [...(byStatus.get(status) ?? []), shape]);
     }
-    // Idempotency-Key's own refusals: 409 (still running) and 422 (different request), always in the envelope.
+    // Idempotency-Key's own refusals: 409 (a different request, or still running) and 422 (stored response unreadable), always in the envelope.
     if (idempotent) for (const status of [409, 422]) byStatus.set(status, [...(byStatus.get(status) ?? []), 'envelope']);
     for (const [status, found] of [...byStatus].sort(([a], [b]) => a - b)) {
       const shapeList = found.length ? found : [shapes.default ?? 'envelope'];

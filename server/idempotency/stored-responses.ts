@@ -35,12 +35,12 @@ function unsealResponse(secrets: Pick<Secrets, 'unseal'>, row: KeyRow): StoredRe
 
 /**
  * The response to replay for a request whose key another claim holds (`row` as read after the
- * claim failed, null when that claim has just given it back); throws the 422 or 409 otherwise.
+ * claim failed, null when that claim has just given it back); throws the 409 or 422 otherwise.
  */
 export function replayFor(secrets: Pick<Secrets, 'unseal'>, row: KeyRow | null, fingerprint: string): StoredResponse {
   // Named error codes: these always answer in the envelope, whatever the endpoint's shapes.
   if (row && row.fingerprint !== fingerprint) {
-    throw new ApiError(422, `${IDEMPOTENCY_KEY_HEADER} was already used with a different request; use a new key for a new request`, {
+    throw new ConflictError(`${IDEMPOTENCY_KEY_HEADER} was already used with a different request; use a new key for a new request`, {
       code: 'idempotency_key_reused',
     });
   }

@@ -69,7 +69,7 @@ describe('a valid ID token', () => {
     expect((await service.request('GET', '/lists', { apiKey: rotated.body.api_key })).status).toBe(200);
   });
 
-  test("is its own credential for Idempotency-Key: the session's retry is replayed, the account's main key gets 422", async () => {
+  test("is its own credential for Idempotency-Key: the session's retry is replayed, the account's main key gets 409", async () => {
     const { token, apiKey } = await signedInAccount();
     const idempotencyKey = { 'idempotency-key': `session-${Date.now()}` };
     const body = { label: 'made by a session' };
@@ -79,7 +79,7 @@ describe('a valid ID token', () => {
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body.api_key).toBe(first.body.api_key);
     const byMainKey = await service.request('POST', '/api-keys', { apiKey, headers: idempotencyKey, body });
-    expect(byMainKey.status).toBe(422);
+    expect(byMainKey.status).toBe(409);
     expect(byMainKey.body.error_code).toBe('idempotency_key_reused');
     expect(byMainKey.text).not.toContain(first.body.api_key);
   });

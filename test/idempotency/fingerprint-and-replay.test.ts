@@ -1,7 +1,7 @@
 // Idempotent requests (README "Idempotent requests"): the key is 1 to 255 printable ASCII
 // characters; the same request is the same target, credential and canonical input; the first
 // response (4xx included, never a 5xx) is stored sealed and replayed to the same request only;
-// another request with the key is 422, a retry while it runs 409, an unreadable response 422.
+// another request with the key is 409, a retry while it runs 409, an unreadable response 422.
 import { createHash } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { ApiError } from '../../server/errors.ts';
@@ -119,10 +119,10 @@ describe('a retry finding the key held', () => {
     expect(replayedHeaders(response)).toEqual({ location: '/v1/api-keys/key_1', 'Idempotent-Replayed': 'true' });
   });
 
-  test('another request is 422 idempotency_key_reused, finished or not', () => {
+  test('another request is 409 idempotency_key_reused, finished or not', () => {
     for (const row of [storedRow({ fingerprint: 'other' }), storedRow({ fingerprint: 'other', state: 'running' })]) {
       const error = thrown(() => replayFor(secrets, row, 'fp'));
-      expect([error.status, error.code]).toEqual([422, 'idempotency_key_reused']);
+      expect([error.status, error.code]).toEqual([409, 'idempotency_key_reused']);
       expect(error.message).toBe('Idempotency-Key was already used with a different request; use a new key for a new request');
     }
   });

@@ -1,6 +1,6 @@
 // Idempotency-Key over real HTTPS, on /v1 POSTs and single /trpc mutations: the first
 // response to a key is replayed to retries of the same request by the same credential,
-// a different request (or credential) with the key is 422, a concurrent retry never runs
+// a different request (or credential) with the key is 409, a concurrent retry never runs
 // it twice, and a stored response carrying a secret is sealed at rest.
 import { describe, expect, test } from 'vitest';
 import { serviceForFile } from '../helpers/service-for-file.ts';
@@ -81,21 +81,21 @@ describe('a retry with the same key replays the first response', () => {
 });
 
 describe('the same key with a different request', () => {
-  test('a different body is 422 in the envelope, and nothing runs', async () => {
+  test('a different body is 409 in the envelope, and nothing runs', async () => {
     const key = unique('k');
     const title = unique('task');
     expect((await post('/tasks', a.apiKey, { title }, key)).status).toBe(201);
     const other = await post('/tasks', a.apiKey, { title: `${title}-other` }, key);
-    expect(other.status).toBe(422);
+    expect(other.status).toBe(409);
     expect(other.body).toEqual({ success: false, error: expect.stringMatching(/Idempotency-Key was already used with a different request/), error_code: 'idempotency_key_reused' });
     expect(other.headers.get('idempotent-replayed')).toBeNull();
     expect(await tasksTitled(a.userId, `${title}-other`)).toBe(0);
   });
 
-  test('another path is a different request: 422', async () => {
+  test('another path is a different request: 409', async () => {
     const key = unique('k');
     expect((await post('/tasks', a.apiKey, { title: unique('task') }, key)).status).toBe(201);
-    expect((await post('/lists', a.apiKey, { name: unique('list') }, key)).status).toBe(422);
+    expect((await post('/lists', a.apiKey, { name: unique('list') }, key)).status).toBe(409);
   });
 });
 
@@ -184,7 +184,7 @@ describe('single /trpc mutations honour the key too', () => {
     });
   }
 
-  test('replayed with the identical body; created once; a different input is 422', async () => {
+  test('replayed with the identical body; created once; a different input is 409', async () => {
     const key = unique('k');
     const title = unique('task');
     const first = await trpc('tasks.create', { title }, key);
@@ -195,15 +195,15 @@ describe('single /trpc mutations honour the key too', () => {
     expect(await tasksTitled(a.userId, title)).toBe(1);
 
     const other = await trpc('tasks.create', { title: `${title}-other` }, key);
-    expect(other.status).toBe(422);
-    expect(other.body).toMatchObject({ error: { data: { code: 'UNPROCESSABLE_CONTENT', httpStatus: 422, error_code: 'idempotency_key_reused' } } });
+    expect(other.status).toBe(409);
+    expect(other.body).toMatchObject({ error: { data: { code: 'CONFLICT', httpStatus: 409, error_code: 'idempotency_key_reused' } } });
   });
 
   test('the same key on /v1 and /trpc names two different requests', async () => {
     const key = unique('k');
     const title = unique('task');
     expect((await trpc('tasks.create', { title }, key)).status).toBe(200);
-    expect((await post('/tasks', a.apiKey, { title }, key)).status).toBe(422);
+    expect((await post('/tasks', a.apiKey, { title }, key)).status).toBe(409);
   });
 });
 
@@ -276,7 +276,7 @@ describe('a stored response that carries a secret', () => {
     expect(own.body.signing_secret).toBe(secret);
   });
 
-  test("an agency acting on its client with a key, then the client's own key with it: 422, not the agency's response", async () => {
+  test("an agency acting on its client with a key, then the client's own key with it: 409, not the agency's response", async () => {
     const agency = await service.createAccount({ agency: true });
     const client = await service.createAccount();
     await service.services.pool.query('update accounts set agency_id = $1 where id = $2', [agency.userId, client.userId]);
@@ -287,7 +287,7 @@ describe('a stored response that carries a secret', () => {
     const secret = first.body.signing_secret as string;
     expect(await storedRow(client.userId, key)).not.toContain(secret);
     const byClient = await post('/webhooks', client.apiKey, body, key);
-    expect(byClient.status).toBe(422);
+    expect(byClient.status).toBe(409);
     expect(byClient.body.error_code).toBe('idempotency_key_reused');
     expect(byClient.text).not.toContain(secret);
     // And the other way round: the agency's retry is still its own replay.
@@ -316,7 +316,7 @@ describe('a stored response that carries a secret', () => {
       });
     }
 
-    test("the same credential gets its secret again; a scoped key replaying the main key's webhooks.create gets 422", async () => {
+    test("the same credential gets its secret again; a scoped key replaying the main key's webhooks.create gets 409", async () => {
       const account = await service.createAccount();
       // A key that may mint signing secrets itself: the replay is refused for being another credential's.
       const scoped = await service.createScopedKey(account.userId, { tags: ['Webhooks', 'Integrations'], read_only: false });
@@ -329,8 +329,8 @@ describe('a stored response that carries a secret', () => {
       expect(await storedRow(account.userId, key)).not.toContain(secret);
       expectReplayOf(await trpc('webhooks.create', body, key, account.apiKey), first);
       const replay = await trpc('webhooks.create', body, key, scoped);
-      expect(replay.status).toBe(422);
-      expect(replay.body).toMatchObject({ error: { data: { httpStatus: 422, error_code: 'idempotency_key_reused' } } });
+      expect(replay.status).toBe(409);
+      expect(replay.body).toMatchObject({ error: { data: { httpStatus: 409, error_code: 'idempotency_key_reused' } } });
       expect(replay.text).not.toContain(secret);
     });
   });
