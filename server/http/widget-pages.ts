@@ -27,7 +27,7 @@ export type StaticAsset = { body: string; contentType: string; etag: string };
 const SCRIPT = 'application/javascript; charset=utf-8';
 // The modules page.js (chat-widget-page.js) imports, served under their own names beside it
 // like the agent console's (not listed one by one in the OpenAPI document: page.js stands for them).
-const PAGE_MODULES = [
+export const PAGE_MODULES = [
   'widget-state.js',
   'widget-notices.js',
   'widget-api.js',
