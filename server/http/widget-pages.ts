@@ -24,8 +24,27 @@ const TAGS = ['Chat widget'];
 /** Files a browser caches and revalidates with If-None-Match (the embed script, the page's assets). */
 export type StaticAsset = { body: string; contentType: string; etag: string };
 
+const SCRIPT = 'application/javascript; charset=utf-8';
+// The modules page.js (chat-widget-page.js) imports, served under their own names beside it
+// like the agent console's (not listed one by one in the OpenAPI document: page.js stands for them).
+export const PAGE_MODULES = [
+  'widget-state.js',
+  'widget-notices.js',
+  'widget-api.js',
+  'widget-identity.js',
+  'widget-sound.js',
+  'widget-scroll.js',
+  'widget-conversation.js',
+  'widget-sync.js',
+  'widget-handoff.js',
+  'widget-config.js',
+  'widget-outbox.js',
+  'widget-live.js',
+  'widget-composer.js',
+];
+
 const ASSET_FILES: Record<string, { file: string; contentType: string }> = {
-  'page.js': { file: 'chat-widget-page.js', contentType: 'application/javascript; charset=utf-8' },
+  'page.js': { file: 'chat-widget-page.js', contentType: SCRIPT },
   'page.css': { file: 'chat-widget-page.css', contentType: 'text/css; charset=utf-8' },
   'click-to-chat.css': { file: 'click-to-chat.css', contentType: 'text/css; charset=utf-8' },
 };
@@ -210,9 +229,10 @@ export function pathForLog(pathname: string): string {
 
 export async function registerWidgetPages(app: FastifyInstance, services: Services): Promise<void> {
   const read = (file: string) => readFile(new URL(file, WIDGET_DIR), 'utf8');
-  const script = staticAsset(await read('chat-widget.js'), 'application/javascript; charset=utf-8');
+  const script = staticAsset(await read('chat-widget.js'), SCRIPT);
   const assets = new Map<string, StaticAsset>();
   for (const [name, { file, contentType }] of Object.entries(ASSET_FILES)) assets.set(name, staticAsset(await read(file), contentType));
+  for (const file of PAGE_MODULES) assets.set(file, staticAsset(await read(file), SCRIPT));
   const widgetPage = await read('chat-widget-page.html');
   const clickToChatPage = await read('click-to-chat.html');
   const invalidNumberPage = await read('click-to-chat-invalid.html');

@@ -2,7 +2,7 @@
 // widget page and the embed script's launcher: each reaches WCAG 2's 4.5:1 contrast for
 // normal text (the owner's own text colour where it does, else near-black or white,
 // whichever contrasts more), so a light brand colour such as #facc15 gets dark text.
-// The page (chat-widget-page.js) and the launcher (chat-widget.js) get them with the public
+// The page (widget/widget-config.js) and the launcher (chat-widget.js) get them with the public
 // configuration rather than computing them twice.
 import { z } from 'zod';
 import type { WidgetSettings } from './widget-settings.ts';

@@ -60,6 +60,22 @@ describe('GET /scripts/chat-widget.js', () => {
       expect(again.status, name).toBe(304);
     }
   });
+
+  it('serves every module the widget page loads, and every module those import, as JavaScript', async () => {
+    const page = await service.request('GET', '/chat-widget/cw_pages_open');
+    const loaded = [...page.text.matchAll(/<(?:script type="module" src|link rel="modulepreload" href)="\/v1\/chat-widget-assets\/([\w.-]+)"/g)].map((match) => match[1]!);
+    expect(loaded).toContain('page.js');
+    const imported = new Set<string>();
+    for (const name of loaded) {
+      const response = await service.request('GET', `/chat-widget-assets/${name}`);
+      expect(response.status, name).toBe(200);
+      expect(response.contentType, name).toMatch(/^application\/javascript/);
+      expect(response.headers.get('cache-control'), name).toBe('public, max-age=300');
+      for (const match of response.text.matchAll(/^import .* from '\.\/([\w.-]+)';$/gm)) imported.add(match[1]!);
+    }
+    // Preloaded, so that the browser fetches them all at once rather than one import level at a time.
+    expect([...imported].filter((name) => !loaded.includes(name))).toEqual([]);
+  });
 });
 
 describe('GET /chat-widget/{configId}', () => {
