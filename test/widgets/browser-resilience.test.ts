@@ -426,6 +426,9 @@ describe("the site's identity token", () => {
       await page.goto(`${siteOrigin}/?token=site.token.one`);
       const frame = await startConversation(page, 'Signed in as myself');
       await eventually(async () => handshakes.some((payload) => payload.includes('"identityToken":"site.token.one"')), 'the handshake carries the token');
+      // The page reads the conversation back once its first message is answered: that read
+      // belongs to the first token, so it is waited for before the second is given.
+      await page.waitForLoadState('networkidle');
       const calls = sent.filter((call) => /chat-widget-config|incoming-chat-widget-message|chat-widget-messages|update-message-read-status/.test(call.url));
       expect(calls.some((call) => call.url.includes('incoming-chat-widget-message'))).toBe(true);
       expect(calls.filter((call) => call.token !== 'site.token.one')).toEqual([]);
