@@ -1,6 +1,6 @@
 // The abuse limits of the chat widget's public endpoints, counted in PostgreSQL like every
-// rate limit (rate-limit/count-requests.ts: `rate_counters`, fixed 60-second windows on the
-// database clock, shared by every process). A request is counted in a chain of buckets,
+// rate limit (`rate_counters`, fixed 60-second windows on the database clock, shared by every
+// process; its one writer is rate-limit/sql/rate-counters.ts). A request is counted in a chain of buckets,
 // narrowest first (the client address, then the visitor, then the widget): a bucket is
 // counted only when the ones before it counted, so a request one bucket refuses is not
 // counted further, and one noisy client does not eat the widget's budget for everyone else.
@@ -10,88 +10,20 @@
 import type pg from 'pg';
 import { ApiError, RateLimitedError } from '../errors.ts';
 import { countRateLimitRefusal } from '../metrics/registry.ts';
-import { epochSql, WINDOW_SECONDS, WINDOW_START_SQL } from '../rate-limit/limits.ts';
-import { sweepOldWindows } from '../rate-limit/sweep-old-windows.ts';
+import { WINDOW_SECONDS } from '../rate-limit/limits.ts';
+import { countBucketsSql, sweepOldWindows, type CountedBucket, type CountedRow } from '../rate-limit/sql/rate-counters.ts';
+
+export { countBucketsSql, type CountedBucket, type CountedRow };
 
 /** Messages one visitor of a widget may send per minute. */
 export const VISITOR_MESSAGES_PER_MINUTE = 20;
 /** Messages all visitors of one widget together may send per minute. */
 export const WIDGET_MESSAGES_PER_MINUTE = 600;
 
-export type CountedBucket = {
-  key: string;
-  limit: number;
-  /** SQL condition (over the caller's own parameters) under which the bucket applies; it always does when absent. */
-  onlyIf?: string;
-};
-
 /** The buckets of a client address: every public widget request. */
 export function addressBucket(address: string, limit: number): CountedBucket {
   return { key: `widget-address:${address}`, limit };
 }
-
-/**
- * A counting statement runs on its own (runCountingStatement, on the pool) and commits without
- * waiting for its WAL flush (synchronous_commit off for its implicit transaction): a crash
- * loses at most the last counts, which only lets a few more requests through, and the
- * request's own write, committed after it and synchronously, flushes the WAL through it
- * anyway. The request's answer then waits for one flush, not two.
- */
-const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) as rate_async`;
-
-/**
- * CTEs (for a `with`, ending in no comma) that count the request in each bucket in order,
- * with parameters numbered from `first`, and select-list SQL giving the window
- * (`rate_now`, `rate_window`) and whether every bucket counted (`rate_counted`).
- */
-export function countBucketsSql(buckets: CountedBucket[], first: number): { ctes: string; select: string; values: unknown[] } {
-  const values: unknown[] = [];
-  let shapeKey = String(first);
-  for (const bucket of buckets) {
-    values.push(bucket.key, bucket.limit);
-    shapeKey += `\u0000${bucket.onlyIf ?? ''}`;
-  }
-  let shape = countingShapes.get(shapeKey);
-  if (!shape) {
-    shape = countingShape(buckets, first);
-    countingShapes.set(shapeKey, shape);
-  }
-  return { ctes: shape.ctes, select: shape.select, values };
-}
-
-/**
- * The text of a chain depends only on where its parameters start and on each bucket's
- * condition (code's own SQL, never input), so each chain's text is built once per process.
- */
-const countingShapes = new Map<string, { ctes: string; select: string }>();
-
-function countingShape(buckets: CountedBucket[], first: number): { ctes: string; select: string } {
-  const ctes = [
-    `rate_clock as (select now() as now, ${WINDOW_START_SQL} as window_start)`,
-  ];
-  let passed = 'true';
-  buckets.forEach((bucket, index) => {
-    const key = `$${first + index * 2}::text`;
-    const limit = `$${first + index * 2 + 1}::int`;
-    const applies = bucket.onlyIf ? `(${bucket.onlyIf})` : 'true';
-    ctes.push(`rate_hit_${index} as (
-  insert into rate_counters as c (bucket, window_start, count)
-  select ${key}, rate_clock.window_start, 1 from rate_clock where ${passed} and ${applies}
-  on conflict (bucket, window_start) do update set count = c.count + 1 where c.count < ${limit}
-  returning c.count
-)`);
-    // The WHERE of ON CONFLICT runs on the locked, latest row: concurrent requests never pass a full bucket together.
-    const counted = `exists (select from rate_hit_${index})`;
-    // A bucket that does not apply passes the request on as the one before it did.
-    passed = bucket.onlyIf ? `(${counted} or (${passed} and not ${applies}))` : counted;
-  });
-  const select = `(select ${epochSql('now')} from rate_clock) as rate_now,
-  (select ${epochSql('window_start')} from rate_clock) as rate_window,
-  ${passed} as rate_counted, ${ASYNC_COMMIT}`;
-  return { ctes: ctes.join(',\n'), select };
-}
-
-export type CountedRow = { rate_now: number; rate_window: number; rate_counted: boolean };
 
 /** Refuses with 429 and Retry-After (seconds until the window resets) when a bucket did not count the request. */
 function refuseUncounted(row: CountedRow): void {
