@@ -71,9 +71,8 @@ export type RequestInfo = {
 
 /**
  * What one call sees. Middlewares extend it by passing `ctx` to `next()`; `em`, the call's
- * EntityManager, is forked on first use (a procedure that reads only through hot-path SQL
- * never forks one), by a getter of the context object itself, so an extension that inherits
- * from the context or copies it keeps it.
+ * EntityManager, is forked on first use where the runner allows (a procedure that reads only
+ * through hot-path SQL never forks one): server/trpc.ts.
  */
 export type Context = {
   services: Services;
@@ -83,6 +82,8 @@ export type Context = {
   /** Set on a POST / single mutation carrying Idempotency-Key (server/http/procedure-pipeline.ts). */
   idempotency?: IdempotentCall;
   readonly em: EntityManager;
+  /** Whether the runner extends this context by inheritance, keeping `em` lazy (server/trpc.ts). */
+  extendedByInheritance?: boolean;
   /**
    * Set on what the calls of one long-lived channel share (a /trpc WebSocket, one request to
    * tRPC's own HTTP handler): each call is given a context of its own from it.

@@ -18,18 +18,43 @@ import type { SocketState } from './trpc-limits.ts';
 export { createCallerFactory, router, toTrpcError, type Context, type ProcedureMeta, type RequestInfo } from './trpc-core.ts';
 export type { AuthedContext } from './auth/authenticate-middleware.ts';
 
-/** A call's context: its request (with its Idempotency-Key, where honoured), and its own EntityManager, forked on first use. */
-export function createContext(services: Services, request: RequestInfo, idempotency?: IdempotentCall): Context {
-  let em: EntityManager | undefined;
-  return {
-    services,
-    request,
-    responseHeaders: {},
-    idempotency,
-    get em() {
-      return (em ??= services.orm.em.fork());
-    },
-  };
+/**
+ * A call's context: its request (with its Idempotency-Key, where honoured), and its own
+ * EntityManager, forked on first use by a getter of the class, so that making a context costs
+ * no closure or accessor of its own. A getter is not copied by a spread, so where tRPC's own
+ * runner extends the context (a channel's call, an in-process caller), requestBoundary forks
+ * `em` first and the copy carries it; the HTTP pipeline's runner extends by inheritance, which
+ * keeps the getter (`extendedByInheritance`), so there `em` stays lazy.
+ */
+class CallContext implements Context {
+  services: Services;
+  request: RequestInfo;
+  responseHeaders: Record<string, string> = {};
+  idempotency: IdempotentCall | undefined;
+  extendedByInheritance: boolean;
+  /** Holds the fork, shared by every extension that inherits from this context. */
+  readonly entities: { em: EntityManager | undefined } = { em: undefined };
+
+  constructor(services: Services, request: RequestInfo, idempotency: IdempotentCall | undefined, extendedByInheritance: boolean) {
+    this.services = services;
+    this.request = request;
+    this.idempotency = idempotency;
+    this.extendedByInheritance = extendedByInheritance;
+  }
+
+  get em(): EntityManager {
+    return (this.entities.em ??= this.services.orm.em.fork());
+  }
+}
+
+/** A context for an in-process caller (createCaller): tRPC's runner runs its call. */
+export function createContext(services: Services, request: RequestInfo): Context {
+  return new CallContext(services, request, undefined, false);
+}
+
+/** A context for the HTTP pipeline's runner (server/http/procedure-pipeline.ts). */
+export function createPipelineContext(services: Services, request: RequestInfo, idempotency: IdempotentCall | undefined): Context {
+  return new CallContext(services, request, idempotency, true);
 }
 
 /**
@@ -63,8 +88,11 @@ export const requestBoundary = middleware(async ({ ctx, getRawInput, next }) => 
   let result: Awaited<ReturnType<typeof next>>;
   try {
     checkRequestInput(rawInput, ctx.request.query);
-    // A channel's call forks its own EntityManager (sharing the channel's request, response headers and socket).
-    result = ctx.channel ? await next({ ctx: { em: ctx.services.orm.em.fork() } }) : await next();
+    // A channel's call forks its own EntityManager (sharing the channel's request, response
+    // headers and socket); a context tRPC's runner copies carries its em forked (CallContext).
+    if (ctx.channel) result = await next({ ctx: { em: ctx.services.orm.em.fork() } });
+    else if (!ctx.extendedByInheritance) result = await next({ ctx: { em: ctx.em } });
+    else result = await next();
   } catch (error) {
     throw error instanceof ApiError ? toTrpcError(error) : error;
   }

@@ -13,7 +13,7 @@ import { TRPCError } from '@trpc/server';
 import { getErrorShape, getParseFn, getTRPCErrorFromUnknown } from '@trpc/server/unstable-core-do-not-import';
 import { finishIdempotentCall, idempotentCallFor, replayedHeaders, type StoredResponse } from '../idempotency/idempotent-call.ts';
 import type { Services } from '../process-services.ts';
-import { createContext, type Context, type ProcedureMeta, type RequestInfo } from '../trpc.ts';
+import { createPipelineContext, type Context, type ProcedureMeta, type RequestInfo } from '../trpc.ts';
 
 export { getErrorShape, getTRPCErrorFromUnknown };
 
@@ -46,7 +46,7 @@ export function requestInfo(request: FastifyRequest): RequestInfo {
  * in the key's fingerprint.
  */
 export function createCallContext(services: Services, request: RequestInfo, idempotentPrefix: string | undefined, path: string): Context {
-  return createContext(services, request, idempotentPrefix === undefined ? undefined : idempotentCallFor(request.headers, idempotentPrefix, path));
+  return createPipelineContext(services, request, idempotentPrefix === undefined ? undefined : idempotentCallFor(request.headers, idempotentPrefix, path));
 }
 
 /** How a surface answers a call: each keeps its own format. */
