@@ -11,7 +11,8 @@ import { unarchiveOnInbound } from '../server/contacts/archive-contact.ts';
 import { sql } from '../server/db/sql.ts';
 import { writeMessage } from '../server/messages/sql/insert-message.ts';
 import { PLANS, planHasFeature } from '../server/plans.ts';
-import { resolveKeyAndSpend } from '../server/rate-limit/spend-key-tokens.ts';
+import { spendKeyTokens } from '../server/rate-limit/spend-key-tokens.ts';
+import { resolveKey } from '../server/auth/sql/resolve-caller.ts';
 import { MAIN_KEY_RATE_LIMIT } from '../server/rate-limit/limits.ts';
 import { createSecrets } from '../server/secrets.ts';
 import { countVisitorMessage } from '../server/widgets/count-visitor-messages.ts';
@@ -58,12 +59,8 @@ async function authenticate(apiKey: unknown, reply: { code(status: number): { se
     }
     return rows[0].account_id;
   }
-  const spend = await resolveKeyAndSpend(pool, hash, {
-    count: true,
-    fixedLimit: MAIN_KEY_RATE_LIMIT,
-    allowedPlans,
-    userId: null,
-  });
+  const options = { fixedLimit: MAIN_KEY_RATE_LIMIT, allowedPlans, userId: null };
+  const spend = await spendKeyTokens(pool, hash, true, (counting) => resolveKey(pool, hash, options, counting));
   if (!spend || !spend.row.usable) {
     reply.code(401).send('Unauthorized');
     return null;

@@ -6,7 +6,7 @@ import { loadavg } from 'node:os';
 import { z } from 'zod';
 import { callProcedure, type CallableProcedure } from '../server/http/procedure-pipeline.ts';
 import type { Services } from '../server/process-services.ts';
-import { createCallerFactory, createContext, publicProcedure, router, type Context } from '../server/trpc.ts';
+import { createCallerFactory, createContext, createPipelineContext, publicProcedure, router, type Context } from '../server/trpc.ts';
 
 const CALLS = Number(process.env.CALLS ?? 20_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 15);
@@ -27,14 +27,16 @@ const benchRouter = router({
 const procedure = benchRouter.contacts.find;
 const callable = procedure as unknown as CallableProcedure;
 const createCaller = createCallerFactory(benchRouter);
-// The procedure touches no service; the context is made per call as the surfaces make it.
-const services = {} as Services;
+// The procedure touches no service; the context is made per call as the surfaces make it (an
+// in-process caller's EntityManager is forked before tRPC copies the context: a stand-in here).
+const services = { orm: { em: { fork: () => ({}) } } } as unknown as Services;
 const input = { email: 'ada@example.com', includeArchived: true };
-const context = (): Context =>
-  createContext(services, { method: 'GET', query: new URLSearchParams('email=ada%40example.com'), headers: {}, host: undefined, ip: '127.0.0.1' });
+const request = () => ({ method: 'GET', query: new URLSearchParams('email=ada%40example.com'), headers: {}, host: undefined, ip: '127.0.0.1' });
+const context = (): Context => createContext(services, request());
+const pipelineContext = (): Context => createPipelineContext(services, request(), undefined);
 
 const ways: Record<string, () => Promise<unknown>> = {
-  'callProcedure (copied runner)': () => callProcedure(callable, { path: 'contacts.find', ctx: context(), input }),
+  'callProcedure (copied runner)': () => callProcedure(callable, { path: 'contacts.find', ctx: pipelineContext(), input }),
   "procedure() (tRPC's runner)": () =>
     procedure({ path: 'contacts.find', type: 'query', ctx: context(), input: undefined, getRawInput: async () => input, signal: undefined, batchIndex: 0 }),
   'createCaller per call': () => createCaller(context()).contacts.find(input),

@@ -1,203 +1,80 @@
-// The tRPC core every router builds on: context, procedure meta, and the
-// procedure builders that authenticate and authorize from that meta.
-import type { IncomingHttpHeaders } from 'node:http';
-import { initTRPC, TRPCError } from '@trpc/server';
-import type { OpenApiMeta } from 'trpc-to-openapi';
+// The procedures every router builds on: the call's context, and the chains of named
+// middlewares an account's procedure passes through before its own code:
+//   requestBoundary        (here: the call's own context, input rules, errors as the API says them)
+//   authenticateAndCount   (server/auth: credential, rate-limit decision, scopes, account)
+//   idempotencyClaim       (server/idempotency: the Idempotency-Key, when the surface set one)
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { authenticate, credentialExpiry, type Authenticated } from './auth/authenticate.ts';
-import { whileAuthorized } from './auth/authorized-stream.ts';
-import { channelCounterFor, channelOwner, takeSubscriptionSlot, type SocketState } from './trpc-limits.ts';
-import type { ApiSection, Access, SectionWhenSet, TargetAccount } from './auth/scopes.ts';
+import { TRPCError } from '@trpc/server';
 import { ZodError } from 'zod';
-import { ApiError, describeZodError, INTERNAL_ERROR_MESSAGE, InvalidInputError, trpcCodeFor, type ErrorShapes } from './errors.ts';
-import { checkRequestInput } from './input-rules.ts';
+import { authenticateAndCount } from './auth/authenticate-middleware.ts';
+import { ApiError, describeZodError, InvalidInputError } from './errors.ts';
 import type { IdempotentCall } from './idempotency/idempotent-call.ts';
+import { idempotencyClaim } from './idempotency/idempotency-middleware.ts';
+import { checkRequestInput } from './input-rules.ts';
 import type { Services } from './process-services.ts';
+import { middleware, t, toTrpcError, type Context, type RequestInfo } from './trpc-core.ts';
+import type { SocketState } from './trpc-limits.ts';
 
-export type ProcedureMeta = OpenApiMeta<{
-  /** The API section scoped keys name (`tags`). */
-  section: ApiSection;
-  /** Whether the procedure only reads; writes are refused to read-only keys. */
-  access: Access;
-  /** The spec's failure body shapes for this endpoint; the envelope when unset. */
-  errorShapes?: ErrorShapes;
-  /** The success status when it is not 200. */
-  successStatus?: 201 | 202;
-  /** `owner`: only the main key or an owner session (key management). */
-  requires?: 'owner';
-  /** Agency-only endpoints refuse `userId`. */
-  agencyOnly?: boolean;
-  /**
-   * Key management refuses `userId`: an account's keys are its own people's business,
-   * so an agency can neither read nor mint a client's keys.
-   */
-  ownAccountOnly?: boolean;
-  /**
-   * JSON Schema keywords for the request body that the domain enforces beyond each
-   * field's schema (`minProperties: 1` for updates, exactly one identifier), so the
-   * OpenAPI document states them.
-   */
-  bodyConstraints?: Record<string, unknown>;
-  /**
-   * Another account the operation touches besides the `userId` one: a raw input
-   * field holding a client's id, `'everyClient'` (creating or listing clients), or
-   * every client when an input flag is true (a webhook that applies to sub-accounts).
-   * A scoped key is held to its `sub_account_ids` for it (403 key_scope_denied).
-   */
-  targetAccount?: TargetAccount;
-  /** A boolean input field that, when true, also needs another section (403 key_scope_denied). */
-  sectionWhenSet?: SectionWhenSet;
-  /**
-   * Body fields the specification sends in the query string of this POST/PUT: the
-   * OpenAPI document gives them as query parameters (any body method also reads body
-   * fields from the query string, and these from the body).
-   */
-  queryFields?: string[];
-  /**
-   * Fields the domain requires though the input schema leaves them optional (so that their
-   * absence is refused in the spec's words and shape); the OpenAPI document marks them required.
-   */
-  requiredFields?: string[];
-  /** `apart`: reads the rate-limit budget without spending it, counted in a bucket of its own at the same limit (the usage endpoint). */
-  rateLimit?: 'apart';
-}>;
-
-export type RequestInfo = {
-  method: string;
-  query: URLSearchParams;
-  headers: IncomingHttpHeaders;
-  /** The host the client addressed: X-Forwarded-Host from a TRUST_PROXY address, else Host. */
-  host: string | undefined;
-  /** The client's address: X-Forwarded-For as far as TRUST_PROXY addresses vouch for it. */
-  ip: string;
-};
-
-export type Context = {
-  services: Services;
-  request: RequestInfo;
-  /** Headers a procedure or middleware adds to the response (rate-limit headers). */
-  responseHeaders: Record<string, string>;
-  /** Set on a POST / single mutation carrying Idempotency-Key (server/http/procedure-pipeline.ts). */
-  idempotency?: IdempotentCall;
-};
+export { createCallerFactory, router, toTrpcError, type Context, type ProcedureMeta, type RequestInfo } from './trpc-core.ts';
+export type { AuthedContext } from './auth/authenticate-middleware.ts';
 
 /**
- * A request's context. Authentication fills in the caller (AuthedContext); `em`, the
- * request's EntityManager, is forked on first use, so a procedure that reads only through
- * hot-path SQL never forks one. A class, so that every context has the same shape and
- * `em` is one getter on the prototype rather than a property defined per request. So a
- * middleware adds to the context by assigning to it, never by passing `ctx` to `next()`:
- * tRPC spreads that into a plain object, which has no `em`.
+ * A call's context: its request (with its Idempotency-Key, where honoured), and its own
+ * EntityManager, forked on first use by a getter of the class, so that making a context costs
+ * no closure or accessor of its own. A getter is not copied by a spread, so where tRPC's own
+ * runner extends the context (a channel's call, an in-process caller), requestBoundary forks
+ * `em` first and the copy carries it; the HTTP pipeline's runner extends by inheritance, which
+ * keeps the getter (`extendedByInheritance`), so there `em` stays lazy.
  */
 class CallContext implements Context {
   services: Services;
   request: RequestInfo;
-  responseHeaders: Record<string, string>;
-  idempotency?: IdempotentCall;
-  credential?: Authenticated['credential'];
-  account?: Authenticated['account'];
-  rateLimit?: Authenticated['rateLimit'];
-  #em: EntityManager | undefined = undefined;
+  responseHeaders: Record<string, string> = {};
+  idempotency: IdempotentCall | undefined;
+  extendedByInheritance: boolean;
+  /** Holds the fork, shared by every extension that inherits from this context. */
+  readonly entities: { em: EntityManager | undefined } = { em: undefined };
 
-  constructor(services: Services, request: RequestInfo, responseHeaders: Record<string, string> = {}) {
+  constructor(services: Services, request: RequestInfo, idempotency: IdempotentCall | undefined, extendedByInheritance: boolean) {
     this.services = services;
     this.request = request;
-    this.responseHeaders = responseHeaders;
+    this.idempotency = idempotency;
+    this.extendedByInheritance = extendedByInheritance;
   }
 
   get em(): EntityManager {
-    return (this.#em ??= this.services.orm.em.fork());
+    return (this.entities.em ??= this.services.orm.em.fork());
   }
 }
 
+/** A context for an in-process caller (createCaller): tRPC's runner runs its call. */
 export function createContext(services: Services, request: RequestInfo): Context {
-  return new CallContext(services, request);
+  return new CallContext(services, request, undefined, false);
+}
+
+/** A context for the HTTP pipeline's runner (server/http/procedure-pipeline.ts). */
+export function createPipelineContext(services: Services, request: RequestInfo, idempotency: IdempotentCall | undefined): Context {
+  return new CallContext(services, request, idempotency, true);
 }
 
 /**
- * What the calls of one long-lived channel share: a /trpc WebSocket, or one request to
- * tRPC's own HTTP handler (a batch, an SSE subscription). Only the request: the first step
- * of every procedure makes each call its own CallContext (its own authentication,
- * rate-limit count and EntityManager), so calls on one socket neither see each other's
- * caller nor share an identity map that would outlive the call.
+ * What the calls of one long-lived channel share: a /trpc WebSocket, or one request to tRPC's
+ * own HTTP handler (a batch, an SSE subscription). Only the request: requestBoundary gives each
+ * call its own context (its own authentication, rate-limit count and EntityManager), so calls
+ * on one socket neither see each other's caller nor share an identity map that would outlive
+ * the call. The response headers are shared, so a batch's answer carries the rate-limit headers.
  */
-class ChannelContext implements Context {
-  services: Services;
-  request: RequestInfo;
-  /** Shared with the calls, so a batch's answer carries the rate-limit headers. */
-  responseHeaders: Record<string, string> = {};
-  /** The socket's own state when the channel is a WebSocket. */
-  socket: SocketState | undefined;
-
-  constructor(services: Services, request: RequestInfo, socket?: SocketState) {
-    this.services = services;
-    this.request = request;
-    this.socket = socket;
-  }
-}
-
 export function createChannelContext(services: Services, request: RequestInfo, socket?: SocketState): Context {
-  return new ChannelContext(services, request, socket);
-}
-
-/** The call's own context: the one given when it already is one (REST, single /trpc calls, createCaller). */
-function callContext(ctx: Context): CallContext {
-  if (ctx instanceof ChannelContext) return new CallContext(ctx.services, ctx.request, ctx.responseHeaders);
-  return ctx as CallContext;
+  return { services, request, responseHeaders: {}, channel: { socket } } as Omit<Context, 'em'> as Context;
 }
 
 /**
- * Goes on with the call's context. A context of its own is passed to next(), which tRPC
- * spreads into a plain object: `em` is copied into it then (forked now, as a getter would not
- * survive the spread).
- */
-function proceed<R>(shared: Context, call: CallContext, next: (options?: { ctx: Record<string, unknown> }) => R): R {
-  if (call === shared) return next();
-  return next({ ctx: { ...call, em: call.em } });
-}
-
-const t = initTRPC
-  .context<Context>()
-  .meta<ProcedureMeta>()
-  .create({
-    isDev: false,
-    errorFormatter({ shape, error }) {
-      const apiError = error.cause instanceof ApiError ? error.cause : null;
-      return {
-        ...shape,
-        // A failure that is not a domain error says nothing of its cause (a driver's or the
-        // database's message), as on /v1; it is logged instead. 4xx messages stay: they say
-        // what was wrong with the request.
-        message: !apiError && shape.data.httpStatus >= 500 ? INTERNAL_ERROR_MESSAGE : shape.message,
-        data: {
-          ...shape.data,
-          stack: undefined,
-          ...(apiError ? { httpStatus: apiError.status, error_code: apiError.code ?? apiError.status } : {}),
-        },
-      };
-    },
-  });
-
-export const router = t.router;
-export const createCallerFactory = t.createCallerFactory;
-
-/** A domain error as the TRPCError tRPC reports, with the matching code and the ApiError as cause. */
-export function toTrpcError(error: ApiError): TRPCError {
-  return new TRPCError({ code: trpcCodeFor(error.status), message: error.message, cause: error });
-}
-
-/**
- * What every procedure does around its own work, in the first step of its chain (tRPC
- * copies a step's options at each step, so there is one): the input rules of
- * server/input-rules.ts run before `work` (which authenticates, sending `userId` and the
- * key to SQL); then domain errors from the rest of the chain become TRPCErrors with the
+ * The first step of every procedure (tRPC copies a step's options at each step, so there is
+ * one): a channel's call gets its own context; the input rules of server/input-rules.ts run
+ * before the rest of the chain; then domain errors from it become TRPCErrors with the
  * matching code, and zod's input errors say what the endpoints say.
  */
-async function atRequestBoundary<R extends { ok: boolean; error?: TRPCError }>(
-  ctx: Context,
-  getRawInput: () => Promise<unknown>,
-  work: () => Promise<R>,
-): Promise<R> {
+export const requestBoundary = middleware(async ({ ctx, getRawInput, next }) => {
   let rawInput: unknown;
   try {
     rawInput = await getRawInput();
@@ -208,10 +85,14 @@ async function atRequestBoundary<R extends { ok: boolean; error?: TRPCError }>(
     }
     throw error;
   }
-  let result: R;
+  let result: Awaited<ReturnType<typeof next>>;
   try {
     checkRequestInput(rawInput, ctx.request.query);
-    result = await work();
+    // A channel's call forks its own EntityManager (sharing the channel's request, response
+    // headers and socket); a context tRPC's runner copies carries its em forked (CallContext).
+    if (ctx.channel) result = await next({ ctx: { em: ctx.services.orm.em.fork() } });
+    else if (!ctx.extendedByInheritance) result = await next({ ctx: { em: ctx.em } });
+    else result = await next();
   } catch (error) {
     throw error instanceof ApiError ? toTrpcError(error) : error;
   }
@@ -222,109 +103,14 @@ async function atRequestBoundary<R extends { ok: boolean; error?: TRPCError }>(
     throw toTrpcError(new InvalidInputError(describeZodError(cause, rawInput)));
   }
   return result;
-}
-
-export const publicProcedure = t.procedure.use(({ ctx, getRawInput, next }) => {
-  const call = callContext(ctx);
-  return atRequestBoundary(call, getRawInput, () => proceed(ctx, call, next));
 });
 
-export type AuthedContext = Context & Authenticated & { em: EntityManager };
+export const publicProcedure = t.procedure.use(requestBoundary);
 
 /**
- * Authenticates, counts the request against its rate limits, applies the key's
- * scopes to this procedure's meta, and selects the account (and checks any
- * target account the meta names in the raw input). It runs in the first step, so
- * authorization is decided before `.input()` parses anything; on every call, also each
- * call on a socket; and for a subscription, again whenever its credential may have changed.
+ * A procedure acting on an account: authenticated, counted against its rate limits and
+ * authorized from its meta before `.input()` parses anything (on every call, also each call
+ * on a socket; for a subscription, again whenever its credential may have changed), with the
+ * Idempotency-Key claimed once the account acted on is known.
  */
-export const accountProcedure = t.procedure.use(({ ctx, meta, next, getRawInput, type, signal }) => {
-  type Authed = ReturnType<typeof next<Authenticated & { em: EntityManager }>>;
-  const call = callContext(ctx);
-  return atRequestBoundary(call, getRawInput, async (): Authed => {
-    const auth = await authenticate(call.services, call.request, meta, {
-      counting: meta?.rateLimit === 'apart' ? 'apart' : 'budget',
-      responseHeaders: call.responseHeaders,
-      readInput: getRawInput,
-    });
-    extendContext(call, auth);
-    if (type === 'subscription') return subscribeWhileAuthorized(ctx, call, auth, { meta, getRawInput, signal }, next as () => Authed);
-    // The same context object goes on when it is the call's own: a ctx passed to next() is spread.
-    // Over HTTP, the call's Idempotency-Key is claimed as it goes on (server/http/procedure-pipeline.ts).
-    return proceed(ctx, call, next) as Authed;
-  });
-});
-
-/**
- * Starts a subscription (taking one of its socket's slots) whose stream ends with the refusal a
- * new call would get once its credential no longer allows it (server/auth/authorized-stream.ts).
- */
-async function subscribeWhileAuthorized<R extends { ok: boolean; data?: unknown }>(
-  shared: Context,
-  call: CallContext,
-  auth: Authenticated,
-  procedure: { meta: ProcedureMeta | undefined; getRawInput: () => Promise<unknown>; signal: AbortSignal | undefined },
-  next: () => Promise<R>,
-): Promise<R> {
-  const { services } = call;
-  const release = !(shared instanceof ChannelContext)
-    ? () => {}
-    : shared.socket
-      ? takeSubscriptionSlot(shared.socket, procedure.signal)
-      : openStreamChannel(services, auth, procedure.signal);
-  let result: R;
-  try {
-    result = await proceed(shared, call, next as never);
-    if (!result.ok || !isAsyncIterable(result.data)) {
-      release();
-      return result;
-    }
-    const stream = whileAuthorized(result.data, {
-      changes: services.credentialChanges,
-      accountIds: [auth.credential.accountId, auth.account.id],
-      log: services.log,
-      isRefusal: (error) => error instanceof TRPCError,
-      check: async () => {
-        try {
-          const again = await authenticate(services, call.request, procedure.meta, { counting: 'none', readInput: procedure.getRawInput });
-          return await credentialExpiry(services, again.credential);
-        } catch (error) {
-          throw error instanceof ApiError ? toTrpcError(error) : error;
-        }
-      },
-    });
-    return { ...result, data: releasing(stream, release) };
-  } catch (error) {
-    release();
-    throw error;
-  }
-}
-
-/** A subscription over SSE is a long-lived channel of its own, counted like a socket. */
-function openStreamChannel(services: Services, auth: Authenticated, signal: AbortSignal | undefined): () => void {
-  const close = channelCounterFor(services).open(channelOwner(auth.credential));
-  const release = () => {
-    close();
-    signal?.removeEventListener('abort', release);
-  };
-  signal?.addEventListener('abort', release, { once: true });
-  return release;
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return value !== null && typeof value === 'object' && Symbol.asyncIterator in value;
-}
-
-/** The stream, giving its socket slot back when it ends (or its signal aborts first). */
-async function* releasing<T>(stream: AsyncGenerator<T, void, undefined>, release: () => void): AsyncGenerator<T, void, undefined> {
-  try {
-    yield* stream;
-  } finally {
-    release();
-  }
-}
-
-/** The request's context with the caller filled in (CallContext declares the fields). */
-function extendContext(ctx: Context, auth: Authenticated): void {
-  Object.assign(ctx, auth);
-}
+export const accountProcedure = publicProcedure.use(authenticateAndCount).use(idempotencyClaim);

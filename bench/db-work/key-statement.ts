@@ -1,4 +1,4 @@
-// What the API-key statement that only reads (server/rate-limit/spend-key-tokens.ts) costs
+// What the API-key statement that only reads (server/auth/sql/resolve-caller.ts) costs
 // PostgreSQL per execution, without the HTTP around it: one client executes it over 3,000
 // seeded keys, each key and account holding a leased count in the window as on a running
 // service, in alternating rounds with the bare two-read route's key read (bench/bare-server.ts)
@@ -13,7 +13,8 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { PLANS, planHasFeature } from '../../server/plans.ts';
 import { MAIN_KEY_RATE_LIMIT } from '../../server/rate-limit/limits.ts';
-import { KEY_READ_SQL } from '../../server/rate-limit/spend-key-tokens.ts';
+import { keyCallerQuery } from '../../server/auth/sql/resolve-caller.ts';
+import { READ_KEY_COUNTS } from '../../server/rate-limit/sql/rate-counters.ts';
 import { seedAccounts } from '../database.ts';
 import { median } from '../measure.ts';
 import { cleanUp } from '../processes.ts';
@@ -26,7 +27,10 @@ const ACCOUNTS = 3000;
 type Variant = { text: string; values(keyHash: Buffer): unknown[] };
 const plans = PLANS.filter((plan) => planHasFeature(plan, 'api_access'));
 const variants: Record<string, Variant> = {
-  service: { text: KEY_READ_SQL, values: (hash) => [hash, MAIN_KEY_RATE_LIMIT, plans] },
+  service: {
+    text: keyCallerQuery(Buffer.alloc(0), { fixedLimit: MAIN_KEY_RATE_LIMIT, allowedPlans: plans, userId: null }, READ_KEY_COUNTS).text,
+    values: (hash) => [...keyCallerQuery(hash, { fixedLimit: MAIN_KEY_RATE_LIMIT, allowedPlans: plans, userId: null }, READ_KEY_COUNTS).values],
+  },
   'bare key read': {
     text: `select k.account_id from api_keys k join accounts a on a.id = k.account_id
         where k.key_hash = $1 and k.revoked_at is null and (k.expires_at is null or k.expires_at > now()) and a.plan = any($2::text[])`,

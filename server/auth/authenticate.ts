@@ -1,17 +1,15 @@
-// Credential resolution for every authenticated request: pick the carrier,
-// resolve and count the caller with ONE statement (rate-limit/spend-key-tokens.ts for
-// API keys, rate-limit/count-requests.ts for ID-token sessions),
-// apply the plan, the rate limits and the key's scopes, then select the account
-// the request acts on (`userId`) and check any other account, or section, its input asks for.
+// Credential resolution for every authenticated request: pick the carrier, resolve the
+// caller with ONE statement (sql/resolve-caller.ts) in which rate limiting counts it
+// (server/rate-limit/rate-limit-decision.ts: one decision), apply the plan, the rate limits
+// and the key's scopes, then select the account the request acts on (`userId`) and check any
+// other account, or section, its input asks for.
 import type { IncomingHttpHeaders } from 'node:http';
-import { UnauthorizedError } from '../errors.ts';
-import { countApart } from '../rate-limit/count-apart.ts';
-import { resolveSessionAndCount } from '../rate-limit/count-requests.ts';
-import { forgetPastTokens, resolveKeyAndSpend } from '../rate-limit/spend-key-tokens.ts';
-import { sweepOldWindows } from '../rate-limit/sweep-old-windows.ts';
-import { assertWithinBudget, MAIN_KEY_RATE_LIMIT, rateLimitHeaders, SESSION_RATE_LIMIT, type RateLimitState } from '../rate-limit/limits.ts';
+import { RateLimitedError, UnauthorizedError } from '../errors.ts';
+import { MAIN_KEY_RATE_LIMIT, SESSION_RATE_LIMIT, type RateLimitState } from '../rate-limit/limits.ts';
+import { decideRateLimit, type Counting, type RateLimitDecision } from '../rate-limit/rate-limit-decision.ts';
 import type { Services } from '../process-services.ts';
 import { API_ACCESS_PLANS, keyCaller, sessionCaller, type ResolvedCaller } from './caller-credential.ts';
+import { resolveKey, resolveSession as resolveSessionRow } from './sql/resolve-caller.ts';
 import { carriesIdToken, pickCarrier, selectedUserId } from './carrier.ts';
 import { isWellFormedKey } from './key-format.ts';
 import { verifyIdToken } from './id-tokens.ts';
@@ -33,23 +31,27 @@ export type AuthenticateOptions = {
    * same limit, reading the budget without spending it (`apart`: the usage endpoint); or
    * nothing (`none`: a subscription's check again).
    */
-  counting?: 'budget' | 'apart' | 'none';
+  counting?: Counting;
   /** Receives the RateLimit headers as soon as the request is counted (also on refusals). */
   responseHeaders?: Record<string, string>;
   /** The procedure's unparsed input, read only when its meta names a target account field. */
   readInput?: () => Promise<unknown>;
 };
 
-async function resolveApiKey(services: Services, value: string, userId: string | null, count: boolean): Promise<ResolvedCaller> {
+type Decided = { caller: ResolvedCaller; decision: RateLimitDecision | null };
+
+async function resolveApiKey(services: Services, value: string, userId: string | null, counting: Counting): Promise<Decided> {
   if (!isWellFormedKey(value)) throw new UnauthorizedError();
-  const spend = await resolveKeyAndSpend(services.pool, services.secrets.hashApiKey(value), {
-    count,
-    fixedLimit: MAIN_KEY_RATE_LIMIT,
-    allowedPlans: API_ACCESS_PLANS,
-    userId,
-  });
+  const { pool } = services;
+  const keyHash = services.secrets.hashApiKey(value);
+  const options = { fixedLimit: MAIN_KEY_RATE_LIMIT, allowedPlans: API_ACCESS_PLANS, userId };
+  const { row, outcome, decision } = await decideRateLimit(
+    pool,
+    { kind: 'key', keyHash, statement: (countingSql) => resolveKey(pool, keyHash, options, countingSql) },
+    counting,
+  );
   // The statement found the key by its HMAC (an exact match on the whole value).
-  return keyCaller(spend, count);
+  return { caller: keyCaller(row && { ...outcome, row }, counting === 'budget'), decision };
 }
 
 /**
@@ -57,15 +59,16 @@ async function resolveApiKey(services: Services, value: string, userId: string |
  * keys, and is not subject to the plan's api_access (that gates API keys; the
  * product's own app is not an API integration).
  */
-async function resolveSession(services: Services, token: string, userId: string | null, count: boolean): Promise<ResolvedCaller> {
+async function resolveSession(services: Services, token: string, userId: string | null, counting: Counting): Promise<Decided> {
   const verified = await verifyIdToken(services, token);
-  const row = await resolveSessionAndCount(services.pool, verified.subject, {
-    count,
-    fixedLimit: SESSION_RATE_LIMIT,
-    allowedPlans: null,
-    userId,
-  });
-  return sessionCaller(verified, row, count);
+  const { pool } = services;
+  const options = { fixedLimit: SESSION_RATE_LIMIT, allowedPlans: null, userId };
+  const { row, decision } = await decideRateLimit(
+    pool,
+    { kind: 'session', statement: (countingSql) => resolveSessionRow(pool, verified.subject, options, countingSql) },
+    counting,
+  );
+  return { caller: sessionCaller(verified, row, counting === 'budget'), decision };
 }
 
 /** Who is calling (key or ID token), counted against its rate limits. */
@@ -78,18 +81,14 @@ export async function resolveCredential(
   if (!carrier) throw new UnauthorizedError();
   const userId = selectedUserId(request.query);
   const counting = options.counting ?? 'budget';
-  const count = counting === 'budget';
-  const resolved = carriesIdToken(carrier)
-    ? await resolveSession(services, carrier.value, userId, count)
-    : await resolveApiKey(services, carrier.value, userId, count);
-  if (count) {
-    sweepOldWindows(services.pool);
-    forgetPastTokens(services.pool);
+  const { caller, decision } = carriesIdToken(carrier)
+    ? await resolveSession(services, carrier.value, userId, counting)
+    : await resolveApiKey(services, carrier.value, userId, counting);
+  if (decision) {
+    if (options.responseHeaders) Object.assign(options.responseHeaders, decision.headers);
+    if (!decision.allowed) throw new RateLimitedError(decision.refusal ?? decision.headers);
   }
-  if (options.responseHeaders) Object.assign(options.responseHeaders, rateLimitHeaders(resolved.rateLimit));
-  assertWithinBudget(resolved.rateLimit);
-  if (counting === 'apart') await countApart(services.pool, resolved.credential);
-  return resolved;
+  return caller;
 }
 
 /** The whole check an authenticated procedure runs before its own code. */

@@ -1,12 +1,11 @@
 // What a resolving statement's row makes of the caller: the credential (or the 401, or the
 // plan's 403 for an API key), and the rate-limit state of this request's counting. The
-// statements are rate-limit/spend-key-tokens.ts (API keys) and rate-limit/count-requests.ts
-// (ID-token sessions); authenticate.ts runs them.
+// statements are sql/resolve-caller.ts; authenticate.ts runs them.
 import { featureDisabledError, UnauthorizedError } from '../errors.ts';
 import { PLANS, planHasFeature } from '../plans.ts';
-import type { CallerRow } from '../rate-limit/count-requests.ts';
-import { ACCOUNT_RATE_CEILING, type RateLimitState } from '../rate-limit/limits.ts';
-import type { KeySpend } from '../rate-limit/spend-key-tokens.ts';
+import { sessionOutcome } from '../rate-limit/count-requests.ts';
+import { policyOf, rateLimitState, type RateLimitState } from '../rate-limit/limits.ts';
+import type { CallerRow, KeySpend } from './sql/resolve-caller.ts';
 import type { VerifiedIdToken } from './id-token-verification.ts';
 import type { Credential, Scopes } from './scopes.ts';
 
@@ -14,21 +13,6 @@ import type { Credential, Scopes } from './scopes.ts';
 export const API_ACCESS_PLANS = PLANS.filter((plan) => planHasFeature(plan, 'api_access'));
 
 export type ResolvedCaller = { credential: Credential; rateLimit: RateLimitState; targetAgencyId: string | null };
-
-type CountOutcome = { refusedBy: RateLimitState['refusedBy']; credentialUsed: number; accountUsed: number };
-
-function rateLimitState(row: Pick<CallerRow, 'window_epoch' | 'now_epoch'>, credential: Credential, counted: boolean, outcome: CountOutcome): RateLimitState {
-  return {
-    counted,
-    // An uncounted request (the usage endpoint) is never refused.
-    refusedBy: counted ? outcome.refusedBy : null,
-    policy: credential.type === 'main' ? 'main-key' : credential.type === 'scoped' ? 'scoped-key' : 'session',
-    windowStart: row.window_epoch,
-    now: row.now_epoch,
-    credential: { limit: credential.rateLimitPerMin, used: outcome.credentialUsed },
-    account: { limit: ACCOUNT_RATE_CEILING, used: outcome.accountUsed },
-  };
-}
 
 /**
  * The API key's caller: 401 when no key has the value's HMAC or it is revoked or expired,
@@ -45,16 +29,8 @@ export function keyCaller(spend: KeySpend | null, counted: boolean): ResolvedCal
     scopes: row.kind === 'scoped' ? (row.scopes as Scopes) : null,
     rateLimitPerMin: row.bucket_limit,
   };
-  return { credential, rateLimit: rateLimitState(row, credential, counted, spend), targetAgencyId: row.target_agency_id ?? null };
-}
-
-/** A session's count as its statement reports it: the credential's bucket refuses first. */
-function sessionOutcome(row: CallerRow): CountOutcome {
-  return {
-    refusedBy: row.bucket_counted === null ? 'credential' : row.account_counted === null ? 'account' : null,
-    credentialUsed: row.bucket_counted ?? row.bucket_before ?? 0,
-    accountUsed: row.account_counted ?? row.account_before ?? 0,
-  };
+  const rateLimit = rateLimitState(row, { policy: policyOf(row.kind), limit: row.bucket_limit }, counted, spend);
+  return { credential, rateLimit, targetAgencyId: row.target_agency_id ?? null };
 }
 
 /**
@@ -71,5 +47,6 @@ export function sessionCaller(token: VerifiedIdToken, row: CallerRow | null, cou
     rateLimitPerMin: row.bucket_limit,
     expiresAt: token.expiresAt,
   };
-  return { credential, rateLimit: rateLimitState(row, credential, counted, sessionOutcome(row)), targetAgencyId: row.target_agency_id };
+  const rateLimit = rateLimitState(row, { policy: 'session', limit: row.bucket_limit }, counted, sessionOutcome(row));
+  return { credential, rateLimit, targetAgencyId: row.target_agency_id };
 }

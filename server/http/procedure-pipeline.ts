@@ -1,15 +1,19 @@
 // One procedure call over HTTP, as `/v1` (rest.ts) and single `/trpc` calls (trpc-http.ts)
-// both answer it: the call's context, its Idempotency-Key (claimed once the caller is
-// authenticated, replayed, its response stored: server/idempotency), the call through the
-// procedure's middleware chain, and the answer, which each surface renders in its own
-// format. Also the one module that reaches into tRPC's internals
-// (`unstable-core-do-not-import`); the rest of the server imports what it needs from here.
+// both answer it, in the order of the call:
+//   1. createCallContext    the call's context, with its Idempotency-Key when the surface honours one
+//   2. answerProcedureCall  calls the procedure through its chain of middlewares (callProcedure:
+//                           requestBoundary, authenticateAndCount, idempotencyClaim, the procedure;
+//                           server/trpc.ts), then sends the result, the failure, or the response
+//                           the key replays, storing what the key keeps (server/idempotency)
+// Each surface renders the answer in its own format. Also the one module that reaches into
+// tRPC's internals (`unstable-core-do-not-import`); the rest of the server imports what it
+// needs from here.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { TRPCError } from '@trpc/server';
 import { getErrorShape, getParseFn, getTRPCErrorFromUnknown } from '@trpc/server/unstable-core-do-not-import';
-import { claimIdempotencyKey, finishIdempotentCall, idempotentCallFor, replayedHeaders, type StoredResponse } from '../idempotency/idempotent-call.ts';
+import { finishIdempotentCall, idempotentCallFor, replayedHeaders, type StoredResponse } from '../idempotency/idempotent-call.ts';
 import type { Services } from '../process-services.ts';
-import { createContext, type AuthedContext, type Context, type ProcedureMeta, type RequestInfo } from '../trpc.ts';
+import { createPipelineContext, type Context, type ProcedureMeta, type RequestInfo } from '../trpc.ts';
 
 export { getErrorShape, getTRPCErrorFromUnknown };
 
@@ -42,9 +46,7 @@ export function requestInfo(request: FastifyRequest): RequestInfo {
  * in the key's fingerprint.
  */
 export function createCallContext(services: Services, request: RequestInfo, idempotentPrefix: string | undefined, path: string): Context {
-  const ctx = createContext(services, request);
-  if (idempotentPrefix !== undefined) ctx.idempotency = idempotentCallFor(request.headers, idempotentPrefix, path);
-  return ctx;
+  return createPipelineContext(services, request, idempotentPrefix === undefined ? undefined : idempotentCallFor(request.headers, idempotentPrefix, path));
 }
 
 /** How a surface answers a call: each keeps its own format. */
@@ -144,10 +146,9 @@ function outputStep(parse: (value: unknown) => unknown): Step {
  * as they are. That pays for the copy: bench/procedure-runner.ts measures 2.8 µs of CPU a
  * call here against 19 µs through tRPC's own procedure call (its header has the run).
  *
- * The first step of every procedure is its request boundary (server/trpc.ts), which
- * authenticates an account's procedures; when it moves on, the account acted on and the
- * credential are known, and the call's Idempotency-Key is claimed there, before the
- * procedure runs (refusals decided while authenticating are so never stored).
+ * It knows no step of its own. A ctx passed to `next()` extends the step's context as tRPC's
+ * does, except that the extension inherits from the context it extends rather than copying
+ * it: every property reads the same, and the call's `em` is not forked by the copy.
  */
 export async function callProcedure(procedure: CallableProcedure, call: { path: string; ctx: Context; input: unknown }): Promise<unknown> {
   const def = procedure._def;
@@ -163,20 +164,11 @@ export async function callProcedure(procedure: CallableProcedure, call: { path: 
           const nextOpts = nextOptions
             ? {
                 ...opts,
-                ctx: nextOptions.ctx ? ({ ...opts.ctx, ...nextOptions.ctx } as Context) : opts.ctx,
+                ctx: nextOptions.ctx ? (Object.assign(Object.create(opts.ctx) as Context, nextOptions.ctx) as Context) : opts.ctx,
                 input: 'input' in nextOptions ? nextOptions.input : opts.input,
                 getRawInput: nextOptions.getRawInput ?? opts.getRawInput,
               }
             : opts;
-          const ctx = nextOpts.ctx as Context & Partial<AuthedContext>;
-          if (index === 0 && ctx.idempotency && ctx.account && ctx.credential) {
-            const { idempotency, account, credential } = ctx;
-            const claimThenGoOn = async () => {
-              await claimIdempotencyKey(ctx.services, idempotency, { accountId: account.id, credential }, input);
-              return runStep(1, nextOpts);
-            };
-            return claimThenGoOn();
-          }
           return runStep(index + 1, nextOpts);
         },
       });

@@ -15,9 +15,9 @@
 // Design: the key belongs to the account acted on, which is only known once
 // `accountProcedure` has authenticated. The HTTP pipeline (server/http/procedure-pipeline.ts,
 // for rest.ts and trpc-http.ts) attaches an IdempotentCall to the context when the header
-// is present, calls claimIdempotencyKey right after authentication and BEFORE the
-// procedure runs (claim, or replay / 409 / 422), and once the surface has rendered the
-// response calls finishIdempotentCall to store it (or give the key back on a 5xx). So
+// is present; the step after authentication (idempotency-middleware.ts) claims it BEFORE
+// the procedure runs (claim, or replay / 409 / 422); and once the surface has rendered the
+// response the pipeline calls finishIdempotentCall to store it (or give the key back on a 5xx). So
 // refusals decided while authenticating (401, 429, the plan's and the key scopes' 403) are
 // never stored, and a request without the header runs no SQL here. tRPC batches go to
 // tRPC's own handler and ignore the header; public (unauthenticated) operations ignore it too.

@@ -34,6 +34,7 @@
 // - GET /api-keys/usage reads the budget without spending it, so a client can learn when
 //   its window resets even with the budget spent; it is counted in a bucket of its own at
 //   the credential's per-minute limit (count-apart.ts), which refuses it with 429 when full.
+// - What a request learns is one decision (rate-limit-decision.ts).
 import { RateLimitedError } from '../errors.ts';
 import { countRateLimitRefusal } from '../metrics/registry.ts';
 
@@ -74,6 +75,32 @@ export type RateLimitState = {
   account: Budget;
 };
 
+/** What one request's counting came to: which budget refused it, and what each has spent. */
+export type CountOutcome = { refusedBy: RateLimitState['refusedBy']; credentialUsed: number; accountUsed: number };
+
+/** The RateLimit policy name of a credential's budget. */
+export function policyOf(kind: 'main' | 'scoped' | 'session'): RateLimitState['policy'] {
+  return kind === 'main' ? 'main-key' : kind === 'scoped' ? 'scoped-key' : 'session';
+}
+
+/** The state of a request's budgets at its statement's clock; an uncounted request (the usage endpoint) is never refused. */
+export function rateLimitState(
+  clock: { window_epoch: number; now_epoch: number },
+  budget: { policy: RateLimitState['policy']; limit: number },
+  counted: boolean,
+  outcome: CountOutcome,
+): RateLimitState {
+  return {
+    counted,
+    refusedBy: counted ? outcome.refusedBy : null,
+    policy: budget.policy,
+    windowStart: clock.window_epoch,
+    now: clock.now_epoch,
+    credential: { limit: budget.limit, used: outcome.credentialUsed },
+    account: { limit: ACCOUNT_RATE_CEILING, used: outcome.accountUsed },
+  };
+}
+
 export function secondsUntilReset(state: RateLimitState): number {
   return Math.max(1, Math.ceil(state.windowStart + WINDOW_SECONDS - state.now));
 }
@@ -82,7 +109,7 @@ export function windowResetsAt(state: RateLimitState): string {
   return new Date((state.windowStart + WINDOW_SECONDS) * 1000).toISOString();
 }
 
-function remaining(budget: Budget): number {
+export function remaining(budget: Budget): number {
   return Math.max(0, budget.limit - budget.used);
 }
 

@@ -1,26 +1,20 @@
-// An API-key request's statement and its rate-limit accounting without a write per request.
-// The statement always reads the key by its HMAC (plan, revoked/expired, scopes) and the
-// agency of the account `userId` selects, so revocation applies on every process at once.
-// The request spends a token this process leased earlier for the key's bucket and the
-// account's bucket (leased-tokens.ts), with a statement that only reads; only when the process
-// has none for a bucket does the request's statement also lease the next block, with one
-// upsert per bucket. A block is
+// An API-key request's rate-limit accounting without a write per request. The request spends
+// a token this process leased earlier for the key's bucket and the account's bucket
+// (leased-tokens.ts), and its caller's statement (server/auth resolves the key in it) only
+// reads the counts; only when the process has none for a bucket does the statement also lease
+// the next block, with one upsert per bucket (sql/rate-counters.ts). A block is
 // clamp(floor(remaining_in_window / LEASE_DIVISOR), 1, LEASE_MAX_BLOCK): blocks shrink as a
 // window nears its limit, so tokens stranded in other processes refuse few requests early,
 // and the leased total never passes the limit. See limits.ts for the rules.
 import type pg from 'pg';
-import type { CountOptions } from './count-requests.ts';
 import { LeasedTokens, type Claim } from './leased-tokens.ts';
-import { ACCOUNT_RATE_CEILING, epochSql, LEASE_DIVISOR, LEASE_MAX_BLOCK, WINDOW_SECONDS, WINDOW_START_SQL } from './limits.ts';
+import { WINDOW_SECONDS } from './limits.ts';
+import { keyBucket as keyBucketOf, leaseKeyBlocks, READ_KEY_COUNTS, returnLeasedTokens, type CountingSql } from './sql/rate-counters.ts';
 
-export type KeyRow = {
+/** What the caller's statement returns that the accounting reads (server/auth/sql/resolve-caller.ts has the whole row). */
+export type CountedKeyRow = {
   key_id: string;
-  kind: 'main' | 'scoped';
   account_id: string;
-  /** The key's scopes (scoped keys only; null for main keys). */
-  scopes: unknown;
-  /** Revoked or expired. */
-  lapsed: boolean;
   bucket_limit: number;
   usable: boolean;
   now_epoch: number;
@@ -34,115 +28,13 @@ export type KeyRow = {
   /** Tokens leased in the current window by all processes (after this statement's leases). */
   key_count: number;
   account_count: number;
-  /** The agency of the account `userId` selects; absent when the request has no `userId`. */
-  target_agency_id?: string | null;
 };
 
-/** A block for a bucket with `used` of `limit` leased (SQL expression; the caller ensures used < limit). */
-function block(limit: string, used: string): string {
-  return `least(${LEASE_MAX_BLOCK}, greatest(1, (${limit} - ${used}) / ${LEASE_DIVISOR}))`;
-}
+/** Runs the caller's statement with this counting in it; its row, null when no key has the HMAC. */
+export type KeyStatement<Row extends CountedKeyRow> = (counting: CountingSql) => Promise<Row | null>;
 
-/** The API key with the HMAC $1 (`limit` = main keys' limit, `plans` = plans that may call, as parameters). */
-function keyCaller(limit: string, plans: string): string {
-  return `
-with caller as (
-  select k.id as key_id, k.kind, k.account_id, case when k.kind = 'scoped' then k.scopes end as scopes,
-    (k.revoked_at is not null or coalesce(k.expires_at <= now(), false)) as lapsed,
-    'key:' || k.id as bucket,
-    case when k.kind = 'scoped' then (k.scopes->>'rate_limit_per_min')::int else ${limit}::int end as bucket_limit,
-    (k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
-      and (${plans}::text[] is null or a.plan = any(${plans}::text[]))) as usable
-  from api_keys k join accounts a on a.id = k.account_id
-  where k.key_hash = $1::bytea
-), clock as (
-  select now() as now, ${WINDOW_START_SQL} as window_start
-)`;
-}
-
-/**
- * The columns both statements return about the caller and the clock: only what the request
- * uses (each column costs the process a parser and a property per row).
- */
-const CALLER_COLUMNS = `caller.key_id, caller.kind, caller.account_id, caller.scopes, caller.lapsed, caller.bucket_limit, caller.usable,
-  ${epochSql('clock.now')} as now_epoch,
-  ${epochSql('clock.window_start')} as window_epoch`;
-
-/** A bucket's leased count in the current window, as stored. */
-const storedCount = (bucket: string) =>
-  `(select r.count from rate_counters r where r.bucket = ${bucket} and r.window_start = clock.window_start)`;
-
-/** The agency of the account `userId` (the parameter) selects. */
-const targetAgency = (userId: string) => `(select a.agency_id from accounts a where a.id = ${userId}::text) as target_agency_id`;
-
-// The statement of a request that spends tokens the process holds (or counts nothing): it
-// only reads, so PostgreSQL sets up no insert or update for it (that set-up, even with no
-// row to write, cost more than the key's read). $2 = main keys' limit, $3 = plans, and when
-// the request names an account by `userId`, $4 = userId (without one there is no agency to
-// read, and a statement without that subquery costs PostgreSQL less).
-const keyReadSql = (withTarget: boolean) => `${keyCaller('$2', '$3')}
-select ${CALLER_COLUMNS},
-  coalesce(${storedCount('caller.bucket')}, 0) as key_count,
-  coalesce(${storedCount("'account:' || caller.account_id")}, 0) as account_count${withTarget ? `,
-  ${targetAgency('$4')}` : ''}
-from caller, clock`;
-/** Exported for bench/db-work/key-statement.ts. */
-export const KEY_READ_SQL = keyReadSql(false);
-const KEY_READ_FOR_USER_SQL = keyReadSql(true);
-
-// The statement of a request that leases. $2 leases a block of the key's bucket, $6 of the
-// account's (only when the key's budget let the request through: its lease granted tokens, or
-// the process held a key token), $7 whether the request counts (touches a scoped key's
-// last_used_at, at most once a minute: a key in use leases at least once a window, so the
-// date is at most about two minutes behind). The WHERE of ON CONFLICT runs on the locked,
-// latest row, so concurrent leases never pass the limit together. $3 = main keys' limit,
-// $4 = plans, $5 = userId.
-const KEY_LEASE_SQL = `${keyCaller('$3', '$4')}
-, key_lease as (
-  insert into rate_counters as c (bucket, window_start, count)
-  select caller.bucket, clock.window_start, ${block('caller.bucket_limit', '0')} from caller, clock
-  where caller.usable and $2::boolean
-  on conflict (bucket, window_start) do update set count = c.count + ${block('(select bucket_limit from caller)', 'c.count')}
-    where c.count < (select bucket_limit from caller)
-  returning new.count, new.count - coalesce(old.count, 0) as granted
-), account_lease as (
-  insert into rate_counters as c (bucket, window_start, count)
-  select 'account:' || caller.account_id, clock.window_start, ${block(String(ACCOUNT_RATE_CEILING), '0')} from caller, clock
-  where caller.usable and $6::boolean and (not $2::boolean or exists (select from key_lease))
-  on conflict (bucket, window_start) do update set count = c.count + ${block(String(ACCOUNT_RATE_CEILING), 'c.count')}
-    where c.count < ${ACCOUNT_RATE_CEILING}
-  returning new.count, new.count - coalesce(old.count, 0) as granted
-), touched as (
-  update api_keys k set last_used_at = clock.now from caller, clock
-  where k.id = caller.key_id and caller.kind = 'scoped' and caller.usable and $7::boolean
-    and (k.last_used_at is null or k.last_used_at < clock.now - interval '1 minute')
-)
-select ${CALLER_COLUMNS},
-  case when caller.usable and $2::boolean then coalesce((select granted from key_lease), 0) end as key_granted,
-  case when caller.usable and $6::boolean and (not $2::boolean or exists (select from key_lease))
-    then coalesce((select granted from account_lease), 0) end as account_granted,
-  coalesce((select count from key_lease), ${storedCount('caller.bucket')}, 0) as key_count,
-  coalesce((select count from account_lease), ${storedCount("'account:' || caller.account_id")}, 0) as account_count,
-  ${targetAgency('$5')}
-from caller, clock`;
-
-async function runStatement(pool: pg.Pool, keyHash: Buffer, options: CountOptions, lease: { key: boolean; account: boolean }) {
-  const query =
-    lease.key || lease.account
-      ? {
-          name: 'resolve-key-and-lease',
-          text: KEY_LEASE_SQL,
-          values: [keyHash, lease.key, options.fixedLimit, options.allowedPlans, options.userId, lease.account, options.count],
-        }
-      : options.userId === null
-        ? { name: 'resolve-key', text: KEY_READ_SQL, values: [keyHash, options.fixedLimit, options.allowedPlans] }
-        : { name: 'resolve-key-for-user', text: KEY_READ_FOR_USER_SQL, values: [keyHash, options.fixedLimit, options.allowedPlans, options.userId] };
-  const { rows } = await pool.query<KeyRow>(query);
-  return rows[0] ?? null;
-}
-
-export type KeySpend = {
-  row: KeyRow;
+export type KeySpend<Row extends CountedKeyRow = CountedKeyRow> = {
+  row: Row;
   refusedBy: 'credential' | 'account' | null;
   /** Tokens of the window spent as this process can tell (see LeasedTokens.used). */
   credentialUsed: number;
@@ -198,20 +90,6 @@ export function forgetPastTokens(pool: pg.Pool): void {
   }
 }
 
-/**
- * Hands unspent leased tokens back to a bucket's window (only after a limit change: rare, one
- * round trip). Best effort: tokens not handed back stay leased, which can only refuse early.
- */
-async function returnTokens(pool: pg.Pool, bucket: string, dropped: { window: number; tokens: number }): Promise<void> {
-  await pool
-    .query({
-      name: 'return-leased-tokens',
-      text: 'update rate_counters set count = greatest(0, count - $3::int) where bucket = $1 and window_start = to_timestamp($2::float8)',
-      values: [bucket, dropped.window, dropped.tokens],
-    })
-    .catch(() => {});
-}
-
 type Outcome = 'spent' | 'refused' | 'again';
 
 /**
@@ -237,22 +115,28 @@ function settle(tokens: LeasedTokens, bucket: string, claim: Claim, window: numb
 const MAX_ROUNDS = 6;
 
 /**
- * Resolves the key with this HMAC (null when none) and, when `options.count`, spends one token
- * of its bucket and one of its account's. An unusable key (revoked, expired, plan) spends nothing.
+ * Runs the key's statement (null when no key has the HMAC) and, when `count`, spends one token
+ * of its bucket and one of its account's. `keyHash` names the key's tokens in this process
+ * before the statement names the key. An unusable key (revoked, expired, plan) spends nothing.
  */
-export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options: CountOptions): Promise<KeySpend | null> {
+export async function spendKeyTokens<Row extends CountedKeyRow>(
+  pool: pg.Pool,
+  keyHash: Buffer,
+  count: boolean,
+  statement: KeyStatement<Row>,
+): Promise<KeySpend<Row> | null> {
   const state = processTokens(pool);
   const { tokens, accountOfKey, limitOfKey } = state;
   const keyBucket = `hash:${keyHash.toString('hex')}`;
-  const used = (row: KeyRow, refusedBy: KeySpend['refusedBy']): KeySpend => ({
+  const used = (row: Row, refusedBy: KeySpend['refusedBy']): KeySpend<Row> => ({
     row,
     refusedBy,
     credentialUsed: tokens.used(keyBucket, row.window_epoch, row.key_count),
     accountUsed: tokens.used(`account:${row.account_id}`, row.window_epoch, row.account_count),
   });
 
-  if (!options.count) {
-    const row = await runStatement(pool, keyHash, options, { key: false, account: false });
+  if (!count) {
+    const row = await statement(READ_KEY_COUNTS);
     return row && used(row, null);
   }
 
@@ -265,7 +149,7 @@ export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options
   };
 
   for (let round = 1; ; round++) {
-    let row: KeyRow | null;
+    let row: Row | null;
     // The key's account is unknown to this process: lease for it in the same statement
     // rather than in a second round trip; the tokens join whatever the process holds.
     let unclaimedAccountLease = false;
@@ -278,10 +162,8 @@ export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options
       // A request the key's budget refuses takes nothing from the account's.
       if (!accountClaim && accountBucket && keyClaim.kind !== 'exhausted') accountClaim = await tokens.claim(accountBucket, currentWindow);
       unclaimedAccountLease = !accountBucket && keyClaim.kind !== 'exhausted';
-      row = await runStatement(pool, keyHash, options, {
-        key: keyClaim.kind === 'lease',
-        account: accountClaim?.kind === 'lease' || unclaimedAccountLease,
-      });
+      const lease = { key: keyClaim.kind === 'lease', account: accountClaim?.kind === 'lease' || unclaimedAccountLease };
+      row = await statement(lease.key || lease.account ? leaseKeyBlocks(lease) : READ_KEY_COUNTS);
     } catch (error) {
       giveBackAll();
       throw error;
@@ -305,7 +187,7 @@ export async function resolveKeyAndSpend(pool: pg.Pool, keyHash: Buffer, options
     if (limitChanged) {
       tokens.giveBack(keyBucket, keyClaim);
       const dropped = tokens.limitChanged(keyBucket);
-      if (dropped) await returnTokens(pool, `key:${row.key_id}`, dropped);
+      if (dropped) await returnLeasedTokens(pool, keyBucketOf(row.key_id), dropped);
     }
     const key: Outcome = limitChanged ? 'again' : settle(tokens, keyBucket, keyClaim, window, row.key_granted);
     let account: Outcome | null = accountClaim ? settle(tokens, accountBucket, accountClaim, window, row.account_granted) : null;

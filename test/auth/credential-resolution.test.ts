@@ -9,8 +9,7 @@ import { isWellFormedKey, looksLikeJwt, maskKey, mintKeyValue } from '../../serv
 import type { Credential, Scopes } from '../../server/auth/scopes.ts';
 import { assertSectionWhenSetAllowed, assertTargetAccountAllowed, selectAccount } from '../../server/auth/select-account.ts';
 import { ApiError } from '../../server/errors.ts';
-import type { CallerRow } from '../../server/rate-limit/count-requests.ts';
-import type { KeyRow, KeySpend } from '../../server/rate-limit/spend-key-tokens.ts';
+import type { CallerRow, KeyRow, KeySpend } from '../../server/auth/sql/resolve-caller.ts';
 
 const OWN = 'usr_agency';
 const CLIENT = 'usr_client';

@@ -1,0 +1,133 @@
+// The statements that resolve a request's caller: an API key by its HMAC (with its plan,
+// revoked/expired state and scopes), or an ID-token session's account by its subject, and the
+// agency of the account `userId` selects (read per request, so the relation is never cached).
+// Rate limiting puts its counting into the same statement (server/rate-limit/sql/rate-counters.ts),
+// so a request resolves and counts in one round trip.
+import type pg from 'pg';
+import { prepared, queryRows, rawSql, sql, type Sql } from '../../db/sql.ts';
+import type { CountingSql } from '../../rate-limit/sql/rate-counters.ts';
+import type { KeySpend as KeySpendOf } from '../../rate-limit/spend-key-tokens.ts';
+
+/** An API key's caller as its statement describes it. */
+export type KeyRow = {
+  key_id: string;
+  kind: 'main' | 'scoped';
+  account_id: string;
+  /** The key's scopes (scoped keys only; null for main keys). */
+  scopes: unknown;
+  /** Revoked or expired. */
+  lapsed: boolean;
+  bucket_limit: number;
+  usable: boolean;
+  now_epoch: number;
+  window_epoch: number;
+  /** Tokens the key or account lease granted (rate-limit/spend-key-tokens.ts). */
+  key_granted?: number | null;
+  account_granted?: number | null;
+  /** Tokens leased in the current window by all processes. */
+  key_count: number;
+  account_count: number;
+  /** The agency of the account `userId` selects; absent when the request has no `userId`. */
+  target_agency_id?: string | null;
+};
+
+/** An API key's row with what its request spent. */
+export type KeySpend = KeySpendOf<KeyRow>;
+
+/** A session caller as its statement describes it. */
+export type CallerRow = {
+  key_id: null;
+  kind: 'session';
+  account_id: string;
+  key_hash: Buffer | null;
+  scopes: unknown;
+  revoked: boolean;
+  expired: boolean;
+  plan: string;
+  bucket_limit: number;
+  usable: boolean;
+  now_epoch: number;
+  window_epoch: number;
+  /** This request's count, null when not counted (refused, or counting off). */
+  bucket_counted: number | null;
+  account_counted: number | null;
+  /** Counts before this statement (snapshot), for refused and uncounted requests. */
+  bucket_before: number | null;
+  account_before: number | null;
+  target_agency_id: string | null;
+};
+
+export type CallerOptions = {
+  /** The limit of main keys and sessions (a scoped key's is its own). */
+  fixedLimit: number;
+  /** Plans whose accounts may call this way; null = any plan. */
+  allowedPlans: readonly string[] | null;
+  userId: string | null;
+};
+
+const NOTHING = rawSql('');
+
+/** The agency of the account `userId` selects. */
+const targetAgency = (userId: string | null) => sql`,
+  (select a.agency_id from accounts a where a.id = ${userId}::text) as target_agency_id`;
+
+/** The API key with this HMAC. */
+function keyCaller(keyHash: Buffer, options: CallerOptions): Sql {
+  const plans = options.allowedPlans;
+  return sql`caller as (
+  select k.id as key_id, k.kind, k.account_id, case when k.kind = 'scoped' then k.scopes end as scopes,
+    (k.revoked_at is not null or coalesce(k.expires_at <= now(), false)) as lapsed,
+    case when k.kind = 'scoped' then (k.scopes->>'rate_limit_per_min')::int else ${options.fixedLimit}::int end as bucket_limit,
+    (k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
+      and (${plans}::text[] is null or a.plan = any(${plans}::text[]))) as usable
+  from api_keys k join accounts a on a.id = k.account_id
+  where k.key_hash = ${keyHash}::bytea
+)`;
+}
+
+// A counted request touches a scoped key's last_used_at at most once a minute, when it leases:
+// a key in use leases at least once a window, so the date is at most about two minutes behind.
+const TOUCH_KEY = sql`, touched as (
+  update api_keys k set last_used_at = clock.now from caller, clock
+  where k.id = caller.key_id and caller.kind = 'scoped' and caller.usable
+    and (k.last_used_at is null or k.last_used_at < clock.now - interval '1 minute')
+)`;
+
+/**
+ * The API key's statement with `counting` in it. Only the caller's columns the request uses
+ * (each costs the process a parser and a property per row); the agency of `userId` only when
+ * the request names one (a statement without that subquery costs PostgreSQL less) or leases.
+ */
+export function keyCallerQuery(keyHash: Buffer, options: CallerOptions, counting: CountingSql): Sql {
+  const target = options.userId !== null || counting.writes ? targetAgency(options.userId) : NOTHING;
+  return sql`with ${keyCaller(keyHash, options)}, ${counting.ctes}${counting.writes ? TOUCH_KEY : NOTHING}
+select caller.key_id, caller.kind, caller.account_id, caller.scopes, caller.lapsed, caller.bucket_limit, caller.usable,
+  ${counting.columns}${target}
+from caller, clock`;
+}
+
+/** Runs the API key's statement: its row, null when no key has the HMAC. */
+export async function resolveKey(pool: pg.Pool, keyHash: Buffer, options: CallerOptions, counting: CountingSql): Promise<KeyRow | null> {
+  const label = counting.writes ? 'resolve-key-and-lease' : options.userId === null ? 'resolve-key' : 'resolve-key-for-user';
+  const rows = await queryRows<KeyRow>(pool, prepared(label, keyCallerQuery(keyHash, options, counting)));
+  return rows[0] ?? null;
+}
+
+/** Runs the session's statement: the account whose `oidc_subject` this is, null when none. */
+export async function resolveSession(pool: pg.Pool, subject: string, options: CallerOptions, counting: CountingSql): Promise<CallerRow | null> {
+  const plans = options.allowedPlans;
+  const query = sql`with caller as (
+  select null::text as key_id, 'session'::text as kind, a.id as account_id, null::bytea as key_hash,
+    null::jsonb as scopes, false as revoked, false as expired, a.plan,
+    ${options.fixedLimit}::int as bucket_limit,
+    (${plans}::text[] is null or a.plan = any(${plans}::text[])) as usable
+  from accounts a
+  where a.oidc_subject = ${subject}::text
+), ${counting.ctes}
+select caller.key_id, caller.kind, caller.account_id, caller.key_hash, caller.scopes, caller.revoked,
+  caller.expired, caller.plan, caller.bucket_limit, caller.usable,
+  ${counting.columns}${targetAgency(options.userId)}
+from caller, clock`;
+  const rows = await queryRows<CallerRow>(pool, prepared('resolve-session-and-count', query));
+  return rows[0] ?? null;
+}
