@@ -13,7 +13,7 @@ import { InvalidInputError } from './errors.ts';
  * for any structure a request names; a free-form value deeper than this is refused, and the
  * OpenAPI document states one schema per level (generators walk every level of it).
  */
-export const MAX_INPUT_DEPTH = 16;
+export const MAX_INPUT_DEPTH = 8;
 
 /** The range of a PostgreSQL `integer` column. */
 export const INT32_MIN = -2_147_483_648;

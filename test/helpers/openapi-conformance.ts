@@ -6,7 +6,7 @@
 //
 // The request judge says whether the document allows a request (its parameters and body
 // match their schemas, with the rules the document states in words: well-formed Unicode,
-// 16 levels of nesting), so a test can hold the service to it: allowed, never 400 for a
+// 8 levels of nesting), so a test can hold the service to it: allowed, never 400 for a
 // rule the document could have stated; forbidden, refused (4xx).
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';

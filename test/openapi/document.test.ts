@@ -146,7 +146,7 @@ function subschemas(schema: Record<string, any>, where: string, visit: (schema: 
   for (const branch of schema.anyOf ?? []) subschemas(branch, where, visit);
 }
 
-test('the document states the input rules: no request string or member name may contain a NUL, and what a schema leaves free is JSON of such text nested no deeper than 16 levels', () => {
+test('the document states the input rules: no request string or member name may contain a NUL, and what a schema leaves free is JSON of such text nested no deeper than 8 levels', () => {
   const document = JSON.parse(served);
   const ajv = new Ajv2020({ strict: false });
   /** Whether a string schema refuses values of its own with a NUL put in (at the start, the middle, the end). */
@@ -169,10 +169,10 @@ test('the document states the input rules: no request string or member name may 
     });
   }
   expect(unruled).toEqual([]);
-  // Unnamed members of the body nest as deep as the input rule allows below the body (16 levels in all).
-  expect(document.paths['/lists'].post.requestBody.content['application/json'].schema.additionalProperties).toEqual({ $ref: '#/components/schemas/JsonValue15' });
-  expect(document.components.schemas.JsonValue15.anyOf).toContainEqual({ type: 'string', pattern: '^[^\\u0000]*$' });
-  expect(document.components.schemas.JsonValue15.anyOf[2].items).toEqual({ $ref: '#/components/schemas/JsonValue14' });
+  // Unnamed members of the body nest as deep as the input rule allows below the body (8 levels in all).
+  expect(document.paths['/lists'].post.requestBody.content['application/json'].schema.additionalProperties).toEqual({ $ref: '#/components/schemas/JsonValue7' });
+  expect(document.components.schemas.JsonValue7.anyOf).toContainEqual({ type: 'string', pattern: '^[^\\u0000]*$' });
+  expect(document.components.schemas.JsonValue7.anyOf[2].items).toEqual({ $ref: '#/components/schemas/JsonValue6' });
   expect(document.components.schemas.JsonValue0.anyOf.map((branch: { type: unknown }) => branch.type)).toEqual([['null', 'boolean', 'number'], 'string']);
   // The API key is a secret, not a value to fill in from answers.
   const apiKey = document.paths['/lists'].get.parameters.find((parameter: { name: string }) => parameter.name === 'apiKey');
