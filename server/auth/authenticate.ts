@@ -4,6 +4,7 @@
 // and the key's scopes, then select the account the request acts on (`userId`) and check any
 // other account, or section, its input asks for.
 import type { IncomingHttpHeaders } from 'node:http';
+import { prepared, queryRows, sql } from '../db/sql.ts';
 import { RateLimitedError, UnauthorizedError } from '../errors.ts';
 import { MAIN_KEY_RATE_LIMIT, SESSION_RATE_LIMIT, type RateLimitState } from '../rate-limit/limits.ts';
 import { decideRateLimit, type Counting, type RateLimitDecision } from '../rate-limit/rate-limit-decision.ts';
@@ -119,10 +120,9 @@ export async function authenticate(
 export async function credentialExpiry(services: Services, credential: Credential): Promise<number | null> {
   if (credential.type === 'session') return credential.expiresAt ?? null;
   if (credential.type !== 'scoped') return null;
-  const { rows } = await services.pool.query<{ expires_ms: number | null }>({
-    name: 'credential-expiry',
-    text: 'select (extract(epoch from expires_at) * 1000)::float8 as expires_ms from api_keys where id = $1',
-    values: [credential.id],
-  });
+  const rows = await queryRows<{ expires_ms: number | null }>(
+    services.pool,
+    prepared('credential-expiry', sql`select (extract(epoch from expires_at) * 1000)::float8 as expires_ms from api_keys where id = ${credential.id}`),
+  );
   return rows[0]?.expires_ms ?? null;
 }
