@@ -21,12 +21,12 @@ export async function launchBrowser(): Promise<Browser> {
 }
 
 /** Polls until the condition holds; the deadline only bounds a failure. */
-export async function eventually(condition: () => Promise<boolean>, what: string): Promise<void> {
+export async function eventually(condition: () => Promise<boolean>, what: string, intervalMs = 100): Promise<void> {
   const deadline = Date.now() + WIDGET_DEADLINE_MS;
   for (;;) {
     if (await condition()) return;
     if (Date.now() > deadline) throw new Error(`still not true after ${WIDGET_DEADLINE_MS} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
 

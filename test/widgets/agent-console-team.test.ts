@@ -28,6 +28,9 @@ import {
   visitorSays,
 } from './console-fixtures.ts';
 
+/** Reads of the API while waiting go at this pace: the console shares the account key's per-minute budget. */
+const API_POLL_MS = 500;
+
 let service: TestService;
 let browser: Browser;
 
@@ -104,7 +107,7 @@ describe.each(CONSOLE_SCREENS)('the console on a $name', (screen) => {
 
     await openByKeyboard(page, visitorName);
     await messageLog(page).getByText('Do you ship to Norway?').waitFor({ timeout: DEADLINE_MS });
-    await eventually(async () => (await unreadOf(account.apiKey, visitorContact)) === 0, 'the read mark posted');
+    await eventually(async () => (await unreadOf(account.apiKey, visitorContact)) === 0, 'the read mark posted', API_POLL_MS);
     expect(await page.title()).toBe('(2) Inbox');
     expect(await visitorEntry.locator('.badge').isVisible()).toBe(false);
     expect(await visitorEntry.getByText('New', { exact: true }).isVisible()).toBe(false);
@@ -211,7 +214,7 @@ describe.each(CONSOLE_SCREENS)('the console on a $name', (screen) => {
     expect(await isFocused(dialog.getByRole('button', { name: 'Archive' }))).toBe(true);
     await page.keyboard.press('Enter');
     await conversationEntry(page, name).waitFor({ state: 'detached', timeout: DEADLINE_MS });
-    await eventually(async () => (await contact(account.apiKey, conversation.contactId)).archived, 'the contact archived');
+    await eventually(async () => (await contact(account.apiKey, conversation.contactId)).archived, 'the contact archived', API_POLL_MS);
     // The focus goes back to the list, not to nothing.
     expect(await page.evaluate(() => document.activeElement?.closest('nav')?.getAttribute('aria-label'))).toBe('Conversations');
 
@@ -224,7 +227,7 @@ describe.each(CONSOLE_SCREENS)('the console on a $name', (screen) => {
     await page.getByText('Archived ·').waitFor({ timeout: DEADLINE_MS });
     await pressByKeyboard(page, page.getByRole('button', { name: 'Unarchive' }), toHeader);
     await conversationEntry(page, name).waitFor({ state: 'detached', timeout: DEADLINE_MS });
-    await eventually(async () => !(await contact(account.apiKey, conversation.contactId)).archived, 'the contact unarchived');
+    await eventually(async () => !(await contact(account.apiKey, conversation.contactId)).archived, 'the contact unarchived', API_POLL_MS);
     await page.getByRole('button', { name: 'Archive', exact: true }).waitFor({ timeout: DEADLINE_MS });
     // Back to the list (a phone shows one pane at a time), then to the open ones.
     if (screen.phone) await pressByKeyboard(page, page.getByRole('button', { name: 'Back to conversations' }), { backwards: true });
@@ -251,7 +254,7 @@ describe.each(CONSOLE_SCREENS)('the console on a $name', (screen) => {
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
     await conversationEntry(page, name).waitFor({ state: 'detached', timeout: DEADLINE_MS });
-    await eventually(async () => (await sessions())[0].status === 'ChatSessionClosed', 'the session closed');
+    await eventually(async () => (await sessions())[0].status === 'ChatSessionClosed', 'the session closed', API_POLL_MS);
     expect(errors).toEqual([]);
   });
 
