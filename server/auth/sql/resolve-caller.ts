@@ -6,27 +6,16 @@
 import type pg from 'pg';
 import { prepared, queryRows, rawSql, sql, type Sql } from '../../db/sql.ts';
 import type { CountingSql } from '../../rate-limit/sql/rate-counters.ts';
-import type { KeySpend as KeySpendOf } from '../../rate-limit/spend-key-tokens.ts';
+import type { CountedSessionRow } from '../../rate-limit/count-requests.ts';
+import type { CountedKeyRow, KeySpend as KeySpendOf } from '../../rate-limit/spend-key-tokens.ts';
 
 /** An API key's caller as its statement describes it. */
-export type KeyRow = {
-  key_id: string;
+export type KeyRow = CountedKeyRow & {
   kind: 'main' | 'scoped';
-  account_id: string;
   /** The key's scopes (scoped keys only; null for main keys). */
   scopes: unknown;
   /** Revoked or expired. */
   lapsed: boolean;
-  bucket_limit: number;
-  usable: boolean;
-  now_epoch: number;
-  window_epoch: number;
-  /** Tokens the key or account lease granted (rate-limit/spend-key-tokens.ts). */
-  key_granted?: number | null;
-  account_granted?: number | null;
-  /** Tokens leased in the current window by all processes. */
-  key_count: number;
-  account_count: number;
   /** The agency of the account `userId` selects; absent when the request has no `userId`. */
   target_agency_id?: string | null;
 };
@@ -35,25 +24,14 @@ export type KeyRow = {
 export type KeySpend = KeySpendOf<KeyRow>;
 
 /** A session caller as its statement describes it. */
-export type CallerRow = {
+export type CallerRow = CountedSessionRow & {
   key_id: null;
   kind: 'session';
-  account_id: string;
   key_hash: Buffer | null;
   scopes: unknown;
   revoked: boolean;
   expired: boolean;
   plan: string;
-  bucket_limit: number;
-  usable: boolean;
-  now_epoch: number;
-  window_epoch: number;
-  /** This request's count, null when not counted (refused, or counting off). */
-  bucket_counted: number | null;
-  account_counted: number | null;
-  /** Counts before this statement (snapshot), for refused and uncounted requests. */
-  bucket_before: number | null;
-  account_before: number | null;
   target_agency_id: string | null;
 };
 
