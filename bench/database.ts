@@ -10,6 +10,8 @@ import { clusterDirectory } from '../server/db/postgres-placement.ts';
 import { newId } from '../server/db/ids.ts';
 import { createLogger } from '../server/log.ts';
 import { createServices } from '../server/start-service.ts';
+import { postmasterPid } from './cpu-usage.ts';
+import { pinPostgres } from './cpu-pinning.ts';
 import type { LoadTarget } from './load.ts';
 import { atCleanup, tempDir } from './processes.ts';
 
@@ -32,6 +34,7 @@ export async function startBenchDatabase(): Promise<{ url: string; dataDir: stri
   atCleanup(() => postgres.stop());
   const { pgDir, relocated } = await clusterDirectory(dataDir, process.getuid?.() === 0);
   if (relocated) atCleanup(() => rm(pgDir, { recursive: true, force: true }));
+  pinPostgres(await postmasterPid(postgres.url));
   return { url: postgres.url, dataDir };
 }
 

@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pinLoad, pinServer } from './cpu-pinning.ts';
 
 export const root = path.resolve(import.meta.dirname, '..');
 
@@ -80,6 +81,7 @@ export function startNode(
   cwd = root,
 ): Promise<NodeProcess> {
   const child = spawn(process.execPath, [...nodeArgs, script], { cwd, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  pinServer(child.pid);
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stopping: Promise<void> | undefined;
@@ -110,6 +112,7 @@ export function startNode(
 /** Runs `node <script> ...args` to completion and returns its stdout; rejects on a non-zero exit. */
 export function runNode(script: string, args: string[]): Promise<string> {
   const child = spawn(process.execPath, [script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  pinLoad(child.pid);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));

@@ -1,10 +1,11 @@
 // The run's report: bench/results/latest.json (everything) and latest.md (one table per
-// scenario, then the conditions).
+// scenario, then the conditions); a pinned run's go to pinned.json and pinned.md.
 import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, totalmem } from 'node:os';
 import path from 'node:path';
 import type { Row, ScenarioResult, Settings } from './measure.ts';
+import { pinningCondition } from './cpu-pinning.ts';
 import { root } from './processes.ts';
 
 export type Conditions = {
@@ -17,6 +18,8 @@ export type Conditions = {
   /** Uncommitted changes in the tree when the run started. */
   dirty: boolean;
   loadAverageAtStart: number[];
+  /** Where the servers and PostgreSQL were held (BENCH_SERVER_CPUS); null when they were not. */
+  pinning: string | null;
   settings: Settings;
 };
 
@@ -38,6 +41,7 @@ export function readConditions(settings: Settings): Conditions {
     commit: git(['rev-parse', 'HEAD']),
     dirty: git(['status', '--porcelain', '--untracked-files=no']) !== '',
     loadAverageAtStart: loadavg().map((value) => Math.round(value * 100) / 100),
+    pinning: pinningCondition(),
     settings,
   };
 }
@@ -77,17 +81,25 @@ export function renderMarkdown(scenarios: ScenarioResult[], conditions: Conditio
     `- Node ${conditions.node}; commit \`${conditions.commit.slice(0, 12)}\`${conditions.dirty ? ' with uncommitted changes' : ''}; ${conditions.date}`,
     `- ${settings.rounds} alternating rounds (baseline, full, baseline, full, …) of ${settings.durationSeconds} s, ` +
       `${settings.connections} connections, medians reported; ${settings.accounts} seeded accounts whose keys the load rotates through`,
-    '- Load from autocannon in its own process (bench/load.ts); servers, load and PostgreSQL share the machine',
+    conditions.pinning
+      ? `- Load from autocannon in its own process (bench/load.ts); ${conditions.pinning}`
+      : '- Load from autocannon in its own process (bench/load.ts); servers, load and PostgreSQL share the machine',
     '',
   );
   return lines.join('\n');
+}
+
+/** The report's file name: a pinned run sits beside the latest one, not over it, so the two are read together. */
+export function reportName(conditions: Conditions): string {
+  return process.env.BENCH_REPORT || (conditions.pinning ? 'pinned' : 'latest');
 }
 
 export async function writeReport(scenarios: ScenarioResult[], conditions: Conditions): Promise<string> {
   const dir = path.join(root, 'bench', 'results');
   await mkdir(dir, { recursive: true });
   const markdown = renderMarkdown(scenarios, conditions);
-  await writeFile(path.join(dir, 'latest.json'), `${JSON.stringify({ conditions, scenarios }, null, 2)}\n`);
-  await writeFile(path.join(dir, 'latest.md'), `# Benchmark results\n\n${markdown}`);
+  const name = reportName(conditions);
+  await writeFile(path.join(dir, `${name}.json`), `${JSON.stringify({ conditions, scenarios }, null, 2)}\n`);
+  await writeFile(path.join(dir, `${name}.md`), `# Benchmark results${conditions.pinning ? ' (pinned)' : ''}\n\n${markdown}`);
   return markdown;
 }

@@ -2,13 +2,16 @@
 // measured in the same run, and writes bench/results/latest.{md,json}.
 //
 // Knobs: BENCH_DURATION (seconds per round, 10), BENCH_ROUNDS (5), BENCH_CONNECTIONS (50),
-// BENCH_ONLY (comma list of read, scaleout, startup, webhooks, push, assets, events), BENCH_ACCOUNTS (3000).
+// BENCH_ONLY (comma list of read, scaleout, startup, webhooks, push, assets, events), BENCH_ACCOUNTS (3000),
+// BENCH_SERVER_CPUS (servers and PostgreSQL held to these CPUs, e.g. `0`; bench/cpu-pinning.ts),
+// BENCH_REPORT (the report's file name, `latest`, or `pinned` for a pinned run).
 import { writeFile } from 'node:fs/promises';
+import { pinLoad } from './cpu-pinning.ts';
 import { seedAccounts, startBenchDatabase } from './database.ts';
 import type { LoadTarget } from './load.ts';
 import { LoadRunner, progress, readSettings, type ScenarioResult, type Settings } from './measure.ts';
 import { cleanUp } from './processes.ts';
-import { readConditions, writeReport } from './report.ts';
+import { readConditions, reportName, writeReport } from './report.ts';
 import { runReadScenario } from './scenarios/read.ts';
 import { runScaleOutScenario } from './scenarios/scaleout.ts';
 import { runStartupScenario } from './scenarios/startup.ts';
@@ -31,6 +34,8 @@ const SCENARIOS: { name: string; run: (settings: Settings, seeded: () => Promise
 
 async function main() {
   const settings = readSettings();
+  // This process drives load and receives webhooks: it is the load's side.
+  pinLoad(process.pid);
   const unknown = settings.only?.filter((name) => !SCENARIOS.some((scenario) => scenario.name === name)) ?? [];
   if (unknown.length) throw new Error(`BENCH_ONLY names unknown scenarios: ${unknown.join(', ')}`);
   const conditions = readConditions(settings);
@@ -65,7 +70,7 @@ async function main() {
     }
   }
   const markdown = await writeReport(results, conditions);
-  process.stdout.write(`${markdown}\nWritten to bench/results/latest.md and latest.json\n`);
+  process.stdout.write(`${markdown}\nWritten to bench/results/${reportName(conditions)}.md and .json\n`);
 }
 
 try {

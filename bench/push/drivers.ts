@@ -1,6 +1,7 @@
 // The push scenario's side of bench/push/driver.ts: starts the driver processes, gives each
 // its share of the visitors and of the rate, and merges what they measured.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { pinLoad } from '../cpu-pinning.ts';
 import { atCleanup, root } from '../processes.ts';
 import type { Command, ConnectResult, RoundResult } from './driver.ts';
 
@@ -25,6 +26,7 @@ let nextId = 0;
 
 function startDriver(): Promise<Driver> {
   const child = spawn(process.execPath, ['bench/push/driver.ts'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  pinLoad(child.pid);
   const driver: Driver = { child, pending: new Map() };
   atCleanup(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

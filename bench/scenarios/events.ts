@@ -22,7 +22,7 @@ import { startBenchReceiver } from '../webhooks/receiver.ts';
 import { startApiProcess, startBareServer, startWorkerRole, type StartedServer } from './servers.ts';
 
 const P99_LIMIT_MS = 100;
-const TARGET_RATIO = 0.6;
+const TARGET_RATIO = 0.75;
 /** Accounts per side: contact creates rotate over all, so each key stays far under 300 per minute. */
 const ACCOUNTS = 120;
 /** Widgets per side (one per account): visitor messages rotate over them, each far under 600 per minute. */

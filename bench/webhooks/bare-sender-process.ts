@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { pinServer } from '../cpu-pinning.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -16,6 +17,7 @@ export async function startBareSender(settings: BareSenderSettings, env: Record<
     env: { ...process.env, ...env, BARE_SENDER: JSON.stringify(settings) },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  pinServer(child.pid);
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

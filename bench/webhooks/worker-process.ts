@@ -2,6 +2,7 @@
 // runs in production; optionally under --cpu-prof.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { pinServer } from '../cpu-pinning.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -12,6 +13,7 @@ export async function startWorkerProcess(env: Record<string, string>, options: {
   for (const name of ['DATABASE_URL', 'PORT', 'HOST', 'DATA_DIR', 'SECRET_KEY', 'ROLE', 'TLS', 'TRUST_PROXY']) delete base[name];
   const args = options.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', options.cpuProfDir, 'server/main.ts'] : ['server/main.ts'];
   const child = spawn(process.execPath, args, { cwd: root, env: { ...base, LOG_LEVEL: 'warn', ...env, ROLE: 'worker' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  pinServer(child.pid);
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));
