@@ -64,6 +64,11 @@ export class CredentialCache {
     return entry;
   }
 
+  /** Whether an entry is held under `name`, without using it. */
+  holds(name: string): boolean {
+    return this.entries.has(name);
+  }
+
   /** Marks the moment before a statement whose result may fill the cache. */
   moment(): number {
     return this.drops;
