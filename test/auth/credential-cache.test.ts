@@ -4,22 +4,27 @@
 // applies on the next call, nothing held is used while the process cannot hear credential
 // changes, and the process holds no more than its bound.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { updateAccount } from '../../server/accounts/update-account.ts';
 import { updateScopedKey } from '../../server/api-keys/update-scoped-key.ts';
 import { LISTENER_APPLICATION_NAME } from '../../server/realtime/conversation-event-feed.ts';
+import { startIdentityProvider, type TestIdentityProvider } from '../helpers/jwks.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { serviceProcesses } from '../helpers/service-processes.ts';
 import { call, waitFor } from '../reliability/fixtures.ts';
 
 const invalidKey = { success: false, error: 'Invalid API key', error_code: 401 };
 
+let idp: TestIdentityProvider;
 let service: TestService;
 const processes = serviceProcesses();
 beforeAll(async () => {
-  service = await startTestService();
+  idp = await startIdentityProvider();
+  service = await startTestService({ env: idp.env });
 });
 afterAll(async () => {
   await processes.stopAll();
   await service?.stop();
+  await idp?.stop();
 });
 
 /** The name the service holds a key under: its HMAC. */
@@ -137,6 +142,39 @@ test('while the LISTEN connection is down nothing held is used, and what was hel
   expect(refused.status).toBe(403);
   expect(refused.body.error_code).toBe('key_scope_denied');
   expect(holds(key.apiKey)).toBe(true);
+});
+
+describe('ID-token sessions', () => {
+  const heldToken = (token: string) => service.services.credentialCache.holds(service.services.secrets.hashIdToken(token).toString('base64'));
+
+  async function signedIn(expiresIn?: string) {
+    const account = await service.createAccount();
+    const subject = `idp|cached-${account.userId}`;
+    await updateAccount(service.services.orm.em.fork(), { userId: account.userId, oidcSubject: subject });
+    return { ...account, subject, token: await idp.sign({ sub: subject }, expiresIn ? { expiresIn } : undefined) };
+  }
+
+  test('a verified token is held by its HMAC; once its subject signs in to another account it is refused on the next call', async () => {
+    const { userId, token } = await signedIn();
+    expect((await service.request('GET', '/lists', { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    expect(heldToken(token)).toBe(true);
+    await updateAccount(service.services.orm.em.fork(), { userId, oidcSubject: `idp|elsewhere-${userId}` });
+    const refused = await service.request('GET', '/lists', { headers: { authorization: `Bearer ${token}` } });
+    expect(refused.status).toBe(401);
+  });
+
+  test('a held token is held until its exp, and refused after it', async () => {
+    const { token } = await signedIn('2s');
+    expect((await service.request('GET', '/lists', { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    expect(heldToken(token)).toBe(true);
+    const refused = await waitFor(async () => {
+      const response = await service.request('GET', '/lists', { headers: { authorization: `Bearer ${token}` }, unchecked: true });
+      return response.status === 200 ? undefined : response;
+    }, 'the token to expire', 10_000);
+    expect(refused.status).toBe(401);
+    expect(refused.body.error).toBe('Invalid ID token: expired');
+    expect(heldToken(token)).toBe(false);
+  });
 });
 
 describe('the bound', () => {
