@@ -37,6 +37,8 @@ export const configSchema = z.object({
     .optional(),
   /** Connections each process keeps to PostgreSQL at most (requests, jobs and raw SQL share them). */
   DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(500).default(10),
+  /** Credentials (API keys, ID tokens) each API process holds resolved in memory at most, by their HMAC; the least recently used goes first. */
+  CREDENTIAL_CACHE_ENTRIES: z.coerce.number().int().min(1).default(10_000),
   /** PEM certificate; when unset (with TLS_KEY_FILE), a self-signed one is generated into DATA_DIR. */
   TLS_CERT_FILE: z.string().min(1).optional(),
   /** PEM private key matching TLS_CERT_FILE. */

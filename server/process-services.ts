@@ -5,6 +5,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import type { CredentialCache } from './auth/credential-cache.ts';
 import type { Config } from './config.ts';
 import type { MessagingProvider } from './messaging/provider.ts';
 import type { ConversationEventFeed } from './realtime/conversation-event.ts';
@@ -25,6 +26,8 @@ export type Services = {
   conversationEvents: ConversationEventFeed;
   /** Credential and feature changes any process announced, for live subscriptions (heard on the same LISTEN connection). */
   credentialChanges: CredentialChangeFeed;
+  /** Credentials this process resolved, by their HMAC; in use only while credential changes are heard. */
+  credentialCache: CredentialCache;
   /** Chat-widget changes any process announced, for the visitor sockets this process holds (heard on the same LISTEN connection). */
   widgetChanges: WidgetChangeFeed;
 };

@@ -1,7 +1,7 @@
 // The service's one master secret and the purpose-bound keys derived from it:
-// API-key lookup hashes, encryption of retrievable copies, and signatures
-// (cursors). Each purpose gets its own HKDF-derived key, so one use can never be
-// replayed as another. Where the master secret comes from: master-secret.ts.
+// API-key lookup hashes (and those a process holds verified ID tokens under), encryption
+// of retrievable copies, and signatures (cursors). Each purpose gets its own HKDF-derived
+// key, so one use can never be replayed as another. Where the master secret comes from: master-secret.ts.
 import {
   createCipheriv,
   createHash,
@@ -17,6 +17,8 @@ import {
 export type Secrets = {
   /** HMAC-SHA256 of an API key, the only form used to look a key up. */
   hashApiKey(key: string): Buffer;
+  /** HMAC-SHA256 of an ID token, the only form a process holds a verified token under. */
+  hashIdToken(token: string): Buffer;
   /** AES-256-GCM: `v1.<iv>.<tag>.<ciphertext>` in base64url. */
   seal(plaintext: string): string;
   unseal(sealed: string): string;
@@ -46,6 +48,7 @@ export function sameSecretText(given: string, expected: string): boolean {
 
 export function createSecrets(master: Buffer): Secrets {
   const lookupKey = derive(master, 'api-key-lookup');
+  const tokenKey = derive(master, 'id-token-lookup');
   const sealKey = derive(master, 'at-rest-encryption');
   const signKey = derive(master, 'token-signature');
   const fingerprintKey = derive(master, 'fingerprint');
@@ -55,6 +58,7 @@ export function createSecrets(master: Buffer): Secrets {
 
   return {
     hashApiKey: (key) => createHmac('sha256', lookupKey).update(key).digest(),
+    hashIdToken: (token) => createHmac('sha256', tokenKey).update(token).digest(),
     seal(plaintext) {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', sealKey, iv);

@@ -18,7 +18,8 @@ import { registerWidgetPages, WIDGET_PAGE_ROUTES } from './http/widget-pages.ts'
 import { registerMetrics } from './metrics/metrics-route.ts';
 import { loadTlsMaterial } from './http/tls.ts';
 import { createMessagingProvider } from './messaging/provider-client.ts';
-import { CREDENTIAL_CHANGES_CHANNEL, createCredentialChangeFeed } from './auth/credential-changes.ts';
+import { createCredentialChangeFeed, hearCredentialChanges } from './auth/credential-changes.ts';
+import { CredentialCache } from './auth/credential-cache.ts';
 import { createConversationEventFeed } from './realtime/conversation-event-feed.ts';
 import { createWidgetGateway } from './http/widget-gateway.ts';
 import { createUnauthenticatedSockets } from './http/unauthenticated-sockets.ts';
@@ -108,17 +109,18 @@ export async function createServices(config: Config, log: Logger, databaseUrl: s
     allowHosts: config.WEBHOOK_ALLOW_HOSTS ?? [],
   });
   const credentialChanges = createCredentialChangeFeed(log);
+  const credentialCache = new CredentialCache(config.CREDENTIAL_CACHE_ENTRIES);
   const widgetChanges = createWidgetChangeFeed(log);
   const conversationEvents = createConversationEventFeed({
     databaseUrl,
     pool,
     log,
     alsoHear: [
-      { channel: CREDENTIAL_CHANGES_CHANNEL, receive: credentialChanges.receive, reconnected: credentialChanges.reconnected },
+      hearCredentialChanges(credentialChanges, credentialCache),
       { channel: WIDGET_CHANGES_CHANNEL, receive: widgetChanges.receive, reconnected: widgetChanges.reconnected },
     ],
   });
-  return { config, databaseUrl, orm, pool, secrets, log, messaging, conversationEvents, credentialChanges, widgetChanges };
+  return { config, databaseUrl, orm, pool, secrets, log, messaging, conversationEvents, credentialChanges, credentialCache, widgetChanges };
 }
 
 export async function startService(config: Config, log: Logger, definition: ServiceDefinition): Promise<RunningService> {

@@ -1,4 +1,5 @@
-// What the API-key statement that only reads (server/auth/sql/resolve-caller.ts) costs
+// What the API-key statements that only read (server/auth/sql/resolve-caller.ts: a key read
+// whole by its HMAC, and a key the process holds, confirmed live by its id) cost
 // PostgreSQL per execution, without the HTTP around it: one client executes it over 3,000
 // seeded keys, each key and account holding a leased count in the window as on a running
 // service, in alternating rounds with the bare two-read route's key read (bench/bare-server.ts)
@@ -13,7 +14,8 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { PLANS, planHasFeature } from '../../server/plans.ts';
 import { MAIN_KEY_RATE_LIMIT } from '../../server/rate-limit/limits.ts';
-import { keyCallerQuery } from '../../server/auth/sql/resolve-caller.ts';
+import type { CachedKey } from '../../server/auth/credential-cache.ts';
+import { keyCallerQuery, liveKeyQuery } from '../../server/auth/sql/resolve-caller.ts';
 import { READ_KEY_COUNTS } from '../../server/rate-limit/sql/rate-counters.ts';
 import { seedAccounts } from '../database.ts';
 import { median } from '../measure.ts';
@@ -26,10 +28,19 @@ const ACCOUNTS = 3000;
 
 type Variant = { text: string; values(keyHash: Buffer): unknown[] };
 const plans = PLANS.filter((plan) => planHasFeature(plan, 'api_access'));
+/** Each seeded key's id, by its HMAC in hex (read once the keys are seeded). */
+const keyIds = new Map<string, string>();
+const held = (keyId: string): CachedKey => ({
+  kind: 'key', keyId, keyKind: 'main', accountId: '', plan: 'pro', scopes: null, bucketLimit: MAIN_KEY_RATE_LIMIT, expiresAt: null, version: 0,
+});
 const variants: Record<string, Variant> = {
   service: {
     text: keyCallerQuery(Buffer.alloc(0), { fixedLimit: MAIN_KEY_RATE_LIMIT, allowedPlans: plans, userId: null }, READ_KEY_COUNTS).text,
     values: (hash) => [...keyCallerQuery(hash, { fixedLimit: MAIN_KEY_RATE_LIMIT, allowedPlans: plans, userId: null }, READ_KEY_COUNTS).values],
+  },
+  'service, key held': {
+    text: liveKeyQuery(held(''), Buffer.alloc(0), null, READ_KEY_COUNTS).text,
+    values: (hash) => [...liveKeyQuery(held(keyIds.get(hash.toString('hex'))!), hash, null, READ_KEY_COUNTS).values],
   },
   'bare key read': {
     text: `select k.account_id from api_keys k join accounts a on a.id = k.account_id
@@ -53,7 +64,9 @@ try {
   const client = new pg.Client(url);
   await client.connect();
   const backend = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
-  const hashes = (await client.query<{ key_hash: Buffer }>('select key_hash from api_keys')).rows.map((row) => row.key_hash);
+  const keys = (await client.query<{ key_hash: Buffer; id: string }>('select key_hash, id from api_keys')).rows;
+  for (const key of keys) keyIds.set(key.key_hash.toString('hex'), key.id);
+  const hashes = keys.map((key) => key.key_hash);
   // A leased block for every key and account in the current window, as a service has them.
   await client.query(`insert into rate_counters (bucket, window_start, count)
     select bucket, date_bin('60 seconds', now(), 'epoch'), 37 from (select 'key:' || id as bucket from api_keys union all select 'account:' || id from accounts) b

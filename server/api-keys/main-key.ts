@@ -1,6 +1,7 @@
 // The account's main API key: full access, one per account. Only its HMAC is
 // used for lookup; the retrievable copy is stored sealed (AES-256-GCM). Every
-// request looks the key up by hash (nothing is cached), so rotating or revoking
+// request confirms the key live (a process holding it checks it by id, HMAC and
+// credential_version: server/auth/credential-cache.ts), so rotating or revoking
 // takes effect on the very next request, and live subscriptions hear of it
 // (server/auth/credential-changes.ts).
 import type { EntityManager } from '@mikro-orm/postgresql';

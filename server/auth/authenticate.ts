@@ -2,15 +2,18 @@
 // caller with ONE statement (sql/resolve-caller.ts) in which rate limiting counts it
 // (server/rate-limit/rate-limit-decision.ts: one decision), apply the plan, the rate limits
 // and the key's scopes, then select the account the request acts on (`userId`) and check any
-// other account, or section, its input asks for.
+// other account, or section, its input asks for. A credential this process resolved before
+// is taken from its cache (credential-cache.ts), the key still confirmed live in that statement.
 import type { IncomingHttpHeaders } from 'node:http';
 import { prepared, queryRows, sql } from '../db/sql.ts';
 import { RateLimitedError, UnauthorizedError } from '../errors.ts';
 import { MAIN_KEY_RATE_LIMIT, SESSION_RATE_LIMIT, type RateLimitState } from '../rate-limit/limits.ts';
 import { decideRateLimit, type Counting, type RateLimitDecision } from '../rate-limit/rate-limit-decision.ts';
+import type { CountingSql } from '../rate-limit/sql/rate-counters.ts';
 import type { Services } from '../process-services.ts';
 import { API_ACCESS_PLANS, keyCaller, sessionCaller, type ResolvedCaller } from './caller-credential.ts';
-import { resolveKey, resolveSession as resolveSessionRow } from './sql/resolve-caller.ts';
+import type { CachedKey, CachedSession, CredentialCache } from './credential-cache.ts';
+import { resolveKey, resolveLiveKey, resolveSession as resolveSessionRow, type CallerOptions, type KeyRow } from './sql/resolve-caller.ts';
 import { carriesIdToken, pickCarrier, selectedUserId } from './carrier.ts';
 import { isWellFormedKey } from './key-format.ts';
 import { verifyIdToken } from './id-tokens.ts';
@@ -48,11 +51,48 @@ async function resolveApiKey(services: Services, value: string, userId: string |
   const options = { fixedLimit: MAIN_KEY_RATE_LIMIT, allowedPlans: API_ACCESS_PLANS, userId };
   const { row, outcome, decision } = await decideRateLimit(
     pool,
-    { kind: 'key', keyHash, statement: (countingSql) => resolveKey(pool, keyHash, options, countingSql) },
+    { kind: 'key', keyHash, statement: (countingSql) => keyRow(services, keyHash, options, countingSql) },
     counting,
   );
   // The statement found the key by its HMAC (an exact match on the whole value).
   return { caller: keyCaller(row && { ...outcome, row }, counting === 'budget'), decision };
+}
+
+/**
+ * The key's row: a key this process holds costs only the check that it is still live (the
+ * row then is what the cache holds); one that is not held, or no longer live as held, is read
+ * whole, and held from then on while usable.
+ */
+async function keyRow(services: Services, keyHash: Buffer, options: CallerOptions, counting: CountingSql): Promise<KeyRow | null> {
+  const { pool, credentialCache: cache } = services;
+  const name = keyHash.toString('base64');
+  const held = cache.get(name);
+  if (held?.kind === 'key' && (options.allowedPlans === null || options.allowedPlans.includes(held.plan))) {
+    const live = await resolveLiveKey(pool, held, keyHash, options.userId, counting);
+    if (live) {
+      const { keyId: key_id, keyKind: kind, accountId: account_id, scopes, bucketLimit: bucket_limit } = held;
+      return { ...live, key_id, kind, account_id, scopes, bucket_limit, lapsed: false, usable: true };
+    }
+    // Nothing was counted: the whole statement decides, with the same counting.
+    cache.forget(name);
+  }
+  const since = cache.moment();
+  const row = await resolveKey(pool, keyHash, options, counting);
+  if (row?.usable) {
+    const entry: CachedKey = {
+      kind: 'key',
+      keyId: row.key_id,
+      keyKind: row.kind,
+      accountId: row.account_id,
+      plan: row.plan,
+      scopes: row.scopes as CachedKey['scopes'],
+      bucketLimit: row.bucket_limit,
+      expiresAt: row.expires_ms,
+      version: row.credential_version,
+    };
+    cache.fill(name, entry, since);
+  }
+  return row;
 }
 
 /**
@@ -61,15 +101,25 @@ async function resolveApiKey(services: Services, value: string, userId: string |
  * product's own app is not an API integration).
  */
 async function resolveSession(services: Services, token: string, userId: string | null, counting: Counting): Promise<Decided> {
-  const verified = await verifyIdToken(services, token);
-  const { pool } = services;
+  const { pool, credentialCache: cache } = services;
+  const name = services.secrets.hashIdToken(token).toString('base64');
+  const held = heldSession(cache, name);
+  const verified = held ?? (await verifyIdToken(services, token));
+  const since = cache.moment();
   const options = { fixedLimit: SESSION_RATE_LIMIT, allowedPlans: null, userId };
   const { row, decision } = await decideRateLimit(
     pool,
     { kind: 'session', statement: (countingSql) => resolveSessionRow(pool, verified.subject, options, countingSql) },
     counting,
   );
+  if (row && !held) cache.fill(name, { kind: 'session', subject: verified.subject, accountId: row.account_id, expiresAt: verified.expiresAt }, since);
   return { caller: sessionCaller(verified, row, counting === 'budget'), decision };
+}
+
+/** A verified ID token this process holds (until its `exp`): its signature and claims are not checked again. */
+function heldSession(cache: CredentialCache, name: string): CachedSession | undefined {
+  const held = cache.get(name);
+  return held?.kind === 'session' ? held : undefined;
 }
 
 /** Who is calling (key or ID token), counted against its rate limits. */

@@ -18,6 +18,8 @@ export type AlsoHeard = {
   receive(payload: string | undefined): void;
   /** The connection came back after a loss: whatever was announced meanwhile was missed. */
   reconnected(): void;
+  /** Whether the channel is heard now: true once LISTEN is in place (at start and after a loss), false when lost or stopped. */
+  listening?(hearing: boolean): void;
 };
 
 export function createConversationEventFeed(options: {
@@ -33,6 +35,9 @@ export function createConversationEventFeed(options: {
   let stopped = true;
   let retryTimer: NodeJS.Timeout | null = null;
   let failures = 0;
+  const hearing = (on: boolean) => {
+    for (const other of alsoHear) other.listening?.(on);
+  };
 
   const deliver = (event: ConversationEvent) => {
     for (const listener of listeners) {
@@ -83,6 +88,7 @@ export function createConversationEventFeed(options: {
     const lost = (error?: Error) => {
       if (client !== next) return;
       client = null;
+      hearing(false);
       next.removeAllListeners('notification');
       next.end().catch(() => {});
       if (stopped) return;
@@ -115,6 +121,8 @@ export function createConversationEventFeed(options: {
       await next.end().catch(() => {});
       return;
     }
+    // Lost again already: `lost` has said so, and a reconnection is on its way.
+    if (client === next) hearing(true);
     if (failures > 0) {
       log.info('conversation event connection restored');
       for (const other of alsoHear) other.reconnected();
@@ -138,6 +146,7 @@ export function createConversationEventFeed(options: {
     },
     async stop() {
       stopped = true;
+      hearing(false);
       if (retryTimer) clearTimeout(retryTimer);
       retryTimer = null;
       const current = client;

@@ -1,13 +1,15 @@
 // The statements that resolve a request's caller: an API key by its HMAC (with its plan,
-// revoked/expired state and scopes), or an ID-token session's account by its subject, and the
-// agency of the account `userId` selects (read per request, so the relation is never cached).
-// Rate limiting puts its counting into the same statement (server/rate-limit/sql/rate-counters.ts),
+// revoked/expired state and scopes), a key this process holds (../credential-cache.ts) only
+// confirmed live by its id, or an ID-token session's account by its subject; and the agency of
+// the account `userId` selects (read per request, so the relation is never cached). Rate
+// limiting puts its counting into the same statement (server/rate-limit/sql/rate-counters.ts),
 // so a request resolves and counts in one round trip.
 import type pg from 'pg';
 import { prepared, queryRows, rawSql, sql, type Sql } from '../../db/sql.ts';
 import type { CountingSql } from '../../rate-limit/sql/rate-counters.ts';
 import type { CountedSessionRow } from '../../rate-limit/count-requests.ts';
 import type { CountedKeyRow, KeySpend as KeySpendOf } from '../../rate-limit/spend-key-tokens.ts';
+import type { CachedKey } from '../credential-cache.ts';
 
 /** An API key's caller as its statement describes it. */
 export type KeyRow = CountedKeyRow & {
@@ -19,6 +21,12 @@ export type KeyRow = CountedKeyRow & {
   /** The agency of the account `userId` selects; absent when the request has no `userId`. */
   target_agency_id?: string | null;
 };
+
+/** The key's row as its full statement finds it, with what a process holds of it (../credential-cache.ts). */
+export type FoundKeyRow = KeyRow & { plan: string; credential_version: number; expires_ms: number | null };
+
+/** What a held key's statement returns: the counting's columns (and `userId`'s agency), the rest being known. */
+export type LiveKeyRow = Omit<KeyRow, 'key_id' | 'kind' | 'account_id' | 'scopes' | 'lapsed' | 'bucket_limit' | 'usable'>;
 
 /** An API key's row with what its request spent. */
 export type KeySpend = KeySpendOf<KeyRow>;
@@ -55,6 +63,7 @@ function keyCaller(keyHash: Buffer, options: CallerOptions): Sql {
   return sql`caller as (
   select k.id as key_id, k.kind, k.account_id, case when k.kind = 'scoped' then k.scopes end as scopes,
     (k.revoked_at is not null or coalesce(k.expires_at <= now(), false)) as lapsed,
+    a.plan, k.credential_version, (extract(epoch from k.expires_at) * 1000)::float8 as expires_ms,
     case when k.kind = 'scoped' then (k.scopes->>'rate_limit_per_min')::int else ${options.fixedLimit}::int end as bucket_limit,
     (k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
       and (${plans}::text[] is null or a.plan = any(${plans}::text[]))) as usable
@@ -80,14 +89,39 @@ export function keyCallerQuery(keyHash: Buffer, options: CallerOptions, counting
   const target = options.userId !== null || counting.writes ? targetAgency(options.userId) : NOTHING;
   return sql`with ${keyCaller(keyHash, options)}, ${counting.ctes}${counting.writes ? TOUCH_KEY : NOTHING}
 select caller.key_id, caller.kind, caller.account_id, caller.scopes, caller.lapsed, caller.bucket_limit, caller.usable,
+  caller.plan, caller.credential_version, caller.expires_ms,
   ${counting.columns}${target}
 from caller, clock`;
 }
 
 /** Runs the API key's statement: its row, null when no key has the HMAC. */
-export async function resolveKey(pool: pg.Pool, keyHash: Buffer, options: CallerOptions, counting: CountingSql): Promise<KeyRow | null> {
+export async function resolveKey(pool: pg.Pool, keyHash: Buffer, options: CallerOptions, counting: CountingSql): Promise<FoundKeyRow | null> {
   const label = counting.writes ? 'resolve-key-and-lease' : options.userId === null ? 'resolve-key' : 'resolve-key-for-user';
-  const rows = await queryRows<KeyRow>(pool, prepared(label, keyCallerQuery(keyHash, options, counting)));
+  const rows = await queryRows<FoundKeyRow>(pool, prepared(label, keyCallerQuery(keyHash, options, counting)));
+  return rows[0] ?? null;
+}
+
+/**
+ * The statement of a key this process holds, with `counting` in it: the key is live when its
+ * row, by its id, still has this HMAC and the credential_version read with it, and is neither
+ * revoked nor expired. A key that is not returns no row, and nothing is counted or leased.
+ */
+export function liveKeyQuery(key: CachedKey, keyHash: Buffer, userId: string | null, counting: CountingSql): Sql {
+  const target = userId !== null || counting.writes ? targetAgency(userId) : NOTHING;
+  return sql`with caller as (
+  select k.id as key_id, k.kind, k.account_id, ${key.bucketLimit}::int as bucket_limit, true as usable
+  from api_keys k
+  where k.id = ${key.keyId} and k.key_hash = ${keyHash}::bytea and k.credential_version = ${key.version}::int
+    and k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
+), ${counting.ctes}${counting.writes ? TOUCH_KEY : NOTHING}
+select ${counting.columns}${target}
+from caller, clock`;
+}
+
+/** Runs a held key's statement: its row, null when the key is no longer live as held. */
+export async function resolveLiveKey(pool: pg.Pool, key: CachedKey, keyHash: Buffer, userId: string | null, counting: CountingSql): Promise<LiveKeyRow | null> {
+  const label = counting.writes ? 'live-key-and-lease' : userId === null ? 'live-key' : 'live-key-for-user';
+  const rows = await queryRows<LiveKeyRow>(pool, prepared(label, liveKeyQuery(key, keyHash, userId, counting)));
   return rows[0] ?? null;
 }
 

@@ -27,6 +27,8 @@ export const ApiKeySchema = defineEntity({
     expiresAt: p.datetime().nullable(),
     revokedAt: p.datetime().nullable(),
     lastUsedAt: p.datetime().nullable(),
+    // Raised by every announced credential change of the account (server/auth/credential-changes.ts).
+    credentialVersion: p.integer().default(0),
     createdAt: p.datetime().defaultRaw('now()'),
   },
   indexes: [{ properties: ['account', 'id'], name: 'api_keys_account_id_id_index' }],
