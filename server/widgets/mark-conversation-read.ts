@@ -34,7 +34,7 @@ export async function markConversationRead(
     const marked = await queryRows<{ id: string }>(
       tx,
       sql`update messages set read_at = now(), status = 'read'
-        where contact_id = ${contact.id} and direction <> 'inbound' and read_at is null
+        where account_id = ${contact.account_id} and contact_id = ${contact.id} and direction <> 'inbound' and read_at is null
         returning id`,
     );
     if (!marked.length) return [];
