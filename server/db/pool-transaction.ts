@@ -1,8 +1,11 @@
 // A transaction on one connection of the pg pool, for hot-path SQL kept off the ORM
 // (webhook dispatch, sending, recording, replay, visitor messages). A connection whose
 // transaction failed, or that the server ended meanwhile, is discarded rather than returned
-// to the pool in an unknown state.
+// to the pool in an unknown state. Its first statements can go with its BEGIN, and its last
+// with its COMMIT, each in one round trip (pipelined-queries.ts).
 import type pg from 'pg';
+import { queryPipelined, queryPipelinedSettled } from './pipelined-queries.ts';
+import type { Statement } from './sql.ts';
 
 /** A transaction whose end its caller decides: it may outlive the function that opened it. */
 export type OpenTransaction = {
@@ -15,6 +18,14 @@ export type OpenTransaction = {
    * transaction of its own (values written into it as literals).
    */
   end(failure?: unknown, afterCommit?: string | null): Promise<void>;
+  /**
+   * Runs `last`, then commits with `afterCommit` (as end's), in one round trip, and ends as
+   * end() does; returns `last`'s result. When `last` fails the transaction is rolled back and
+   * the after-commit text does not run.
+   */
+  commitWith(last: Statement, afterCommit?: string | null): Promise<pg.QueryResult>;
+  /** The results of OpenOptions' `with`, in order. */
+  opened: pg.QueryResult[];
 };
 
 export type OpenOptions = {
@@ -22,7 +33,16 @@ export type OpenOptions = {
   first?: (client: pg.PoolClient) => Promise<unknown>;
   /** What opens it: BEGIN, and any SET LOCAL sent with it in one round trip. */
   begin?: string;
+  /** Statements sent with BEGIN in the same round trip, each run once the one before is done (its locks held). */
+  with?: Statement[];
 };
+
+/**
+ * Ahead of COMMIT sent right behind the transaction's last statement: in a failed
+ * transaction it is refused, and its error skips the rest of the query string, where a
+ * COMMIT would roll back without an error and the after-commit text would still run.
+ */
+const ONLY_IF_NOT_FAILED = 'select';
 
 /**
  * Checks out a connection and opens a transaction on it. The server ending the connection
@@ -36,6 +56,7 @@ export async function openPoolTransaction(pool: pg.Pool, options: OpenOptions = 
   client.on('error', onError);
   let open = false;
   let released = false;
+  let opened: pg.QueryResult[] = [];
   const end = async (failure?: unknown, afterCommit?: string | null): Promise<void> => {
     if (released) {
       if (failure !== undefined) throw failure;
@@ -55,11 +76,23 @@ export async function openPoolTransaction(pool: pg.Pool, options: OpenOptions = 
   try {
     await options.first?.(client);
     open = true;
-    await client.query(options.begin ?? 'begin');
+    const begin = options.begin ?? 'begin';
+    if (options.with?.length) opened = (await queryPipelined(client, [begin, ...options.with])).slice(1);
+    else await client.query(begin);
   } catch (error) {
     await end(error);
   }
-  return { client, end };
+  const commitWith = async (last: Statement, afterCommit?: string | null): Promise<pg.QueryResult> => {
+    if (!open) throw new Error('commitWith() on a transaction that is not open');
+    const [written, committed] = await queryPipelinedSettled(client, [last, `${ONLY_IF_NOT_FAILED}; commit${afterCommit ? `; ${afterCommit}` : ''}`]);
+    // Still open, and failed: end() rolls it back and rethrows.
+    if (written!.status === 'rejected') await end(written!.reason);
+    // Committed, or ended by the failed COMMIT.
+    open = false;
+    await end(committed!.status === 'rejected' ? committed!.reason : undefined);
+    return (written as PromiseFulfilledResult<pg.QueryResult>).value;
+  };
+  return { client, end, commitWith, opened };
 }
 
 /**

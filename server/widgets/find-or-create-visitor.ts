@@ -25,7 +25,8 @@ export type VisitorContact = {
   created: boolean;
 };
 
-type ContactRow = {
+/** A row of lockVisitorContact. */
+export type ContactRow = {
   id: string;
   phone_number: string | null;
   email: string | null;
@@ -41,7 +42,8 @@ const CONTACT_COLUMNS = rawSql(
 /** The same, read back from a statement's RETURNING. */
 const RETURNED_COLUMNS = rawSql('id, phone_number, email, first_name, last_name, is_bot_active, typing, archived');
 
-const lockVisitorContact = (widgetId: string, visitorId: string, accountId: string) =>
+/** The returning visitor's contact, read with its row lock: the first statement of the message's transaction. */
+export const lockVisitorContact = (widgetId: string, visitorId: string, accountId: string) =>
   prepared(
     'lock-visitor-contact',
     sql`select ${CONTACT_COLUMNS} from contacts where chat_widget_id = ${widgetId} and widget_visitor_id = ${visitorId} and account_id = ${accountId} for update`,
@@ -112,6 +114,7 @@ function visitorContact(row: ContactRow, created: boolean): VisitorContact {
 /**
  * Call inside the transaction of the visitor's message: the contact row stays locked until
  * it ends (as lockContact locks it for every message), and Contact Created commits with it.
+ * `locked`: the rows of lockVisitorContact when the transaction ran it already.
  */
 export async function findOrCreateVisitorContact(
   client: pg.ClientBase,
@@ -119,10 +122,10 @@ export async function findOrCreateVisitorContact(
   widgetId: string,
   visitorId: string,
   verified: VerifiedVisitor | null = null,
+  locked?: ContactRow[],
 ): Promise<VisitorContact> {
-  const lookup = lockVisitorContact(widgetId, visitorId, accountId);
   const [firstName, lastName] = namesOf(verified?.name ?? null);
-  const [known] = await queryRows<ContactRow>(client, lookup);
+  const [known] = locked ?? (await queryRows<ContactRow>(client, lockVisitorContact(widgetId, visitorId, accountId)));
   if (known) {
     const stale =
       (verified?.email && verified.email !== known.email) || (firstName && firstName !== known.first_name) || (lastName && lastName !== known.last_name);

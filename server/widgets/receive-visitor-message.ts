@@ -3,10 +3,12 @@
 // what the page reported), its live events announced with the COMMIT. A message naming a
 // hand-off keyword queues the bot's turn instead (take-bot-turn.ts), keyed by the `messageId`
 // answered. The abuse limits are counted first, so a refused message costs no transaction.
+// A returning visitor's message is three round trips: the count (with the widget read), BEGIN
+// with the contact's lock and the session read after it, and the write with COMMIT and the
+// announcement.
 import type pg from 'pg';
 import { z } from 'zod';
-import { unarchiveOnInbound } from '../contacts/archive-contact.ts';
-import { withPoolTransaction } from '../db/pool-transaction.ts';
+import { openPoolTransaction } from '../db/pool-transaction.ts';
 import { prepared, queryRows, sql } from '../db/sql.ts';
 import { InvalidInputError, MissingParametersError, NotFoundError } from '../errors.ts';
 import { HttpUrl, NON_BLANK_TEXT_PATTERN } from '../input-rules.ts';
@@ -15,9 +17,18 @@ import type { Secrets } from '../secrets.ts';
 import { refuseForeignOrigin } from './check-widget-origin.ts';
 import { countVisitorMessage, countVisitorMessageReadingWidget, type MessageLimits } from './count-visitor-messages.ts';
 import { countingRefusals } from './count-visitor-requests.ts';
-import { findOrCreateVisitorContact, WIDGET_CHANNEL } from './find-or-create-visitor.ts';
+import { findOrCreateVisitorContact, lockVisitorContact, WIDGET_CHANNEL, type ContactRow } from './find-or-create-visitor.ts';
 import { userAgentOf } from './sql/record-visitor-details.ts';
-import { storeVisitorMessage } from './sql/store-visitor-message.ts';
+import {
+  botPartOf,
+  checksLately,
+  NO_SESSION,
+  readVisitorSession,
+  visitorMessageWrite,
+  visitorSessionOfKeySql,
+  type VisitorMessage,
+  type VisitorSessionRow,
+} from './sql/store-visitor-message.ts';
 import { checkWidgetVisitor, resolveWidgetVisitor, type VisitorRequest, type WidgetIdentity, type WidgetVisitor } from './visitor-identity.ts';
 import { MAX_WIDGET_ID_LENGTH } from './widget-record.ts';
 import { botAnswersOf, readSettings, type WidgetSettings } from './widget-settings.ts';
@@ -148,11 +159,19 @@ export async function receiveVisitorMessage(
   const { settings, visitor } = request.identityToken === undefined ? await countReadingWidget(deps, target, request) : await readThenCount(deps, target, request);
   const visitorId = visitor.key;
 
-  const stored = await withPoolTransaction(deps.pool, async (client) => {
-    const contact = await findOrCreateVisitorContact(client, ownerId, widgetId, visitorId, visitor.verified);
-    // Read under the contact's lock: a contact that is not archived costs no statement here.
-    if (contact.archived) await unarchiveOnInbound(client, ownerId, contact.block.id);
-    return storeVisitorMessage(client, {
+  const answers = botAnswersOf(settings, customData.body);
+  const externalId = customData.messageSid ?? customData.id ?? null;
+  // The session is read by a statement of its own after the lock's: one statement reads one snapshot, taken before it waits.
+  const transaction = await openPoolTransaction(deps.pool, {
+    with: [
+      lockVisitorContact(widgetId, visitorId, ownerId),
+      visitorSessionOfKeySql({ accountId: ownerId, widgetId, visitorId }, externalId, checksLately(answers)),
+    ],
+  });
+  try {
+    const [locked, session] = transaction.opened as [pg.QueryResult<ContactRow>, pg.QueryResult<VisitorSessionRow>];
+    const contact = await findOrCreateVisitorContact(transaction.client, ownerId, widgetId, visitorId, visitor.verified, locked.rows);
+    const visit: VisitorMessage = {
       accountId: ownerId,
       widgetId,
       visitorId,
@@ -163,20 +182,33 @@ export async function receiveVisitorMessage(
       status: customData.status ?? 'received',
       mediaUrl: customData.mediaUrl ?? null,
       mediaContentType: customData.mediaContentType ?? null,
-      externalId: customData.messageSid ?? customData.id ?? null,
+      externalId,
       details: {
         pageUrl: customData.pageUrl ?? null,
         referrer: customData.referrer ?? null,
         language: customData.language ?? null,
         userAgent: userAgentOf(request.userAgent),
       },
-      answers: botAnswersOf(settings, customData.body),
+      answers,
       job: {
         task: CHAT_WIDGET_MESSAGE_TASK,
         // No visitor id in the payload: job payloads reach the worker's logs; the turn reads it from the contact.
         payload: (messageId, firstOfSession): BotTurnJob => ({ accountId: ownerId, widgetId, contactId: contact.block.id, messageId, firstOfSession }),
       },
-    });
-  }, { afterCommit: (stored) => announceAfterCommitText(stored.announce) });
-  return { messageId: stored.messageId };
+    };
+    // A contact found only after the lock's read (another message created it meanwhile) is read again under its lock.
+    const bot =
+      locked.rows.length > 0 ? botPartOf(visit, session.rows[0]!) : contact.created ? botPartOf(visit, NO_SESSION) : await readVisitorSession(transaction.client, visit);
+    if ('repeatedId' in bot) {
+      await transaction.end();
+      return { messageId: bot.repeatedId };
+    }
+    const write = visitorMessageWrite(visit, bot);
+    await transaction.commitWith(write.statement, announceAfterCommitText(write.announce));
+    return { messageId: write.messageId };
+  } catch (error) {
+    // Rolled back, unless commitWith ended it already; rethrows.
+    await transaction.end(error);
+    throw error;
+  }
 }

@@ -3,10 +3,10 @@
 // when it was archived (re-checked by UPDATE on the newest row, under its lock), and only
 // then is the event written, by the one event writer, in the same transaction. A contact
 // already unarchived, or unarchived concurrently, is announced by nobody a second time.
-// Runs inside an ORM transaction (the API, a WhatsApp inbound) or on a pg client's
-// transaction (a widget visitor's message).
+// Runs inside an ORM transaction (the API, a WhatsApp inbound); a widget visitor's message
+// composes the same update and event into its own statement.
 import { prepared, queryRows, runSql, sql, type SqlRunner } from '../../db/sql.ts';
-import { eventsOf, insertEventsSql, newEventRow } from '../../events/sql/insert-events.ts';
+import { eventsOf, insertEventsSql, newEventRow, type EventRow } from '../../events/sql/insert-events.ts';
 
 /** Why the contact came back: the API call or a message the contact sent. */
 export type UnarchiveCause = 'api' | 'inbound_message';
@@ -27,10 +27,22 @@ select exists (select 1 from contacts where id = ${contactId} and account_id = $
        (select to_jsonb(u) from unarchived u) as contact`,
   );
 
+/**
+ * For a caller that read the contact archived under its row lock, and so unarchives it for
+ * certain: the SET list for its own update of the row, in the statement that also writes
+ * this event (one statement cannot update a row twice).
+ */
+export const UNARCHIVED_SET = sql`archived_at = null, updated_at = now()`;
+
+/** The Contact Unarchived event of a contact unarchived under its lock (with UNARCHIVED_SET). */
+export function contactUnarchivedEvent(contact: ContactBlock, cause: UnarchiveCause): EventRow {
+  return newEventRow('Contact Unarchived', { contact, unarchived_by: cause });
+}
+
 /** Unarchives on `db`'s transaction (an EntityManager's, or a pg client inside BEGIN). */
 export async function unarchiveContactRow(db: SqlRunner, accountId: string, contactId: string, cause: UnarchiveCause): Promise<UnarchiveOutcome> {
   const [row] = await queryRows<{ found: boolean; contact: ContactBlock | null }>(db, unarchive(accountId, contactId));
   if (!row?.contact) return { found: row?.found ?? false, unarchived: false };
-  await runSql(db, insertEventsSql(eventsOf(accountId, [newEventRow('Contact Unarchived', { contact: row.contact, unarchived_by: cause })])));
+  await runSql(db, insertEventsSql(eventsOf(accountId, [contactUnarchivedEvent(row.contact, cause)])));
   return { found: true, unarchived: true };
 }

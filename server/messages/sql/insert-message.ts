@@ -5,7 +5,7 @@
 // its transaction, so the session read is still true when the write runs.
 import type { Message } from '../../db/entities/index.ts';
 import { newId } from '../../db/ids.ts';
-import { joinSql, oneStatement, prepared, queryRows, runSql, sql, type Sql, type SqlRunner } from '../../db/sql.ts';
+import { joinSql, oneStatement, prepared, queryRows, runSql, sql, type Sql, type SqlRunner, type Statement } from '../../db/sql.ts';
 import { eventsOf, insertEventsSql, newEventRow, type EventRow } from '../../events/sql/insert-events.ts';
 import type { ContactEventBlock } from '../contact-event-data.ts';
 import { toMessageEventData, type ShownMessage } from '../message-record.ts';
@@ -56,9 +56,9 @@ export type SessionRow = { id: string | null; status: string | null; last_messag
 
 /**
  * The contact's open session (or, for a reopen, its latest), its last message, and the message
- * this one repeats. Exported for the plan's test.
+ * this one repeats; `contactId` a value, or a column of an outer query. Exported for the plan's test.
  */
-export function sessionQuery(contactId: string, reopen: boolean, repeatOf: string | null): Sql {
+export function sessionQuery(contactId: string | Sql, reopen: boolean, repeatOf: string | null): Sql {
   const session = reopen
     ? sql`select id, status from chat_sessions where contact_id = ${contactId}
           order by status = 'ChatSessionOpened' desc, started_at desc, id desc limit 1`
@@ -94,6 +94,13 @@ export async function insertMessage(runner: SqlRunner, input: NewMessage, also?:
  * and not a repeat).
  */
 export async function writeMessage(runner: SqlRunner, input: NewMessage, open: SessionRow | null, also?: AlsoWritten): Promise<WrittenMessage> {
+  const { statement, written } = writeMessageStatement(input, open, also);
+  await runSql(runner, statement);
+  return written;
+}
+
+/** writeMessage's statement, for a caller that sends it itself (with its COMMIT, say), and what it writes. */
+export function writeMessageStatement(input: NewMessage, open: SessionRow | null, also?: AlsoWritten): { statement: Statement; written: WrittenMessage } {
   const contactId = input.contact.id;
   const sessionStarted = !open?.id;
   const sessionId = open?.id ?? newId('cs');
@@ -131,8 +138,7 @@ export async function writeMessage(runner: SqlRunner, input: NewMessage, open: S
     ],
     calls: extra.calls,
   });
-  await runSql(runner, prepared('insert-message', statement));
-  return written;
+  return { statement: prepared('insert-message', statement), written };
 }
 
 function contentOf(content: MessageContent): MessageContent {

@@ -1,13 +1,16 @@
 // The writes of a visitor's message in one statement, no entity loaded: the message through
-// the one writer of messages, the bot's answer when the widget's settings alone decide it, and
-// what the visitor's page reported. Only a message naming a hand-off keyword queues the bot's
-// turn (and notifies with it, as its add_job does anyway); any other hands its live events back
-// to be announced after the commit, so its commit does not queue for the notify lock.
+// the one writer of messages, the bot's answer when the widget's settings alone decide it,
+// what the visitor's page reported, and the contact's unarchiving. Only a message naming a
+// hand-off keyword queues the bot's turn (and notifies with it, as its add_job does anyway);
+// any other hands its live events back to be announced after the commit, so its commit does
+// not queue for the notify lock. The session read it needs runs before it, under the
+// contact's lock, as a statement of its own (one statement reads one snapshot).
 import type pg from 'pg';
-import { prepared, queryRows, sql, type Sql } from '../../db/sql.ts';
+import { UNARCHIVED_SET, contactUnarchivedEvent } from '../../contacts/sql/unarchive-contact.ts';
+import { joinSql, prepared, queryRows, sql, type Sql, type Statement } from '../../db/sql.ts';
 import { addJobSql } from '../../jobs.ts';
 import type { ContactEventBlock } from '../../messages/contact-event-data.ts';
-import { sessionQuery, writeMessage, type MessageContent, type SessionRow } from '../../messages/sql/insert-message.ts';
+import { sessionQuery, writeMessageStatement, type MessageContent, type SessionRow } from '../../messages/sql/insert-message.ts';
 import { notifyConversationSql } from '../../realtime/publish-conversation-events.ts';
 import type { ConversationEvent } from '../../realtime/conversation-event.ts';
 import { conversationMessageOf } from '../conversation-message.ts';
@@ -18,7 +21,8 @@ export type VisitorMessage = {
   accountId: string;
   widgetId: string;
   visitorId: string;
-  contact: { block: ContactEventBlock; isBotActive: boolean; typing: boolean };
+  /** The contact as read under its lock; `archived`: the message unarchives it. */
+  contact: { block: ContactEventBlock; isBotActive: boolean; typing: boolean; archived: boolean };
   body: string;
   type: string;
   channel: string;
@@ -36,7 +40,7 @@ export type VisitorMessage = {
 };
 
 /** Whether the bot wrote to the contact within AWAY_MESSAGE_INTERVAL_MINUTES (read under the contact's lock). */
-export function botRepliedLatelySql(contactId: string): Sql {
+export function botRepliedLatelySql(contactId: string | Sql): Sql {
   return sql`exists (select 1 from messages m where m.contact_id = ${contactId} and m.sender = 'bot'
         and m.created_at > now() - make_interval(mins => ${AWAY_MESSAGE_INTERVAL_MINUTES}::int))`;
 }
@@ -48,6 +52,33 @@ export function visitorSessionSql(contactId: string, repeatOf: string | null, ch
   const lately = checkLately ? sql`session.id is not null and ${botRepliedLatelySql(contactId)}` : sql`false`;
   return sql`select session.*, ${lately} as replied_lately from (${sessionQuery(contactId, false, repeatOf)}) session`;
 }
+
+/** The visitor's contact by its key (the unique index on a widget's visitors). */
+export type VisitorKey = { accountId: string; widgetId: string; visitorId: string };
+
+/**
+ * The same read for the contact known by its key, to send right behind the lock on it
+ * (lockVisitorContact), before its id is known: no row without a contact, and the away check
+ * only while the bot is active for it.
+ */
+export function visitorSessionOfKeySql({ accountId, widgetId, visitorId }: VisitorKey, repeatOf: string | null, checkLately: boolean): Statement {
+  const contactId = sql`c.id`;
+  const lately = checkLately ? sql`c.is_bot_active and session.id is not null and ${botRepliedLatelySql(contactId)}` : sql`false`;
+  return prepared(
+    'visitor-message-session-of-key',
+    sql`select session.*, ${lately} as replied_lately
+  from contacts c cross join lateral (${sessionQuery(contactId, false, repeatOf)}) session
+ where c.account_id = ${accountId} and c.chat_widget_id = ${widgetId} and c.widget_visitor_id = ${visitorId}`,
+  );
+}
+
+/** Whether the session read checks if the bot replied lately: only when its answer could be the away message. */
+export function checksLately(answers: BotAnswers): boolean {
+  return !answers.handsOff && answers.awayMessage !== null;
+}
+
+/** The session read of a contact this transaction created: it has no session and no message. */
+export const NO_SESSION: VisitorSessionRow = { id: null, status: null, last_message_id: null, last_direction: null, repeated_id: null, replied_lately: false };
 
 /** What the bot does for a visitor's message, by the session read. */
 export type BotPart = {
@@ -67,15 +98,18 @@ export async function readVisitorSession(
   client: pg.ClientBase,
   visit: Pick<VisitorMessage, 'contact' | 'externalId' | 'answers'>,
 ): Promise<{ repeatedId: string } | BotPart> {
+  const checkLately = visit.contact.isBotActive && checksLately(visit.answers);
+  const [open] = await queryRows<VisitorSessionRow>(client, prepared('visitor-message-session', visitorSessionSql(visit.contact.block.id, visit.externalId, checkLately)));
+  return botPartOf(visit, open!);
+}
+
+/** What the bot does, given the session read (under the contact's lock); the id of the message it repeats instead, when it is a retry. */
+export function botPartOf(visit: Pick<VisitorMessage, 'contact' | 'answers'>, open: VisitorSessionRow): { repeatedId: string } | BotPart {
   const { contact, answers } = visit;
+  if (open.repeated_id) return { repeatedId: open.repeated_id };
   const answering = contact.isBotActive && !answers.handsOff;
-  const [open] = await queryRows<VisitorSessionRow>(
-    client,
-    prepared('visitor-message-session', visitorSessionSql(contact.block.id, visit.externalId, answering && answers.awayMessage !== null)),
-  );
-  if (open!.repeated_id) return { repeatedId: open!.repeated_id };
-  const reply = !answering ? null : !open!.id ? answers.greeting : open!.replied_lately ? null : answers.awayMessage;
-  return { open: open!, reply, turn: contact.isBotActive && answers.handsOff };
+  const reply = !answering ? null : !open.id ? answers.greeting : open.replied_lately ? null : answers.awayMessage;
+  return { open, reply, turn: contact.isBotActive && answers.handsOff };
 }
 
 /** The bot's answer to the visitor message `messageId`, keyed as its turn's reply so a turn for the same message never repeats it. */
@@ -96,22 +130,21 @@ export function botReplyContent(messageId: string, body: string, channel: string
   };
 }
 
-/** What storeVisitorMessage wrote: the message id (the first one's, for a retry), and the live events to announce once it commits. */
-export type StoredVisitorMessage = { messageId: string; announce: ConversationEvent[] };
+/** The visitor message's one write: its statement, the message id, and the live events to announce once it commits. */
+export type VisitorMessageWrite = { statement: Statement; messageId: string; announce: ConversationEvent[] };
 
 /**
- * Stores the message on `client`'s transaction, whose caller holds the contact's row lock:
- * the session read, then one write. A retry of the same message (its `messageSid`) finds the
- * first one and writes nothing; nothing of the bot's while it is paused for the contact.
+ * The write of a message that is no retry (botPartOf gave `bot`), to run on the transaction
+ * holding the contact's row lock that the session read ran under; nothing of the bot's while
+ * it is paused for the contact.
  */
-export async function storeVisitorMessage(client: pg.ClientBase, visit: VisitorMessage): Promise<StoredVisitorMessage> {
+export function visitorMessageWrite(visit: VisitorMessage, bot: BotPart): VisitorMessageWrite {
   const contactId = visit.contact.block.id;
-  const bot = await readVisitorSession(client, visit);
-  if ('repeatedId' in bot) return { messageId: bot.repeatedId, announce: [] };
   let announce: ConversationEvent[] = [];
   const { reply, turn } = bot;
-  const written = await writeMessage(
-    client,
+  // Before the message's own events: it came back before the message was written.
+  const unarchived = visit.contact.archived ? [contactUnarchivedEvent(visit.contact.block, 'inbound_message')] : [];
+  const { statement, written } = writeMessageStatement(
     {
       accountId: visit.accountId,
       contact: visit.contact.block,
@@ -138,12 +171,15 @@ export async function storeVisitorMessage(client: pg.ClientBase, visit: VisitorM
       // message's turn, or someone typing through the API), as a message with a turn does.
       if (turn || visit.contact.typing) live.push({ ...target, kind: 'typing', isBotTyping: true });
       const seen = recordVisitorDetailsSql(visit.accountId, contactId, visit.details, message.createdAt);
+      const sets = [...(turn ? [sql`is_bot_typing = true, bot_typing_for = ${message.id}::text`] : []), ...(visit.contact.archived ? [UNARCHIVED_SET] : [])];
+      const writes = sets.length === 0 ? [seen] : [seen, sql`update contacts set ${joinSql(sets)} where id = ${contactId}::text and account_id = ${visit.accountId}::text`];
       if (!turn) {
         announce = live;
-        return { writes: [seen] };
+        return { writes, events: unarchived };
       }
       return {
-        writes: [seen, sql`update contacts set is_bot_typing = true, bot_typing_for = ${message.id}::text where id = ${contactId}::text`],
+        writes,
+        events: unarchived,
         calls: [
           addJobSql({ task: visit.job.task, payload: visit.job.payload(message.id, sessionStarted), jobKey: `${visit.job.task}:${message.id}` }),
           notifyConversationSql(live),
@@ -151,5 +187,5 @@ export async function storeVisitorMessage(client: pg.ClientBase, visit: VisitorM
       };
     },
   );
-  return { messageId: written.message.id, announce };
+  return { statement, messageId: written.message.id, announce };
 }
