@@ -1,11 +1,13 @@
 // PostgreSQL's work per chat-widget visitor message with any bot's turn it causes (the API
 // process takes the message, a ROLE=worker process the turn), until the job queue is empty
 // again; `away` gives the widgets an away message. This script's own polls and the processes'
-// idle background are subtracted. docs/performance.md, Measuring one change.
+// idle background are subtracted, and both processes' round trips to it counted; BENCH_TREE
+// runs them from another checkout. docs/performance.md, Measuring one change.
 //   node bench/db-work/bot-turn.ts [visitors] [away]
 import pg from 'pg';
 import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
-import { cleanUp } from '../processes.ts';
+import { cleanUp, root } from '../processes.ts';
+import { COUNT_SETTLE_MS, roundTripCounter } from './round-trips.ts';
 import { startWorkerRole } from '../scenarios/servers.ts';
 import { startWidgetService } from './widget-service.ts';
 import { measureWork, startCountingDatabase, STATS_SETTLE_MS, type WorkReport } from './counters.ts';
@@ -20,8 +22,10 @@ const IDLE_MS = 10_000;
 
 try {
   const { url } = await startCountingDatabase();
-  const { service, call, widgets, owner } = await startWidgetService(url, WIDGETS, AWAY ? { awayMessage: 'We are away; someone will answer here.' } : {});
-  const worker = await startWorkerRole(url);
+  const counter = await roundTripCounter();
+  const tree = process.env.BENCH_TREE ?? root;
+  const { service, call, widgets, owner } = await startWidgetService(url, WIDGETS, AWAY ? { awayMessage: 'We are away; someone will answer here.' } : {}, counter.env('api'), tree);
+  const worker = await startWorkerRole(url, counter.env('worker'), tree);
 
   const postmaster = await postmasterPid(url);
   /** CPU milliseconds so far of the API process, the worker and PostgreSQL. */
@@ -62,21 +66,32 @@ try {
   for (let round = 0; round < 3; round++) await post('warm', WARM_VISITORS, round);
   await drained();
 
-  const idle = await measureWork(url, 1, () => new Promise((resolve) => setTimeout(resolve, IDLE_MS)));
+  let idleRoundTripsPerMs = 0;
+  const idle = await measureWork(url, 1, async () => {
+    const counted = await counter.count();
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    idleRoundTripsPerMs = ((await counter.count()) - counted) / (IDLE_MS + COUNT_SETTLE_MS);
+  });
   const idlePerMs = (key: 'statements' | 'commits' | 'walRecords' | 'walBytes' | 'walSyncs') => idle.perOperation[key] / (IDLE_MS + STATS_SETTLE_MS);
-  console.log(`idle background: ${(idlePerMs('commits') * 1000).toFixed(2)} commits/s, ${(idlePerMs('statements') * 1000).toFixed(2)} statements/s`);
+  console.log(
+    `idle background: ${(idlePerMs('commits') * 1000).toFixed(2)} commits/s, ${(idlePerMs('statements') * 1000).toFixed(2)} statements/s, ` +
+      `${(idleRoundTripsPerMs * 1000).toFixed(2)} round trips/s`,
+  );
 
-  type Net = { statements: number; commits: number; walRecords: number; walBytes: number; walSyncs: number };
+  type Net = { roundTrips: number; statements: number; commits: number; walRecords: number; walBytes: number; walSyncs: number };
   const measure = async (title: string, operations: number, operate: () => Promise<void>): Promise<Net> => {
     let pollsBefore = 0;
     let elapsed = 0;
     let cpuUsed: number[] = [];
+    let roundTrips = 0;
     const report: WorkReport = await measureWork(url, operations, async () => {
       pollsBefore = polls;
       const started = performance.now();
       const cpuBefore = cpu();
+      const counted = await counter.count();
       await operate();
       await drained();
+      roundTrips = (await counter.count()) - counted;
       cpuUsed = cpu().map((ms, index) => ms - cpuBefore[index]!);
       elapsed = performance.now() - started;
     });
@@ -84,6 +99,7 @@ try {
     const pollsPer = (polls - pollsBefore) / operations;
     const { perOperation } = report;
     const net: Net = {
+      roundTrips: (roundTrips - idleRoundTripsPerMs * (elapsed - COUNT_SETTLE_MS)) / operations,
       statements: perOperation.statements - pollsPer - (idlePerMs('statements') * window) / operations,
       commits: perOperation.commits - pollsPer - (idlePerMs('commits') * window) / operations,
       walRecords: perOperation.walRecords - (idlePerMs('walRecords') * window) / operations,
@@ -93,7 +109,7 @@ try {
     console.log(`\n${title}`);
     console.log(report.lines.join('\n'));
     console.log(
-      `net of ${pollsPer.toFixed(2)} polls and the idle background: ${net.statements.toFixed(2)} statements, ${net.commits.toFixed(2)} commits, ` +
+      `net of ${pollsPer.toFixed(2)} polls and the idle background: ${net.roundTrips.toFixed(2)} round trips (both processes), ${net.statements.toFixed(2)} statements, ${net.commits.toFixed(2)} commits, ` +
         `${net.walRecords.toFixed(1)} WAL records, ${net.walBytes.toFixed(0)} WAL bytes, ${net.walSyncs.toFixed(2)} WAL fsyncs`,
     );
     const [api, work, postgres] = cpuUsed.map((ms) => ((ms / operations) * 1000).toFixed(0));
@@ -110,7 +126,7 @@ try {
   });
   const mix = (key: keyof Net) => (first[key] + 2 * later[key]) / 3;
   console.log(
-    `\nper visitor message, the events bench's mix (one first message, two later): ${mix('statements').toFixed(2)} statements, ` +
+    `\nper visitor message, the events bench's mix (one first message, two later): ${mix('roundTrips').toFixed(2)} round trips, ${mix('statements').toFixed(2)} statements, ` +
       `${mix('commits').toFixed(2)} commits, ${mix('walRecords').toFixed(1)} WAL records, ${mix('walBytes').toFixed(0)} WAL bytes, ${mix('walSyncs').toFixed(2)} WAL fsyncs`,
   );
   await poller.end();

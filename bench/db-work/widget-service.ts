@@ -3,6 +3,7 @@
 // account, its chat widgets, and a JSON caller for the service.
 import { Agent, request } from 'undici';
 import { seedAccounts } from '../database.ts';
+import { root } from '../processes.ts';
 import { startApiProcess, type StartedServer } from '../scenarios/servers.ts';
 
 export type CallService = (method: string, pathname: string, body?: unknown, apiKey?: string) => Promise<{ data: Record<string, unknown> }>;
@@ -11,15 +12,26 @@ export type WidgetService = { service: StartedServer; call: CallService; widgets
 const insecure = new Agent({ connect: { rejectUnauthorized: false }, connections: 8 });
 const MANY = '10000000';
 
-/** `settings`: every widget's settings (default ones unless given). */
-export async function startWidgetService(url: string, widgetCount: number, settings: Record<string, unknown> = {}): Promise<WidgetService> {
+/**
+ * `settings`: every widget's settings (default ones unless given); `env`: more of the
+ * service's environment (a round-trip counter's, say); `tree`: the checkout the service runs
+ * from (another branch's, to compare).
+ */
+export async function startWidgetService(
+  url: string,
+  widgetCount: number,
+  settings: Record<string, unknown> = {},
+  env: Record<string, string> = {},
+  tree = root,
+): Promise<WidgetService> {
   const { targets } = await seedAccounts(url, 1);
-  const service = await startApiProcess(url, {
+  const limits = {
     WIDGET_REQUESTS_PER_IP_PER_MINUTE: MANY,
     WIDGET_MESSAGES_PER_IP_PER_MINUTE: MANY,
     WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: MANY,
     WIDGET_SOCKETS_PER_IP: MANY,
-  });
+  };
+  const service = await startApiProcess(url, { ...limits, ...env }, [], tree);
   const call: CallService = async (method, pathname, body, apiKey) => {
     const response = await request(service.origin + pathname, {
       method: method as 'GET',
