@@ -66,24 +66,25 @@ try {
   for (let round = 0; round < 3; round++) await post('warm', WARM_VISITORS, round);
   await drained();
 
-  let idleRoundTripsPerMs = 0;
+  let idleRoundTripsPerMs = { api: 0, worker: 0 };
   const idle = await measureWork(url, 1, async () => {
     const counted = await counter.count();
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
-    idleRoundTripsPerMs = ((await counter.count()) - counted) / (IDLE_MS + COUNT_SETTLE_MS);
+    const counts = await counter.count();
+    idleRoundTripsPerMs = { api: (counts.api! - counted.api!) / (IDLE_MS + COUNT_SETTLE_MS), worker: (counts.worker! - counted.worker!) / (IDLE_MS + COUNT_SETTLE_MS) };
   });
   const idlePerMs = (key: 'statements' | 'commits' | 'walRecords' | 'walBytes' | 'walSyncs') => idle.perOperation[key] / (IDLE_MS + STATS_SETTLE_MS);
   console.log(
     `idle background: ${(idlePerMs('commits') * 1000).toFixed(2)} commits/s, ${(idlePerMs('statements') * 1000).toFixed(2)} statements/s, ` +
-      `${(idleRoundTripsPerMs * 1000).toFixed(2)} round trips/s`,
+      `${(idleRoundTripsPerMs.api * 1000).toFixed(2)} round trips/s from the API process, ${(idleRoundTripsPerMs.worker * 1000).toFixed(2)} from the worker`,
   );
 
-  type Net = { roundTrips: number; statements: number; commits: number; walRecords: number; walBytes: number; walSyncs: number };
+  type Net = { apiRoundTrips: number; workerRoundTrips: number; statements: number; commits: number; walRecords: number; walBytes: number; walSyncs: number };
   const measure = async (title: string, operations: number, operate: () => Promise<void>): Promise<Net> => {
     let pollsBefore = 0;
     let elapsed = 0;
     let cpuUsed: number[] = [];
-    let roundTrips = 0;
+    let roundTrips = { api: 0, worker: 0 };
     const report: WorkReport = await measureWork(url, operations, async () => {
       pollsBefore = polls;
       const started = performance.now();
@@ -91,7 +92,8 @@ try {
       const counted = await counter.count();
       await operate();
       await drained();
-      roundTrips = (await counter.count()) - counted;
+      const counts = await counter.count();
+      roundTrips = { api: counts.api! - counted.api!, worker: counts.worker! - counted.worker! };
       cpuUsed = cpu().map((ms, index) => ms - cpuBefore[index]!);
       elapsed = performance.now() - started;
     });
@@ -99,7 +101,8 @@ try {
     const pollsPer = (polls - pollsBefore) / operations;
     const { perOperation } = report;
     const net: Net = {
-      roundTrips: (roundTrips - idleRoundTripsPerMs * (elapsed - COUNT_SETTLE_MS)) / operations,
+      apiRoundTrips: (roundTrips.api - idleRoundTripsPerMs.api * (elapsed - COUNT_SETTLE_MS)) / operations,
+      workerRoundTrips: (roundTrips.worker - idleRoundTripsPerMs.worker * (elapsed - COUNT_SETTLE_MS)) / operations,
       statements: perOperation.statements - pollsPer - (idlePerMs('statements') * window) / operations,
       commits: perOperation.commits - pollsPer - (idlePerMs('commits') * window) / operations,
       walRecords: perOperation.walRecords - (idlePerMs('walRecords') * window) / operations,
@@ -109,7 +112,7 @@ try {
     console.log(`\n${title}`);
     console.log(report.lines.join('\n'));
     console.log(
-      `net of ${pollsPer.toFixed(2)} polls and the idle background: ${net.roundTrips.toFixed(2)} round trips (both processes), ${net.statements.toFixed(2)} statements, ${net.commits.toFixed(2)} commits, ` +
+      `net of ${pollsPer.toFixed(2)} polls and the idle background: ${net.apiRoundTrips.toFixed(2)} round trips from the API process and ${net.workerRoundTrips.toFixed(2)} from the worker, ${net.statements.toFixed(2)} statements, ${net.commits.toFixed(2)} commits, ` +
         `${net.walRecords.toFixed(1)} WAL records, ${net.walBytes.toFixed(0)} WAL bytes, ${net.walSyncs.toFixed(2)} WAL fsyncs`,
     );
     const [api, work, postgres] = cpuUsed.map((ms) => ((ms / operations) * 1000).toFixed(0));
@@ -126,7 +129,7 @@ try {
   });
   const mix = (key: keyof Net) => (first[key] + 2 * later[key]) / 3;
   console.log(
-    `\nper visitor message, the events bench's mix (one first message, two later): ${mix('roundTrips').toFixed(2)} round trips, ${mix('statements').toFixed(2)} statements, ` +
+    `\nper visitor message, the events bench's mix (one first message, two later): ${mix('apiRoundTrips').toFixed(2)} + ${mix('workerRoundTrips').toFixed(2)} round trips (API process + worker), ${mix('statements').toFixed(2)} statements, ` +
       `${mix('commits').toFixed(2)} commits, ${mix('walRecords').toFixed(1)} WAL records, ${mix('walBytes').toFixed(0)} WAL bytes, ${mix('walSyncs').toFixed(2)} WAL fsyncs`,
   );
   await poller.end();

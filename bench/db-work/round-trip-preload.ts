@@ -2,7 +2,8 @@
 // process's round trips to PostgreSQL where pg sends them. A round trip starts when a
 // connection sends while it waits for no answer (no Query or Sync unanswered); statements
 // sent behind others before their answers (pipelined) ride on the same one. The count goes
-// to ROUND_TRIPS_FILE every 100 ms and at exit.
+// to ROUND_TRIPS_FILE every 100 ms and at exit; with RT_DEBUG=1, to `<that file>.debug`
+// besides, how many round trips began with each message's first bytes.
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -17,10 +18,17 @@ if (!file) throw new Error('ROUND_TRIPS_FILE is required');
 const pg = createRequire(path.join(process.cwd(), 'package.json'))('pg') as { Connection: { prototype: Connection } };
 const prototype = pg.Connection.prototype;
 let roundTrips = 0;
+const debug = process.env.RT_DEBUG ? new Map<string, number>() : null;
 
 const { _send: send, sync, query, emit } = prototype;
 prototype._send = function (this: Counted, buffer: Buffer) {
-  if (!this.open) roundTrips += 1;
+  if (!this.open) {
+    roundTrips += 1;
+    if (debug) {
+      const key = buffer.subarray(0, 48).toString('latin1').replace(/[^ -~]/g, '.');
+      debug.set(key, (debug.get(key) ?? 0) + 1);
+    }
+  }
   this.open = true;
   send.call(this, buffer);
 };
@@ -41,6 +49,9 @@ prototype.emit = function (this: Counted, event: string, ...args: unknown[]) {
   return emit.call(this, event, ...args);
 };
 
-const write = () => writeFileSync(file, String(roundTrips));
+const write = () => {
+  writeFileSync(file, String(roundTrips));
+  if (debug) writeFileSync(`${file}.debug`, [...debug].sort((a, b) => b[1] - a[1]).map(([key, n]) => `${n} ${key}`).join('\n'));
+};
 setInterval(write, 100).unref();
 process.on('exit', write);

@@ -8,8 +8,8 @@ import { tempDir } from '../processes.ts';
 export type RoundTripCounter = {
   /** The environment that has a process count its round trips; one per process. */
   env(name: string): Record<string, string>;
-  /** Round trips so far, over every counted process (written every 100 ms: read it a moment after the work). */
-  count(): Promise<number>;
+  /** Round trips so far by process name (written every 100 ms: read a moment after the work). */
+  count(): Promise<Record<string, number>>;
 };
 
 const PRELOAD = path.join(import.meta.dirname, 'round-trip-preload.ts');
@@ -18,17 +18,17 @@ export const COUNT_SETTLE_MS = 300;
 
 export async function roundTripCounter(): Promise<RoundTripCounter> {
   const dir = await tempDir('round-trips');
-  const files: string[] = [];
+  const files = new Map<string, string>();
   return {
     env(name) {
       const file = path.join(dir, `${name}.count`);
-      files.push(file);
+      files.set(name, file);
       return { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${PRELOAD}`.trim(), ROUND_TRIPS_FILE: file };
     },
     async count() {
       await new Promise((resolve) => setTimeout(resolve, COUNT_SETTLE_MS));
-      const counts = await Promise.all(files.map((file) => readFile(file, 'utf8').then(Number, () => 0)));
-      return counts.reduce((sum, count) => sum + count, 0);
+      const counts = await Promise.all([...files].map(async ([name, file]) => [name, await readFile(file, 'utf8').then(Number, () => 0)] as const));
+      return Object.fromEntries(counts);
     },
   };
 }

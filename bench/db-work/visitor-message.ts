@@ -39,9 +39,9 @@ try {
     const api = processCpuMs(service.process.child.pid!);
     const postgres = postgresCpuMs(postmaster);
     const started = performance.now();
-    const counted = await counter.count();
+    const counted = (await counter.count()).api!;
     await post(MESSAGES);
-    roundTrips = (await counter.count()) - counted;
+    roundTrips = (await counter.count()).api! - counted;
     cpu = { api: processCpuMs(service.process.child.pid!) - api, postgres: postgresCpuMs(postmaster) - postgres, ms: performance.now() - started };
   });
   console.log(report.lines.join('\n'));
