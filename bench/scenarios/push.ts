@@ -18,7 +18,8 @@ const VISITORS = Number(process.env.BENCH_PUSH_VISITORS) || 10_000;
  * The ramp: each target's rate starts at BENCH_PUSH_RAMP_FROM messages/s and grows by
  * BENCH_PUSH_RAMP_FACTOR per step until a step misses (p99 at or over P99_LIMIT_MS, or any
  * message not answered 200 or never pushed), then narrows the gap between its last passing
- * and first missing rate BENCH_PUSH_RAMP_REFINE times. No rate above BENCH_PUSH_RAMP_MAX:
+ * and first missing rate BENCH_PUSH_RAMP_REFINE times (when the first step misses, it steps
+ * down first). No rate above BENCH_PUSH_RAMP_MAX:
  * a visitor may send 20 messages a minute, so 10,000 visitors carry 3,333 a second at most.
  */
 const RAMP_FROM = Number(process.env.BENCH_PUSH_RAMP_FROM) || 200;
@@ -75,20 +76,24 @@ const passes = (round: Round) => round.p99 < P99_LIMIT_MS && round.errors + roun
 type Ramp = { steps: Round[]; passed: number; missed: number | null; refined: number };
 
 /** The ramp's next rate, or null when it is done. */
-export function nextRate(ramp: Ramp): number | null {
+function nextRate(ramp: Ramp): number | null {
   if (ramp.missed === null) {
     if (ramp.steps.length === 0) return RAMP_FROM;
     const next = Math.round(ramp.passed * RAMP_FACTOR);
     return next > RAMP_MAX ? (ramp.passed < RAMP_MAX ? RAMP_MAX : null) : next;
   }
-  // Nothing passed: the figure is below the ramp's start, not narrowed.
-  if (ramp.passed === 0 || ramp.refined >= RAMP_REFINE) return null;
+  // Nothing passed yet: down a step at a time, to the start's third step below at most.
+  if (ramp.passed === 0) {
+    const lower = Math.round(ramp.missed / RAMP_FACTOR);
+    return lower >= Math.max(1, RAMP_FROM / RAMP_FACTOR ** 3) ? lower : null;
+  }
+  if (ramp.refined >= RAMP_REFINE) return null;
   const between = Math.round(Math.sqrt(ramp.passed * ramp.missed));
   return between > ramp.passed && between < ramp.missed ? between : null;
 }
 
 function record(ramp: Ramp, round: Round): void {
-  if (ramp.missed !== null) ramp.refined += 1;
+  if (ramp.missed !== null && ramp.passed > 0) ramp.refined += 1;
   ramp.steps.push(round);
   if (passes(round)) ramp.passed = Math.max(ramp.passed, round.rate);
   else ramp.missed = Math.min(ramp.missed ?? Infinity, round.rate);
@@ -254,6 +259,8 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
     const rows: Row[] = [
       {
         ...ratioRow(`${label}: highest message rate with p99 < ${P99_LIMIT_MS} ms (baseline: bare durable relay)`, 'messages/s', serviceRate, bareRate),
+        // No rate of the relay passed: no ratio to give.
+        ratio,
         target: `ratio ≥ ${TARGET_RATIO}`,
         met: ratio >= TARGET_RATIO,
       },
@@ -286,7 +293,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       rows,
       notes: [
         `Service: \`node server/main.ts\` with ROLE=api; each message is a POST /v1/incoming-chat-widget-message that stores the message in one transaction and publishes it with pg_notify in a statement sent with its COMMIT (with the widgets' default settings a visitor's later message queues no bot turn: its turn would be silent); the process LISTENing emits it to the visitor's Socket.IO room. ${WIDGETS} widgets, ${VISITORS.toLocaleString('en')} visitors on WebSocket transport (TLS) held for the whole scenario. Before the ramp every visitor sends one unmeasured message (at ${PRIMING_RATE}/s), which creates its contact.`,
-        `The ramp: from ${RAMP_FROM} messages/s up by a factor ${RAMP_FACTOR} a step (BENCH_PUSH_RAMP_FROM, BENCH_PUSH_RAMP_FACTOR; at most ${RAMP_MAX}/s, BENCH_PUSH_RAMP_MAX) until a step misses (p99 ≥ ${P99_LIMIT_MS} ms, or a message not answered 200 or never pushed within 5 s), then ${RAMP_REFINE} steps between the last passing and the first missing rate (BENCH_PUSH_RAMP_REFINE); each step ${WARM_UP_SECONDS} s of the same traffic not measured, then ${settings.durationSeconds} s measured (BENCH_DURATION). The service and the relay step in turn through the same run. Service: ${steps('service')}${ceiling(ramps.service)}. Bare relay: ${steps('bare')}${ceiling(ramps.bare)}.`,
+        `The ramp: from ${RAMP_FROM} messages/s up by a factor ${RAMP_FACTOR} a step (BENCH_PUSH_RAMP_FROM, BENCH_PUSH_RAMP_FACTOR; at most ${RAMP_MAX}/s, BENCH_PUSH_RAMP_MAX) until a step misses (p99 ≥ ${P99_LIMIT_MS} ms, or a message not answered 200 or never pushed within 5 s), then up to ${RAMP_REFINE} more between the last passing and the first missing rate (BENCH_PUSH_RAMP_REFINE; when the first step misses, down a step at a time first); each step ${WARM_UP_SECONDS} s of the same traffic not measured, then ${settings.durationSeconds} s measured (BENCH_DURATION). The service and the relay step in turn through the same run. Service: ${steps('service')}${ceiling(ramps.service)}. Bare relay: ${steps('bare')}${ceiling(ramps.bare)}.`,
         `Baseline: bench/push/bare-relay.ts with DATABASE_URL, fastify over HTTPS with Socket.IO on the same server: it inserts the posted message as one row (a table made \`like messages\`: the same columns and indexes, no foreign keys) in one statement on a pool as large as the service's, committed durably, then emits it to the room; no authentication, no counting, no session. The visitors and the posts come from ${DRIVERS} driver processes (bench/push/driver.ts), each holding its share of the sockets to both servers and posting its share of the rate; latency is from the POST being sent to the socket receiving the message. Busiest driver during the service's step at ${full.rate.toLocaleString('en')}/s: ${full.driverCpuShare.toFixed(2)} of a core, event-loop delay p99 ${full.driverLoopDelayP99.toFixed(1)} ms (10 ms timer).`,
         `Memory per socket: VmRSS of the server process (/proc/<pid>/status) with the ${VISITORS.toLocaleString('en')} sockets connected and idle, minus VmRSS before any visitor connected, divided by ${VISITORS.toLocaleString('en')}; each reading after two full garbage collections forced over the inspector (the processes run with ${INSPECT_ARGS.join(' ')}). Service: ${Math.round(memory.service.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.service.after.rss / 2 ** 20)} MiB, ${heap(memory.service)}; bare relay: ${Math.round(memory.bare.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.bare.after.rss / 2 ** 20)} MiB, ${heap(memory.bare)}; the same relay over plain HTTP (no database): ${heap(memory.plain)}; the service with TLS=off: ${heap(memory.proxied)}. Beyond the JavaScript heap, the difference between HTTPS and plain HTTP is each connection's TLS state in Node and OpenSSL (${process.versions.openssl}).`,
         `Where the service's step at ${full.rate.toLocaleString('en')} messages/s spends its time (the machine's ${cpus().length} cores carry all of it, drivers and PostgreSQL included): the service process ${share(full, (r) => r.serverCpuMs).toFixed(2)} of a core, its event loop delayed p99 ${full.loopDelayP99.toFixed(1)} ms (prom-client's 10 ms timer, which an idle loop reads as about 10 ms); PostgreSQL ${share(full, (r) => r.postgresCpuMs).toFixed(2)} of a core; the busiest driver ${full.driverCpuShare.toFixed(2)}. The bare relay at ${bare.rate.toLocaleString('en')}/s used ${share(bare, (r) => r.serverCpuMs).toFixed(2)} of a core and PostgreSQL ${share(bare, (r) => r.postgresCpuMs).toFixed(2)}.`,

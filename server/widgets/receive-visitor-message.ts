@@ -23,7 +23,6 @@ import {
   botPartOf,
   checksLately,
   NO_SESSION,
-  readVisitorSession,
   visitorMessageWrite,
   visitorSessionOfKeySql,
   type VisitorMessage,
@@ -162,12 +161,8 @@ export async function receiveVisitorMessage(
   const answers = botAnswersOf(settings, customData.body);
   const externalId = customData.messageSid ?? customData.id ?? null;
   // The session is read by a statement of its own after the lock's: one statement reads one snapshot, taken before it waits.
-  const transaction = await openPoolTransaction(deps.pool, {
-    with: [
-      lockVisitorContact(widgetId, visitorId, ownerId),
-      visitorSessionOfKeySql({ accountId: ownerId, widgetId, visitorId }, externalId, checksLately(answers)),
-    ],
-  });
+  const readSession = visitorSessionOfKeySql({ accountId: ownerId, widgetId, visitorId }, externalId, checksLately(answers));
+  const transaction = await openPoolTransaction(deps.pool, { with: [lockVisitorContact(widgetId, visitorId, ownerId), readSession] });
   try {
     const [locked, session] = transaction.opened as [pg.QueryResult<ContactRow>, pg.QueryResult<VisitorSessionRow>];
     const contact = await findOrCreateVisitorContact(transaction.client, ownerId, widgetId, visitorId, visitor.verified, locked.rows);
@@ -197,8 +192,8 @@ export async function receiveVisitorMessage(
       },
     };
     // A contact found only after the lock's read (another message created it meanwhile) is read again under its lock.
-    const bot =
-      locked.rows.length > 0 ? botPartOf(visit, session.rows[0]!) : contact.created ? botPartOf(visit, NO_SESSION) : await readVisitorSession(transaction.client, visit);
+    const open = locked.rows.length > 0 ? session.rows[0]! : contact.created ? NO_SESSION : (await queryRows<VisitorSessionRow>(transaction.client, readSession))[0]!;
+    const bot = botPartOf(visit, open);
     if ('repeatedId' in bot) {
       await transaction.end();
       return { messageId: bot.repeatedId };

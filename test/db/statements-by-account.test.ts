@@ -56,7 +56,6 @@ const NOT_YET_SCOPED: { name: string; matches: RegExp }[] = [
   { name: 'select l0.id, l0.account_id from lists as l0 where l0.id = $1 limit', matches: /^select l0\.id, l0\.account_id from lists as l0 where l0\.id = \$1 limit/ },
   { name: 'select list_id, count(*) as count from contact_lists where list_id = any($1::text[])', matches: /^select list_id, count\(\*\) as count from contact_lists where list_id = any\(\$1::text\[\]\)/ },
   { name: 'select s.id, s.status, last.id as last_message_id, last.direction as last_direction,', matches: /^select s\.id, s\.status, last\.id as last_message_id, last\.direction as last_direction,/ },
-  { name: 'select session.*, $2 as replied_lately from (select s.id, s.status, last.id as', matches: /^select session\.\*, \$2 as replied_lately from \(select s\.id, s\.status, last\.id as/ },
   { name: 'update broadcasts set status = $2, started_at = now(), updated_at = now() where id = $1', matches: /^update broadcasts set status = \$2, started_at = now\(\), updated_at = now\(\) where id = \$1/ },
   { name: 'update broadcasts set status = $3, completed_at = now(), updated_at = now(), error =', matches: /^update broadcasts set status = \$3, completed_at = now\(\), updated_at = now\(\), error =/ },
   { name: 'update broadcasts set total = (select count(*) from broadcast_recipients where', matches: /^update broadcasts set total = \(select count\(\*\) from broadcast_recipients where/ },
