@@ -28,6 +28,8 @@ import {
   visitorSays,
 } from './console-fixtures.ts';
 
+const AWAY = 'We are away right now; we will answer soon.';
+
 /** Reads of the API while waiting go at this pace: the console shares the account key's per-minute budget. */
 const API_POLL_MS = 500;
 
@@ -125,7 +127,8 @@ describe.each(CONSOLE_SCREENS)('the console on a $name', (screen) => {
   });
 
   it("a reply carries the agent's name, stored for the next visit; the visitor sees it, and their next message gets no bot answer", async () => {
-    const conversation = await widgetConversation(service, account);
+    // A widget whose bot would answer the visitor's next message (the away message) if it were on.
+    const conversation = await widgetConversation(service, account, { awayMessage: AWAY });
     const name = await listedName(service, account.apiKey, conversation.contactId);
     await openByKeyboard(page, name);
     await messageLog(page).getByText('hello').waitFor({ timeout: DEADLINE_MS });
@@ -146,6 +149,8 @@ describe.each(CONSOLE_SCREENS)('the console on a $name', (screen) => {
     expect(seen.messages[2]).toMatchObject({ body: 'Ana here. Yes, we ship to Norway.', sender_name: 'Ana' });
     expect(await page.evaluate(() => localStorage.getItem('inbox:agent-name'))).toBe('Ana');
 
+    // The greeting is old news, so the away message would be due: only the stopped bot keeps quiet.
+    await service.services.pool.query(`update messages set created_at = created_at - interval '1 hour' where contact_id = $1`, [conversation.contactId]);
     // The bot answers inside the visitor message's own transaction (or shows itself typing
     // while its turn waits): the poll right after the message is answered shows all there is.
     await visitorWrites(service, account.userId, conversation.widgetId, conversation.visitorId, 'Is the blue one in stock?');
