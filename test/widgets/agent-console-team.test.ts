@@ -4,7 +4,8 @@
 // somebody opens it, and opening it posts the business's read mark; a reply carries the
 // agent's name and the bot stays quiet after it; "Hand off" tells the visitor a person is
 // here now; the bot's state and the archive are the server's, so a reload keeps them; Close
-// and Archive ask first, in a dialog; the visitor panel shows what the widget page reported.
+// and Archive ask first, in a dialog; the visitor panel shows what the widget page reported;
+// the search filters the list.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, launchBrowser, watchForPolicyAndScriptErrors } from '../helpers/browser.ts';
@@ -15,6 +16,7 @@ import {
   CONSOLE_SCREENS,
   contactOfVisitor,
   conversationEntry,
+  conversationList,
   createWidget,
   DEADLINE_MS,
   focusByKeyboard,
@@ -300,6 +302,31 @@ describe.each(CONSOLE_SCREENS)('the console on a $name', (screen) => {
       'Last seen': widget.last_seen_at,
     });
     expect(await facts.getByRole('link', { name: 'https://shop.example/checkout' }).getAttribute('rel')).toBe('noopener noreferrer');
+    expect(errors).toEqual([]);
+  });
+
+  it('the search filters the list by name and by last message, from the keyboard', async () => {
+    const back = page.getByRole('button', { name: 'Back to conversations' });
+    if (await back.isVisible()) await pressByKeyboard(page, back, { backwards: true });
+    await focusByKeyboard(page, page.getByRole('searchbox', { name: 'Search conversations' }));
+    const shownNames = () =>
+      conversationList(page).locator('.name').evaluateAll((names) => names.filter((name) => name.checkVisibility()).map((name) => name.textContent));
+    const search = async (text: string) => {
+      await page.keyboard.press('ControlOrMeta+A');
+      await page.keyboard.press('Backspace');
+      await page.keyboard.type(text);
+    };
+
+    await search('lovelace');
+    await eventually(async () => (await shownNames()).join() === 'Ada Lovelace', 'only Ada by name');
+    await search('order 1234');
+    await eventually(async () => (await shownNames()).join() === 'Ada Lovelace', 'only Ada by her last message');
+    await search('no such thing');
+    await page.getByText('No conversation matches “no such thing”.').waitFor({ timeout: DEADLINE_MS });
+    expect(await shownNames()).toEqual([]);
+    await search('');
+    await eventually(async () => (await shownNames()).length > 1, 'every conversation again');
+    expect(await shownNames()).toContain('Ada Lovelace');
     expect(errors).toEqual([]);
   });
 });
