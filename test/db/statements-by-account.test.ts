@@ -33,6 +33,7 @@ const CROSS_ACCOUNT: { name: string; matches: RegExp }[] = [
   { name: 'record-attempts', matches: /^update webhook_deliveries d set status = o\.status/ },
   { name: 'wake-for-due-deliveries', matches: /^select graphile_worker\.add_job\(.* from webhook_deliveries d where d\.status = / },
   { name: 'subscription-delivery-log', matches: /^(select a\.id, a\.delivery_id, e\.name as event, .* where a\.subscription_id = \$1|update webhook_deliveries set status = \$3, next_attempt_at = now\(\), .* where subscription_id = \$1)/ },
+  { name: 'subscription-health-reset', matches: /^update webhook_health set is_disabled = \$1, .* where subscription_id = \$\d+$/ },
   { name: 'close-expired-chat-windows', matches: /^with due as \( select id from contacts where chat_window_expires_at <= / },
   { name: 'release-credit-reservations', matches: /^with released as \( delete from credit_reservations where created_at < / },
   { name: 'daily-summary-accounts', matches: /^select distinct account_id from messages where created_at >= / },
@@ -46,14 +47,8 @@ const CROSS_ACCOUNT: { name: string; matches: RegExp }[] = [
  * entry no longer run fails the test, so the list only shrinks).
  */
 const NOT_YET_SCOPED: { name: string; matches: RegExp }[] = [
-  // MikroORM flushes and removes know an entity's id only.
-  { name: 'ORM flush by id', matches: /^(update (appointments|chat_sessions|chat_widgets|contacts|lists|message_templates|tasks) set [^;]* where id = \$\d+|update webhook_health set [^;]* where subscription_id = \$\d+|delete from lists where id in \(\$1\))$/ },
-  { name: 'delete from contact_lists where contact_id = $1 and list_id =', matches: /^delete from contact_lists where contact_id = \$1 and list_id =/ },
-  { name: 'delete from credit_reservations where id = $1 returning', matches: /^delete from credit_reservations where id = \$1 returning/ },
-  { name: 'select c0.contact_id, c0.tag_id from contact_tags as c0 where c0.contact_id = $1 order by', matches: /^select c0\.contact_id, c0\.tag_id from contact_tags as c0 where c0\.contact_id = \$1 order by/ },
-  { name: 'select l0.id, l0.account_id from lists as l0 where l0.id = $1 limit', matches: /^select l0\.id, l0\.account_id from lists as l0 where l0\.id = \$1 limit/ },
-  { name: 'select list_id, count(*) as count from contact_lists where list_id = any($1::text[])', matches: /^select list_id, count\(\*\) as count from contact_lists where list_id = any\(\$1::text\[\]\)/ },
-  { name: 'update contacts set is_chat_window_open = $4, chat_window_expires_at =', matches: /^update contacts set is_chat_window_open = \$4, chat_window_expires_at =/ },
+  // An index-only count today; with account_id it reads the heap until the index holds it.
+  { name: 'list-contact-counts', matches: /^select list_id, count\(\*\) as count from contact_lists where list_id = any\(\$1::text\[\]\)/ },
 ];
 
 const APP_SECRET = 'app-secret-for-statements';
