@@ -36,17 +36,17 @@ export type VisitorMessage = {
 };
 
 /** Whether the bot wrote to the contact within AWAY_MESSAGE_INTERVAL_MINUTES (read under the contact's lock). */
-export function botRepliedLatelySql(contactId: string): Sql {
-  return sql`exists (select 1 from messages m where m.contact_id = ${contactId} and m.sender = 'bot'
+export function botRepliedLatelySql(accountId: string, contactId: string): Sql {
+  return sql`exists (select 1 from messages m where m.account_id = ${accountId} and m.contact_id = ${contactId} and m.sender = 'bot'
         and m.created_at > now() - make_interval(mins => ${AWAY_MESSAGE_INTERVAL_MINUTES}::int))`;
 }
 
 export type VisitorSessionRow = SessionRow & { replied_lately: boolean };
 
 /** The writer's session read, and whether the bot replied lately when `checkLately` (only an open session can be that recent); exported for the plan's test. */
-export function visitorSessionSql(contactId: string, repeatOf: string | null, checkLately: boolean): Sql {
-  const lately = checkLately ? sql`session.id is not null and ${botRepliedLatelySql(contactId)}` : sql`false`;
-  return sql`select session.*, ${lately} as replied_lately from (${sessionQuery(contactId, false, repeatOf)}) session`;
+export function visitorSessionSql(accountId: string, contactId: string, repeatOf: string | null, checkLately: boolean): Sql {
+  const lately = checkLately ? sql`session.id is not null and ${botRepliedLatelySql(accountId, contactId)}` : sql`false`;
+  return sql`select session.*, ${lately} as replied_lately from (${sessionQuery(accountId, contactId, false, repeatOf)}) session`;
 }
 
 /** What the bot does for a visitor's message, by the session read. */
@@ -65,13 +65,13 @@ export type BotPart = {
  */
 export async function readVisitorSession(
   client: pg.ClientBase,
-  visit: Pick<VisitorMessage, 'contact' | 'externalId' | 'answers'>,
+  visit: Pick<VisitorMessage, 'accountId' | 'contact' | 'externalId' | 'answers'>,
 ): Promise<{ repeatedId: string } | BotPart> {
   const { contact, answers } = visit;
   const answering = contact.isBotActive && !answers.handsOff;
   const [open] = await queryRows<VisitorSessionRow>(
     client,
-    prepared('visitor-message-session', visitorSessionSql(contact.block.id, visit.externalId, answering && answers.awayMessage !== null)),
+    prepared('visitor-message-session', visitorSessionSql(visit.accountId, contact.block.id, visit.externalId, answering && answers.awayMessage !== null)),
   );
   if (open!.repeated_id) return { repeatedId: open!.repeated_id };
   const reply = !answering ? null : !open!.id ? answers.greeting : open!.replied_lately ? null : answers.awayMessage;
@@ -143,7 +143,7 @@ export async function storeVisitorMessage(client: pg.ClientBase, visit: VisitorM
         return { writes: [seen] };
       }
       return {
-        writes: [seen, sql`update contacts set is_bot_typing = true, bot_typing_for = ${message.id}::text where id = ${contactId}::text`],
+        writes: [seen, sql`update contacts set is_bot_typing = true, bot_typing_for = ${message.id}::text where account_id = ${visit.accountId} and id = ${contactId}::text`],
         calls: [
           addJobSql({ task: visit.job.task, payload: visit.job.payload(message.id, sessionStarted), jobKey: `${visit.job.task}:${message.id}` }),
           notifyConversationSql(live),
