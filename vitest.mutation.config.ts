@@ -17,6 +17,7 @@ export const MUTATION_TESTS = [
   'test/auth/credential-resolution.test.ts',
   'test/auth/id-token-verification.test.ts',
   'test/auth/authorized-stream.test.ts',
+  'test/auth/credential-cache-rules.test.ts',
   'test/input/input-rule-walk.test.ts',
   'test/input/stated-patterns.test.ts',
   'test/rate-limit/window-arithmetic.test.ts',

@@ -150,7 +150,7 @@ if (mode === 'silent-writes') {
       const contact = await findOrCreateVisitorContact(client, ownerId, widgetId, visitorId);
       if (contact.archived) await unarchiveOnInbound(client, ownerId, contact.block.id);
       const externalId = customData.messageSid ?? null;
-      const bot = await readVisitorSession(client, { contact, externalId, answers: botAnswersOf(readSettings(rows[0].settings), customData.body) });
+      const bot = await readVisitorSession(client, { accountId: ownerId, contact, externalId, answers: botAnswersOf(readSettings(rows[0].settings), customData.body) });
       if ('repeatedId' in bot) {
         await client.query('commit');
         return { success: true, messageId: bot.repeatedId };

@@ -8,10 +8,12 @@ import type { Services } from '../server/process-services.ts';
 
 export { RUN_BROADCAST_TASK };
 
-const Payload = z.object({ broadcastId: z.string().min(1) });
+/** `accountId` is optional for runs queued before runs named their account. */
+const Payload = z.object({ broadcastId: z.string().min(1), accountId: z.string().min(1).optional() });
 
 export function runBroadcastTask(services: Services): Task {
   return async (payload) => {
-    await runBroadcast(services, Payload.parse(payload).broadcastId);
+    const { broadcastId, accountId } = Payload.parse(payload);
+    await runBroadcast(services, broadcastId, accountId);
   };
 }

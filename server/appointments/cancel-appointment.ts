@@ -2,6 +2,7 @@
 // cancelling it again changes nothing. The spec has no event for it.
 import { LockMode, type EntityManager } from '@mikro-orm/postgresql';
 import { Appointment } from '../db/entities/index.ts';
+import { flushOwned } from '../db/update-owned.ts';
 import { NotFoundError } from '../errors.ts';
 import { toAppointmentRecord, type AppointmentRecord } from './appointment-record.ts';
 
@@ -13,7 +14,7 @@ export async function cancelAppointment(em: EntityManager, accountId: string, ap
     if (appointment.status !== 'cancelled') {
       appointment.status = 'cancelled';
       appointment.cancelledAt = new Date();
-      await tx.flush();
+      await flushOwned(tx, appointment);
     }
     return toAppointmentRecord(appointment);
   });

@@ -52,7 +52,7 @@ export class CredentialCache {
 
   /** The entry under `name` (the credential's HMAC) while it is usable; the most recently used from now. */
   get(name: string): CachedCredential | undefined {
-    if (!this.hearing) return undefined;
+    // Nothing is held while changes are not heard (listening() empties it, fill() refuses).
     const entry = this.entries.get(name);
     if (!entry) return undefined;
     if (entry.expiresAt !== null && entry.expiresAt <= Date.now()) {
@@ -89,9 +89,9 @@ export class CredentialCache {
     const entry = this.entries.get(name);
     if (!entry) return;
     this.entries.delete(name);
-    const names = this.namesOfAccount.get(entry.accountId);
-    names?.delete(name);
-    if (names?.size === 0) this.namesOfAccount.delete(entry.accountId);
+    const names = this.namesOfAccount.get(entry.accountId)!;
+    names.delete(name);
+    if (names.size === 0) this.namesOfAccount.delete(entry.accountId);
   }
 
   /** The account's credentials changed: its entries go. */

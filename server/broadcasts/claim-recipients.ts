@@ -5,7 +5,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { queryRows, runSql, sql } from '../db/sql.ts';
 
 /** Every contact of the list, once (re-running adds no one twice); returns the total. */
-export async function materialiseRecipients(em: EntityManager, broadcastId: string, accountId: string, listId: string): Promise<number> {
+export async function materialiseRecipients(em: EntityManager, accountId: string, broadcastId: string, listId: string): Promise<number> {
   await runSql(
     em,
     sql`insert into broadcast_recipients (broadcast_id, contact_id, account_id, status)
@@ -17,8 +17,9 @@ export async function materialiseRecipients(em: EntityManager, broadcastId: stri
   );
   const rows = await queryRows<{ total: number }>(
     em,
-    sql`update broadcasts set total = (select count(*) from broadcast_recipients where broadcast_id = ${broadcastId}), updated_at = now()
-      where id = ${broadcastId} returning total`,
+    sql`update broadcasts
+        set total = (select count(*) from broadcast_recipients where account_id = ${accountId} and broadcast_id = ${broadcastId}), updated_at = now()
+      where account_id = ${accountId} and id = ${broadcastId} returning total`,
   );
   return Number(rows[0]?.total ?? 0);
 }
@@ -26,22 +27,25 @@ export async function materialiseRecipients(em: EntityManager, broadcastId: stri
 export type ClaimedRecipient = { contactId: string; doNotDisturb: boolean };
 
 /** The next `limit` pending recipients, claimed; `doNotDisturb` as the contact is now. */
-export async function claimRecipients(em: EntityManager, broadcastId: string, limit: number): Promise<ClaimedRecipient[]> {
+export async function claimRecipients(em: EntityManager, accountId: string, broadcastId: string, limit: number): Promise<ClaimedRecipient[]> {
   const rows = await queryRows<{ contact_id: string; do_not_disturb: boolean }>(
     em,
-    sql`with claimed as (
+    // The locked pick is a CTE, run once: as an IN subquery the planner may rescan it per
+    // row, each rescan skipping the rows already claimed and locking the next batch.
+    sql`with picked as (
+       select contact_id from broadcast_recipients
+        where account_id = ${accountId} and broadcast_id = ${broadcastId} and status = 'pending'
+        order by contact_id
+        limit ${limit}
+          for update skip locked
+     ), claimed as (
        update broadcast_recipients r
           set status = 'claimed', claimed_at = now()
-        where r.broadcast_id = ${broadcastId}
-          and r.contact_id in (
-            select contact_id from broadcast_recipients
-             where broadcast_id = ${broadcastId} and status = 'pending'
-             order by contact_id
-             limit ${limit}
-             for update skip locked)
+         from picked
+        where r.account_id = ${accountId} and r.broadcast_id = ${broadcastId} and r.contact_id = picked.contact_id
        returning r.contact_id)
      select claimed.contact_id, c.do_not_disturb
-       from claimed join contacts c on c.id = claimed.contact_id
+       from claimed join contacts c on c.account_id = ${accountId} and c.id = claimed.contact_id
       order by claimed.contact_id`,
   );
   return rows.map((row) => ({ contactId: row.contact_id, doNotDisturb: Boolean(row.do_not_disturb) }));

@@ -38,7 +38,7 @@ export async function createBroadcast(em: EntityManager, secrets: Secrets, accou
       completedAt: null,
     });
     await tx.persist(broadcast).flush();
-    await enqueueBroadcastRun(tx, broadcast.id);
+    await enqueueBroadcastRun(tx, accountId, broadcast.id);
     return toBroadcastRecord(broadcast);
   });
 }

@@ -10,6 +10,6 @@ export const RUN_BROADCAST_TASK = 'run-broadcast';
 /** A run cut short by an error is retried this many times (each resumes where it stopped). */
 const RUN_ATTEMPTS = 10;
 
-export async function enqueueBroadcastRun(em: EntityManager, broadcastId: string, runAt?: Date): Promise<void> {
-  await enqueueJob(em, RUN_BROADCAST_TASK, { broadcastId }, { jobKey: broadcastId, maxAttempts: RUN_ATTEMPTS, runAt });
+export async function enqueueBroadcastRun(em: EntityManager, accountId: string, broadcastId: string, runAt?: Date): Promise<void> {
+  await enqueueJob(em, RUN_BROADCAST_TASK, { accountId, broadcastId }, { jobKey: broadcastId, maxAttempts: RUN_ATTEMPTS, runAt });
 }

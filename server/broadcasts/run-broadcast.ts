@@ -30,7 +30,8 @@ const LOCK_CLASS = 0x6263; // "bc"
 export const CREDITS_EXHAUSTED = 'not enough credits';
 export const DO_NOT_DISTURB = 'contact is do-not-disturb';
 
-export async function runBroadcast(services: Services, broadcastId: string): Promise<void> {
+/** `accountId` is absent only from runs queued before runs named their account. */
+export async function runBroadcast(services: Services, broadcastId: string, accountId?: string): Promise<void> {
   const log = services.log.child({ task: 'run-broadcast', broadcastId });
   const lockConnection = await services.pool.connect();
   let connectionError: Error | undefined;
@@ -39,14 +40,14 @@ export async function runBroadcast(services: Services, broadcastId: string): Pro
     if (!lock?.locked) {
       // Another run is live; look again later in case it dies before finishing.
       const em = services.orm.em.fork();
-      const broadcast = await em.findOne(Broadcast, broadcastId, { fields: ['status'] });
+      const broadcast = await em.findOne(Broadcast, broadcastKey(broadcastId, accountId), { fields: ['status', 'account'] });
       if (broadcast && (broadcast.status === 'queued' || broadcast.status === 'running')) {
-        await em.transactional((tx) => enqueueBroadcastRun(tx, broadcastId, new Date(Date.now() + RESUME_AFTER_MS)));
+        await em.transactional((tx) => enqueueBroadcastRun(tx, broadcast.account.id, broadcastId, new Date(Date.now() + RESUME_AFTER_MS)));
       }
       return;
     }
     try {
-      await runLocked(services, broadcastId, log);
+      await runLocked(services, broadcastId, accountId, log);
     } finally {
       await runSql(lockConnection, sql`select pg_advisory_unlock(${LOCK_CLASS}, hashtext(${broadcastId}))`);
     }
@@ -61,14 +62,19 @@ export async function runBroadcast(services: Services, broadcastId: string): Pro
 
 type RunLog = Services['log'];
 
-async function runLocked(services: Services, broadcastId: string, log: RunLog): Promise<void> {
+/** The broadcast by id, and by its account when the run names it (a single-shard read). */
+function broadcastKey(broadcastId: string, accountId: string | undefined) {
+  return accountId ? { id: broadcastId, account: accountId } : { id: broadcastId };
+}
+
+async function runLocked(services: Services, broadcastId: string, namedAccountId: string | undefined, log: RunLog): Promise<void> {
   const em = services.orm.em.fork();
-  const broadcast = await em.findOne(Broadcast, broadcastId);
+  const broadcast = await em.findOne(Broadcast, broadcastKey(broadcastId, namedAccountId));
   if (!broadcast || broadcast.status === 'completed' || broadcast.status === 'failed') return;
   const accountId = broadcast.account.id;
   if (broadcast.status === 'queued') await startBroadcast(em.fork(), broadcast, log);
 
-  const interrupted = await failInterruptedRecipients(em.fork(), broadcastId);
+  const interrupted = await failInterruptedRecipients(em.fork(), accountId, broadcastId);
   if (interrupted) log.warn({ interrupted }, 'recipients claimed by a run that died were failed, not sent again');
 
   const pace = createPacer(services.config.BROADCAST_RATE_PER_SECOND);
@@ -79,10 +85,10 @@ async function runLocked(services: Services, broadcastId: string, log: RunLog): 
   const sendsInFlight = Math.max(1, Math.min(SENDS_IN_FLIGHT, services.config.BROADCAST_RATE_PER_SECOND));
   while (!stopReason) {
     const claimed = await em.fork().transactional(async (tx) => {
-      const batch = await claimRecipients(tx, broadcastId, BATCH_SIZE);
+      const batch = await claimRecipients(tx, accountId, broadcastId, BATCH_SIZE);
       const quiet = batch.filter((recipient) => recipient.doNotDisturb);
-      await recordRecipientOutcomes(tx, broadcastId, quiet.map((recipient) => ({ contactId: recipient.contactId, status: 'skipped' as const, error: DO_NOT_DISTURB })));
-      if (batch.length) await enqueueBroadcastRun(tx, broadcastId, new Date(Date.now() + RESUME_AFTER_MS));
+      await recordRecipientOutcomes(tx, accountId, broadcastId, quiet.map((recipient) => ({ contactId: recipient.contactId, status: 'skipped' as const, error: DO_NOT_DISTURB })));
+      if (batch.length) await enqueueBroadcastRun(tx, accountId, broadcastId, new Date(Date.now() + RESUME_AFTER_MS));
       return batch;
     });
     if (claimed.length === 0) break;
@@ -92,7 +98,7 @@ async function runLocked(services: Services, broadcastId: string, log: RunLog): 
         await sendTemplate(services, accountId, { contactId, templateId: broadcast.templateId }, {
           broadcastId,
           // The recipient is marked sent with the message, so its outcome cannot be lost.
-          recordWithMessage: (tx, sent) => recordBroadcastSend(tx, broadcastId, contactId, sent.messageId, sent.providerMessageId),
+          recordWithMessage: (tx, sent) => recordBroadcastSend(tx, accountId, broadcastId, contactId, sent.messageId, sent.providerMessageId),
         });
         outagesInARow = 0;
       } catch (error) {
@@ -100,7 +106,7 @@ async function runLocked(services: Services, broadcastId: string, log: RunLog): 
         // next run fails it as interrupted, since its message may have gone out.
         if (!(error instanceof ApiError)) throw error;
         const reason = error.status === 402 ? CREDITS_EXHAUSTED : error.message;
-        await recordRecipientOutcomes(em.fork(), broadcastId, [{ contactId, status: 'failed', error: reason }]);
+        await recordRecipientOutcomes(em.fork(), accountId, broadcastId, [{ contactId, status: 'failed', error: reason }]);
         outagesInARow = error.reason === 'provider_unavailable' ? outagesInARow + 1 : 0;
         if (stopsBroadcast(error) || outagesInARow >= OUTAGE_STOP_AFTER) stopReason ??= reason;
       }
@@ -115,7 +121,7 @@ async function runLocked(services: Services, broadcastId: string, log: RunLog): 
       // A failed run leaves the rest claimed; the next run fails them as interrupted.
       if (fatal) break;
       if (stopReason) {
-        await recordRecipientOutcomes(em.fork(), broadcastId, [{ contactId: recipient.contactId, status: 'failed', error: stopReason }]);
+        await recordRecipientOutcomes(em.fork(), accountId, broadcastId, [{ contactId: recipient.contactId, status: 'failed', error: stopReason }]);
         continue;
       }
       await pace();
@@ -131,7 +137,7 @@ async function runLocked(services: Services, broadcastId: string, log: RunLog): 
     if (fatal) throw fatal;
   }
   if (stopReason) {
-    const failed = await failPendingRecipients(em.fork(), broadcastId, stopReason);
+    const failed = await failPendingRecipients(em.fork(), accountId, broadcastId, stopReason);
     log.warn({ reason: stopReason, failed }, 'broadcast stopped early; the recipients not yet tried were failed');
   }
   await completeBroadcast(em.fork(), broadcast, stopReason, log);
@@ -151,10 +157,11 @@ async function startBroadcast(em: EntityManager, broadcast: Broadcast, log: RunL
   await em.transactional(async (tx) => {
     const started = await queryRows<{ id: string }>(
       tx,
-      sql`update broadcasts set status = 'running', started_at = now(), updated_at = now() where id = ${broadcast.id} and status = 'queued' returning id`,
+      sql`update broadcasts set status = 'running', started_at = now(), updated_at = now()
+          where account_id = ${broadcast.account.id} and id = ${broadcast.id} and status = 'queued' returning id`,
     );
     if (started.length === 0) return;
-    const total = await materialiseRecipients(tx, broadcast.id, broadcast.account.id, broadcast.listId);
+    const total = await materialiseRecipients(tx, broadcast.account.id, broadcast.id, broadcast.listId);
     await emit(tx, broadcast.account.id, 'Broadcast Started', {
       broadcast_id: broadcast.id,
       list_id: broadcast.listId,
@@ -179,9 +186,9 @@ async function completeBroadcast(em: EntityManager, broadcast: Broadcast, stopRe
           set status = 'completed', completed_at = now(), updated_at = now(),
               error = coalesce(${error}::text, error, case when failed > 0 then format('%s recipient%s failed: %s', failed, case when failed = 1 then '' else 's' end,
                 coalesce((select r.error from broadcast_recipients r
-                           where r.broadcast_id = broadcasts.id and r.status = 'failed'
+                           where r.account_id = broadcasts.account_id and r.broadcast_id = broadcasts.id and r.status = 'failed'
                            order by r.finished_at, r.contact_id limit 1), 'no reason recorded')) end)
-        where id = ${broadcast.id} and status = 'running'
+        where account_id = ${broadcast.account.id} and id = ${broadcast.id} and status = 'running'
         returning total, sent, failed, skipped`,
     );
     const row = rows[0];

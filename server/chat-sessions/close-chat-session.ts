@@ -2,6 +2,7 @@
 // session and announces it (Chat Concluded) in the same transaction.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ChatSession } from '../db/entities/index.ts';
+import { flushOwned } from '../db/update-owned.ts';
 import { NotFoundError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { contactEventBlock, contactTagIds } from '../messages/contact-event-data.ts';
@@ -16,12 +17,13 @@ export async function closeChatSession(em: EntityManager, accountId: string, con
     if (!session) throw new NotFoundError('No open chat session for this contact');
     session.status = 'ChatSessionClosed';
     session.endedAt = new Date();
+    await flushOwned(tx, session);
     const record = toChatSession(session);
     await emit(tx, accountId, 'Chat Concluded', {
       kind: 'chat_session_closed',
       session: record,
       contact: contactEventBlock(contact),
-      tags: await contactTagIds(tx, contact.id),
+      tags: await contactTagIds(tx, accountId, contact.id),
     });
     return record;
   });

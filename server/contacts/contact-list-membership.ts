@@ -11,9 +11,14 @@ export type MembershipInput = { contactId?: string; listId?: string };
 
 async function resolveMembership(em: EntityManager, accountId: string, input: MembershipInput) {
   if (!input.contactId || !input.listId) throw new MissingParametersError('Missing required parameters: contactId and listId');
-  const list = await em.findOne(List, { id: input.listId }, { fields: ['id', 'account'] });
-  if (!list) throw new NotFoundError(`List ${input.listId} not found`);
-  if (list.account.id !== accountId) throw new ForbiddenError('You do not have permission to change this list');
+  // The account's own list is read by its account; only a refusal looks further, to tell
+  // another account's list (403) from none (404).
+  const list = await em.findOne(List, { id: input.listId, account: accountId }, { fields: ['id'] });
+  if (!list) {
+    const exists = await em.count(List, { id: input.listId });
+    if (exists === 0) throw new NotFoundError(`List ${input.listId} not found`);
+    throw new ForbiddenError('You do not have permission to change this list');
+  }
   const contact = await requireContact(em, accountId, input.contactId);
   return { contactId: contact.id, listId: list.id };
 }
@@ -26,7 +31,7 @@ export async function addContactToList(em: EntityManager, accountId: string, inp
 
 export async function removeContactFromList(em: EntityManager, accountId: string, input: MembershipInput) {
   const { contactId, listId } = await resolveMembership(em, accountId, input);
-  await em.nativeDelete(ContactList, { contact: contactId, list: listId });
+  await em.nativeDelete(ContactList, { account: accountId, contact: contactId, list: listId });
   return { message: 'Contact removed from list successfully' };
 }
 

@@ -72,7 +72,7 @@ export async function handOff(tx: EntityManager, accountId: string, contactId: s
   const recent = await queryRows<RecentRow>(
     tx,
     sql`select id, body, direction, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as timestamp
-          from messages where contact_id = ${contactId} order by created_at desc, id desc limit ${HANDOFF_RECENT_MESSAGES}::int`,
+          from messages where account_id = ${accountId} and contact_id = ${contactId} order by created_at desc, id desc limit ${HANDOFF_RECENT_MESSAGES}::int`,
   );
 
   let sessionId = contact.session_id;
@@ -82,7 +82,7 @@ export async function handOff(tx: EntityManager, accountId: string, contactId: s
   }
   // A contact without an open session (nothing said yet on a phone channel) has no session
   // to remember the alert on: each hand-off then alerts.
-  if (sessionId) await queryRows(tx, sql`update chat_sessions set human_alerted_at = now() where id = ${sessionId} and human_alerted_at is null`);
+  if (sessionId) await queryRows(tx, sql`update chat_sessions set human_alerted_at = now() where account_id = ${accountId} and id = ${sessionId} and human_alerted_at is null`);
   await emit(tx, accountId, 'Human Alerted', {
     contact: { id: contactId, phone_number: contact.phone_number, email: contact.email, first_name: contact.first_name, last_name: contact.last_name },
     session_id: sessionId,

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { Contact } from '../db/entities/index.ts';
 import { InvalidInputError } from '../errors.ts';
 import { runSql } from '../db/sql.ts';
+import { flushOwned } from '../db/update-owned.ts';
 import { emit } from '../events/emit.ts';
 import { eventsOf, insertEventsSql, newEventRow, type EventRow } from '../events/sql/insert-events.ts';
 import { lockContact } from './find-contact.ts';
@@ -51,6 +52,7 @@ export async function updateContact(
     if (input.is_bot_active !== undefined) contact.isBotActive = input.is_bot_active;
     if (input.do_not_disturb !== undefined) contact.doNotDisturb = input.do_not_disturb;
     contact.updatedAt = new Date();
+    await flushOwned(tx, contact);
     const block: ContactFlagBlock = { id: contact.id, phone_number: contact.phoneNumber ?? null, email: contact.email ?? null };
     await announceBotFlip(tx, accountId, block, wasBotActive, contact.isBotActive);
     if (!wasDoNotDisturb && contact.doNotDisturb) await emit(tx, accountId, 'Contact Do Not Disturb', { contact: block });

@@ -83,7 +83,7 @@ export async function reserveCredits(em: EntityManager, accountId: string, amoun
  * down to zero at most: the work was done.
  */
 export async function settleCreditReservation(em: EntityManager, reservation: CreditReservation, reason: SpendReason): Promise<void> {
-  const ended = await queryRows<{ id: string }>(em, sql`delete from credit_reservations where id = ${reservation.id} returning id`);
+  const ended = await queryRows<{ id: string }>(em, sql`delete from credit_reservations where account_id = ${reservation.accountId} and id = ${reservation.id} returning id`);
   let balance = reservation.balance;
   if (ended.length === 0) {
     const [row] = await queryRows<{ credits: number }>(
@@ -102,7 +102,7 @@ export async function settleCreditReservation(em: EntityManager, reservation: Cr
 export async function releaseCreditReservation(em: EntityManager, reservation: CreditReservation): Promise<void> {
   await runSql(
     em,
-    sql`with released as (delete from credit_reservations where id = ${reservation.id} returning account_id, amount)
+    sql`with released as (delete from credit_reservations where account_id = ${reservation.accountId} and id = ${reservation.id} returning account_id, amount)
      ${GIVE_BACK} from released r where a.id = r.account_id`,
   );
 }

@@ -1,6 +1,7 @@
 // PUT /lists/{id}: rename a list or change its description.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import { flushOwned } from '../db/update-owned.ts';
 import { NON_BLANK_TEXT_PATTERN } from '../input-rules.ts';
 import { InvalidInputError } from '../errors.ts';
 import { getList } from './find-list.ts';
@@ -18,6 +19,6 @@ export async function updateList(em: EntityManager, accountId: string, listId: s
   const list = await requireOwnList(em, accountId, listId);
   if (input.name !== undefined) list.name = input.name;
   if (input.description !== undefined) list.description = input.description;
-  await em.flush();
+  await flushOwned(em, list);
   return getList(em, accountId, listId);
 }

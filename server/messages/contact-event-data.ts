@@ -15,7 +15,7 @@ export function contactEventBlock(contact: Contact): ContactEventBlock {
   };
 }
 
-export async function contactTagIds(em: EntityManager, contactId: string): Promise<string[]> {
-  const rows = await em.find(ContactTag, { contact: contactId }, { orderBy: { createdAt: 'asc', tag: 'asc' }, fields: ['tag'] });
+export async function contactTagIds(em: EntityManager, accountId: string, contactId: string): Promise<string[]> {
+  const rows = await em.find(ContactTag, { account: accountId, contact: contactId }, { orderBy: { createdAt: 'asc', tag: 'asc' }, fields: ['tag'] });
   return rows.map((row) => row.tag.id);
 }

@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { MessageTemplate } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
+import { runSql, sql } from '../db/sql.ts';
 import type { Secrets } from '../secrets.ts';
 import { loadProviderCredentials } from './provider-credentials.ts';
 import type { MessagingProvider, ProviderTemplate } from './provider.ts';
@@ -42,6 +43,8 @@ export async function syncTemplates(
     const seen = new Set<string>();
     let created = 0;
     let updated = 0;
+    /** Existing templates whose row changes, written together by account and id. */
+    const changed: MessageTemplate[] = [];
     const now = new Date();
     for (const template of listed) {
       const key = keyOf(template.name, template.language);
@@ -64,6 +67,7 @@ export async function syncTemplates(
       const current = byKey.get(key);
       if (current) {
         tx.assign(current, fields);
+        changed.push(current);
         updated++;
       } else {
         tx.create(MessageTemplate, { id: newId('tpl'), account: accountId, name: template.name, language: template.language, createdAt: now, ...fields });
@@ -77,12 +81,45 @@ export async function syncTemplates(
       if (template.status !== NO_LONGER_LISTED_STATUS) {
         template.status = NO_LONGER_LISTED_STATUS;
         template.syncedAt = now;
+        changed.push(template);
         noLongerListed++;
       }
     }
+    await updateTemplates(tx, accountId, changed);
     await tx.flush();
     return { listed: listed.length, created, updated, noLongerListed };
   });
+}
+
+/**
+ * The templates' rows take their entities' values in one statement that names the account
+ * (the ORM's flush would find each row by id alone); the entities are then clean, so the
+ * flush writes only the new ones.
+ */
+async function updateTemplates(tx: EntityManager, accountId: string, templates: MessageTemplate[]): Promise<void> {
+  if (templates.length === 0) return;
+  const rows = JSON.stringify(
+    templates.map((template) => ({
+      id: template.id,
+      provider_template_id: template.providerTemplateId ?? null,
+      status: template.status,
+      category: template.category,
+      body: template.body,
+      components: template.components,
+      template: template.template,
+      synced_at: template.syncedAt.toISOString(),
+    })),
+  );
+  await runSql(
+    tx,
+    sql`update message_templates t
+        set provider_template_id = o.provider_template_id, status = o.status, category = o.category, body = o.body,
+            components = o.components, template = o.template, synced_at = o.synced_at
+       from json_to_recordset(${rows}::json)
+         as o(id text, provider_template_id text, status text, category text, body text, components jsonb, template jsonb, synced_at timestamptz)
+      where t.account_id = ${accountId} and t.id = o.id`,
+  );
+  for (const template of templates) tx.getUnitOfWork().merge(template);
 }
 
 function keyOf(name: string, language: string): string {

@@ -63,7 +63,7 @@ export async function generateConversationSummary(
       kind: 'conversation_summary',
       contact: contactEventBlock(contact),
       summary: toSummaryRecord(summary),
-      tags: await contactTagIds(tx, contact.id),
+      tags: await contactTagIds(tx, accountId, contact.id),
     });
     return { stored: true as const, summaryId: summary.id };
   });

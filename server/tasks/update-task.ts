@@ -4,6 +4,7 @@ import { ref } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { requireContact } from '../contacts/find-contact.ts';
+import { flushOwned } from '../db/update-owned.ts';
 import { InvalidInputError } from '../errors.ts';
 import { emit } from '../events/emit.ts';
 import { requireOwnTask } from './find-task.ts';
@@ -31,8 +32,8 @@ export async function updateTask(em: EntityManager, accountId: string, taskId: s
     if (input.title !== undefined) task.title = input.title;
     if (input.due_at !== undefined) task.dueAt = input.due_at === null ? null : new Date(input.due_at);
     if (input.status !== undefined) task.status = input.status;
-    // The entity's onUpdate stamps updated_at during the flush; the record (and event) shows the stored value.
-    await tx.flush();
+    // updated_at is stamped as the entity's onUpdate has it; the record (and event) shows the stored value.
+    await flushOwned(tx, task);
     const record = toTaskRecord(task);
     await emit(tx, accountId, 'Task Updated', record);
     if (!wasDone && record.status === 'done') await emit(tx, accountId, 'Task Completed', record);

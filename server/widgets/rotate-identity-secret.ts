@@ -4,6 +4,7 @@
 // too (the announcement below).
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { flushOwned } from '../db/update-owned.ts';
 import type { Secrets } from '../secrets.ts';
 import { IDENTITY_SECRET_PREFIX } from './visitor-identity.ts';
 import { announceWidgetChange } from './widget-changes.ts';
@@ -14,7 +15,7 @@ export async function rotateIdentitySecret(em: EntityManager, secrets: Secrets, 
     const widget = await requireOwnWidget(tx, accountId, widgetId);
     const secret = `${IDENTITY_SECRET_PREFIX}${randomBytes(32).toString('base64url')}`;
     widget.identitySecretSealed = secrets.seal(secret);
-    await tx.flush();
+    await flushOwned(tx, widget);
     await announceWidgetChange(tx, widgetId);
     return { identity_secret: secret };
   });

@@ -41,16 +41,16 @@ function lockContactSql(job: BotTurnJob, replyKey: string): Sql {
        coalesce(c.bot_typing_for = ${job.messageId}, false) as ends_typing,
        coalesce(c.bot_typing_until > now(), false) as api_typing, c.widget_visitor_id,
        w.id is not null as has_widget, w.settings,
-       (select m.body from messages m where m.id = ${job.messageId}) as body,
-       exists (select 1 from messages m where m.contact_id = c.id and m.external_id = ${replyKey}) as taken
+       (select m.body from messages m where m.account_id = c.account_id and m.id = ${job.messageId}) as body,
+       exists (select 1 from messages m where m.account_id = c.account_id and m.contact_id = c.id and m.external_id = ${replyKey}) as taken
   from contacts c left join chat_widgets w on w.id = ${job.widgetId} and w.account_id = ${job.accountId}
  where c.id = ${job.contactId} and c.account_id = ${job.accountId}
    for update of c`;
 }
 
 /** The contact's newest inbound message id (read after the lock: a visitor message may have come meanwhile). */
-function latestInboundSql(contactId: string): Sql {
-  return sql`(select m.id from messages m where m.contact_id = ${contactId} and m.direction = 'inbound' order by m.created_at desc, m.id desc limit 1)`;
+function latestInboundSql(accountId: string, contactId: string): Sql {
+  return sql`(select m.id from messages m where m.account_id = ${accountId} and m.contact_id = ${contactId} and m.direction = 'inbound' order by m.created_at desc, m.id desc limit 1)`;
 }
 
 type ReplyRead = SessionRow & { latest_id: string | null; recent: boolean };
@@ -60,10 +60,10 @@ type ReplyRead = SessionRow & { latest_id: string | null; recent: boolean };
  * (for the one writer of messages), the newest inbound message (does typing end?) and, for
  * the away message, whether the bot replied to this visitor lately.
  */
-function replyReadSql(contactId: string, checkRecent: boolean): Sql {
-  const recent = checkRecent ? botRepliedLatelySql(contactId) : sql`false`;
-  return sql`select session.*, ${latestInboundSql(contactId)} as latest_id, ${recent} as recent
-  from (${sessionQuery(contactId, false, null)}) session`;
+function replyReadSql(accountId: string, contactId: string, checkRecent: boolean): Sql {
+  const recent = checkRecent ? botRepliedLatelySql(accountId, contactId) : sql`false`;
+  return sql`select session.*, ${latestInboundSql(accountId, contactId)} as latest_id, ${recent} as recent
+  from (${sessionQuery(accountId, contactId, false, null)}) session`;
 }
 
 /**
@@ -79,9 +79,10 @@ const FLAG_ONLY_COMMIT = sql`set_config('synchronous_commit', 'off', true)`;
  * newest visitor message (a later one waits for its own turn); `flagOnly`: the turn writes
  * nothing else.
  */
-function endTypingSql(contactId: string, messageId: string, flagOnly: boolean): Sql {
+function endTypingSql(accountId: string, contactId: string, messageId: string, flagOnly: boolean): Sql {
   return sql`update contacts set is_bot_typing = false
-   where id = ${contactId} and is_bot_typing and (bot_typing_for = ${messageId}::text or ${latestInboundSql(contactId)} = ${messageId}::text)
+   where account_id = ${accountId} and id = ${contactId} and is_bot_typing
+     and (bot_typing_for = ${messageId}::text or ${latestInboundSql(accountId, contactId)} = ${messageId}::text)
   returning ${flagOnly ? FLAG_ONLY_COMMIT : sql`id`}`;
 }
 
@@ -114,11 +115,11 @@ export async function takeBotTurn(em: EntityManager, job: BotTurnJob, feed: Pick
     const candidate = !settings || keyword ? null : job.firstOfSession ? (settings.greeting ?? DEFAULT_GREETING) : (settings.awayMessage ?? null);
 
     if (candidate) {
-      const [read] = await queryRows<ReplyRead>(tx, replyReadSql(job.contactId, !job.firstOfSession));
+      const [read] = await queryRows<ReplyRead>(tx, replyReadSql(job.accountId, job.contactId, !job.firstOfSession));
       const endsTyping = contact.is_bot_typing && (contact.ends_typing || read!.latest_id === job.messageId);
       if (read!.recent) {
         if (endsTyping) {
-          const ended = await runSql(tx, endTypingSql(job.contactId, job.messageId, true));
+          const ended = await runSql(tx, endTypingSql(job.accountId, job.contactId, job.messageId, true));
           if (ended.rowCount > 0) typingEnded();
         }
         return 'silent';
@@ -142,7 +143,7 @@ export async function takeBotTurn(em: EntityManager, job: BotTurnJob, feed: Pick
           templateId: null,
         },
         read!,
-        () => ({ writes: endsTyping ? [sql`update contacts set is_bot_typing = false where id = ${job.contactId}::text`] : [] }),
+        () => ({ writes: endsTyping ? [sql`update contacts set is_bot_typing = false where account_id = ${job.accountId} and id = ${job.contactId}::text`] : [] }),
       );
       live.push({ ...target, kind: 'message', message: conversationMessageOf(reply.message) });
       if (endsTyping) typingEnded();
@@ -156,7 +157,7 @@ export async function takeBotTurn(em: EntityManager, job: BotTurnJob, feed: Pick
     }
     if (contact.is_bot_typing) {
       // A hand-off's commit (its events, the note to the visitor) is waited for as usual.
-      const ended = await runSql(tx, endTypingSql(job.contactId, job.messageId, !keyword));
+      const ended = await runSql(tx, endTypingSql(job.accountId, job.contactId, job.messageId, !keyword));
       if (ended.rowCount > 0) typingEnded();
     }
     return outcome;

@@ -2,6 +2,7 @@
 // (identity verification, allowed origins) apply to open visitor sockets too: the change
 // is announced so that every process checks them again.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { flushOwned } from '../db/update-owned.ts';
 import { InvalidInputError } from '../errors.ts';
 import { announceWidgetChange } from './widget-changes.ts';
 import { requireOwnWidget, toWidgetRecord, type ChatWidgetRecord } from './widget-record.ts';
@@ -15,7 +16,7 @@ export async function updateWidget(em: EntityManager, accountId: string, widgetI
     const widget = await requireOwnWidget(tx, accountId, widgetId);
     if (input.name !== undefined) widget.name = input.name;
     if (input.settings !== undefined) widget.settings = input.settings;
-    await tx.flush();
+    await flushOwned(tx, widget);
     if (input.settings !== undefined) await announceWidgetChange(tx, widgetId);
     return toWidgetRecord(widget);
   });

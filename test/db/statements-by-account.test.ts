@@ -33,6 +33,7 @@ const CROSS_ACCOUNT: { name: string; matches: RegExp }[] = [
   { name: 'record-attempts', matches: /^update webhook_deliveries d set status = o\.status/ },
   { name: 'wake-for-due-deliveries', matches: /^select graphile_worker\.add_job\(.* from webhook_deliveries d where d\.status = / },
   { name: 'subscription-delivery-log', matches: /^(select a\.id, a\.delivery_id, e\.name as event, .* where a\.subscription_id = \$1|update webhook_deliveries set status = \$3, next_attempt_at = now\(\), .* where subscription_id = \$1)/ },
+  { name: 'subscription-health-reset', matches: /^update webhook_health set is_disabled = \$1, .* where subscription_id = \$\d+$/ },
   { name: 'close-expired-chat-windows', matches: /^with due as \( select id from contacts where chat_window_expires_at <= / },
   { name: 'release-credit-reservations', matches: /^with released as \( delete from credit_reservations where created_at < / },
   { name: 'daily-summary-accounts', matches: /^select distinct account_id from messages where created_at >= / },
@@ -46,25 +47,8 @@ const CROSS_ACCOUNT: { name: string; matches: RegExp }[] = [
  * entry no longer run fails the test, so the list only shrinks).
  */
 const NOT_YET_SCOPED: { name: string; matches: RegExp }[] = [
-  // MikroORM flushes and removes know an entity's id only.
-  { name: 'ORM flush by id', matches: /^(update (appointments|chat_sessions|chat_widgets|contacts|lists|message_templates|tasks) set [^;]* where id = \$\d+|update webhook_health set [^;]* where subscription_id = \$\d+|delete from lists where id in \(\$1\))$/ },
-  { name: 'delete from contact_lists where contact_id = $1 and list_id =', matches: /^delete from contact_lists where contact_id = \$1 and list_id =/ },
-  { name: 'delete from credit_reservations where id = $1 returning', matches: /^delete from credit_reservations where id = \$1 returning/ },
-  { name: 'select b0.* from broadcasts as b0 where b0.id = $1 limit', matches: /^select b0\.\* from broadcasts as b0 where b0\.id = \$1 limit/ },
-  { name: 'select c0.contact_id, c0.tag_id from contact_tags as c0 where c0.contact_id = $1 order by', matches: /^select c0\.contact_id, c0\.tag_id from contact_tags as c0 where c0\.contact_id = \$1 order by/ },
-  { name: 'select id, body, direction, to_char(created_at at time zone $3, $4) as timestamp from', matches: /^select id, body, direction, to_char\(created_at at time zone \$3, \$4\) as timestamp from/ },
-  { name: 'select l0.id, l0.account_id from lists as l0 where l0.id = $1 limit', matches: /^select l0\.id, l0\.account_id from lists as l0 where l0\.id = \$1 limit/ },
-  { name: 'select list_id, count(*) as count from contact_lists where list_id = any($1::text[])', matches: /^select list_id, count\(\*\) as count from contact_lists where list_id = any\(\$1::text\[\]\)/ },
-  { name: 'select s.id, s.status, last.id as last_message_id, last.direction as last_direction,', matches: /^select s\.id, s\.status, last\.id as last_message_id, last\.direction as last_direction,/ },
-  { name: 'update broadcasts set status = $2, started_at = now(), updated_at = now() where id = $1', matches: /^update broadcasts set status = \$2, started_at = now\(\), updated_at = now\(\) where id = \$1/ },
-  { name: 'update broadcasts set status = $3, completed_at = now(), updated_at = now(), error =', matches: /^update broadcasts set status = \$3, completed_at = now\(\), updated_at = now\(\), error =/ },
-  { name: 'update broadcasts set total = (select count(*) from broadcast_recipients where', matches: /^update broadcasts set total = \(select count\(\*\) from broadcast_recipients where/ },
-  { name: 'update chat_sessions set human_alerted_at = now() where id = $1 and human_alerted_at is', matches: /^update chat_sessions set human_alerted_at = now\(\) where id = \$1 and human_alerted_at is/ },
-  { name: 'update contacts set is_bot_typing = $5 where id = $1 and is_bot_typing and', matches: /^update contacts set is_bot_typing = \$5 where id = \$1 and is_bot_typing and/ },
-  { name: 'update contacts set is_chat_window_open = $4, chat_window_expires_at =', matches: /^update contacts set is_chat_window_open = \$4, chat_window_expires_at =/ },
-  { name: 'with changed as ( update broadcast_recipients set status = $5, error = $1, finished_at =', matches: /^with changed as \( update broadcast_recipients set status = \$5, error = \$1, finished_at =/ },
-  { name: 'with claimed as ( update broadcast_recipients r set status = $4, claimed_at = now() where', matches: /^with claimed as \( update broadcast_recipients r set status = \$4, claimed_at = now\(\) where/ },
-  { name: 'with outcome as ( select * from json_to_recordset($1::json) as o(contact_id text, status', matches: /^with outcome as \( select \* from json_to_recordset\(\$1::json\) as o\(contact_id text, status/ },
+  // An index-only count today; with account_id it reads the heap until the index holds it.
+  { name: 'list-contact-counts', matches: /^select list_id, count\(\*\) as count from contact_lists where list_id = any\(\$1::text\[\]\)/ },
 ];
 
 const APP_SECRET = 'app-secret-for-statements';

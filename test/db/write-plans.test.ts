@@ -115,7 +115,7 @@ describe("the writers' plans", () => {
     const [contact] = (
       await client.query<{ id: string }>(`insert into contacts (id, account_id, phone_number) values ($1, $2, '+14155550101') returning id`, [newId('ct'), accountId])
     ).rows;
-    const plan = await planNodes(sql`${sessionQuery(contact!.id, false, null)}`, { analyze: true });
+    const plan = await planNodes(sql`${sessionQuery(accountId, contact!.id, false, null)}`, { analyze: true });
     const messageReads = plan.filter((node) => node['Relation Name'] === 'messages');
     expect(messageReads.length).toBeGreaterThan(0);
     expect(messageReads.map((node) => node['Actual Loops'])).toEqual(messageReads.map(() => 0));
@@ -125,7 +125,7 @@ describe("the writers' plans", () => {
     const [contact] = (
       await client.query<{ id: string }>(`insert into contacts (id, account_id, phone_number) values ($1, $2, '+14155550102') returning id`, [newId('ct'), accountId])
     ).rows;
-    const plan = await planNodes(sql`${visitorSessionSql(contact!.id, null, true)}`, { analyze: true });
+    const plan = await planNodes(sql`${visitorSessionSql(accountId, contact!.id, null, true)}`, { analyze: true });
     const messageReads = plan.filter((node) => node['Relation Name'] === 'messages');
     expect(messageReads.length).toBeGreaterThan(1);
     expect(messageReads.map((node) => node['Actual Loops'])).toEqual(messageReads.map(() => 0));

@@ -18,16 +18,20 @@ export async function visitorContactId(service: TestService, visitor: WidgetVisi
   return rows[0]!.id;
 }
 
-/**
- * A person's reply, stored and pushed to the visitor's sockets. `pushed` adds members to the
- * pushed message only (what the stored message cannot carry yet).
- */
-export async function storeWidgetReply(service: TestService, visitor: WidgetVisitor, body: string, pushed: Record<string, unknown> = {}): Promise<void> {
+/** A person's reply (with the name it shows the visitor, when given), stored and pushed to the visitor's sockets. */
+export async function storeWidgetReply(service: TestService, visitor: WidgetVisitor, body: string, options: { senderName?: string } = {}): Promise<void> {
   const contactId = await visitorContactId(service, visitor);
   await service.services.orm.em.fork().transactional(async (em) => {
-    const recorded = await recordMessage(em, visitor.accountId, { contactId, direction: 'outbound', body, channel: WIDGET_CHANNEL, sender: 'agent' });
+    const recorded = await recordMessage(em, visitor.accountId, {
+      contactId,
+      direction: 'outbound',
+      body,
+      channel: WIDGET_CHANNEL,
+      sender: 'agent',
+      senderName: options.senderName ?? null,
+    });
     await em.flush();
-    const message = { ...conversationMessageOf(recorded.message), ...pushed };
+    const message = conversationMessageOf(recorded.message);
     await publishConversationEvent(em, { kind: 'message', accountId: visitor.accountId, widgetId: visitor.widgetId, visitorId: visitor.visitorId, contactId, message });
   });
 }

@@ -126,7 +126,7 @@ describe('GET /chat-sessions/recent', () => {
     expect(item!.last_message_preview).toHaveLength(140);
   });
 
-  test('contact_name is never "Unknown Unknown": an unnamed visitor is "Visitor" and a suffix of its contact id, a contact without names its e-mail', async () => {
+  test('contact_name is never "Unknown Unknown": an unnamed visitor is "Visitor" and a suffix of its contact id, a contact without names its e-mail, else its phone number', async () => {
     const account = await service.createAccount();
     const widgetId = await widgetOf(account);
     const first = newVisitorId();
@@ -134,6 +134,8 @@ describe('GET /chat-sessions/recent', () => {
     for (const visitorId of [first, second]) expect((await visitorWrites(account, widgetId, visitorId, 'hi')).status).toBe(200);
     const byEmail = await createContact(service, account.apiKey, { email: 'noname@example.com' });
     await record(service, account.userId, byEmail.contactId, 'inbound', 'hello');
+    const byPhone = await createContact(service, account.apiKey);
+    await record(service, account.userId, byPhone.contactId, 'inbound', 'hello');
 
     const names = new Map((await recent(account)).data.map((item) => [item.contact_id, item.contact_name]));
     const firstId = await visitorContactId(first);
@@ -143,6 +145,7 @@ describe('GET /chat-sessions/recent', () => {
     expect(names.get(firstId)).toMatch(/^Visitor [0-9a-f]{6}$/);
     expect(names.get(firstId)).not.toBe(names.get(secondId));
     expect(names.get(byEmail.contactId)).toBe('noname@example.com');
+    expect(names.get(byPhone.contactId)).toBe(byPhone.phoneNumber);
     expect([...names.values()]).not.toContain('Unknown Unknown');
   });
 });

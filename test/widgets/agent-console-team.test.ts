@@ -4,7 +4,8 @@
 // somebody opens it, and opening it posts the business's read mark; a reply carries the
 // agent's name and the bot stays quiet after it; "Hand off" tells the visitor a person is
 // here now; the bot's state and the archive are the server's, so a reload keeps them; Close
-// and Archive ask first, in a dialog; the visitor panel shows what the widget page reported.
+// and Archive ask first, in a dialog; the visitor panel shows what the widget page reported;
+// the search filters the list.
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, launchBrowser, watchForPolicyAndScriptErrors } from '../helpers/browser.ts';
@@ -15,6 +16,7 @@ import {
   CONSOLE_SCREENS,
   contactOfVisitor,
   conversationEntry,
+  conversationList,
   createWidget,
   DEADLINE_MS,
   focusByKeyboard,
@@ -27,6 +29,8 @@ import {
   signInByKeyboard,
   visitorSays,
 } from './console-fixtures.ts';
+
+const AWAY = 'We are away right now; we will answer soon.';
 
 /** Reads of the API while waiting go at this pace: the console shares the account key's per-minute budget. */
 const API_POLL_MS = 500;
@@ -125,7 +129,8 @@ describe.each(CONSOLE_SCREENS)('the console on a $name', (screen) => {
   });
 
   it("a reply carries the agent's name, stored for the next visit; the visitor sees it, and their next message gets no bot answer", async () => {
-    const conversation = await widgetConversation(service, account);
+    // A widget whose bot would answer the visitor's next message (the away message) if it were on.
+    const conversation = await widgetConversation(service, account, { awayMessage: AWAY });
     const name = await listedName(service, account.apiKey, conversation.contactId);
     await openByKeyboard(page, name);
     await messageLog(page).getByText('hello').waitFor({ timeout: DEADLINE_MS });
@@ -146,6 +151,8 @@ describe.each(CONSOLE_SCREENS)('the console on a $name', (screen) => {
     expect(seen.messages[2]).toMatchObject({ body: 'Ana here. Yes, we ship to Norway.', sender_name: 'Ana' });
     expect(await page.evaluate(() => localStorage.getItem('inbox:agent-name'))).toBe('Ana');
 
+    // The greeting is old news, so the away message would be due: only the stopped bot keeps quiet.
+    await service.services.pool.query(`update messages set created_at = created_at - interval '1 hour' where contact_id = $1`, [conversation.contactId]);
     // The bot answers inside the visitor message's own transaction (or shows itself typing
     // while its turn waits): the poll right after the message is answered shows all there is.
     await visitorWrites(service, account.userId, conversation.widgetId, conversation.visitorId, 'Is the blue one in stock?');
@@ -295,6 +302,31 @@ describe.each(CONSOLE_SCREENS)('the console on a $name', (screen) => {
       'Last seen': widget.last_seen_at,
     });
     expect(await facts.getByRole('link', { name: 'https://shop.example/checkout' }).getAttribute('rel')).toBe('noopener noreferrer');
+    expect(errors).toEqual([]);
+  });
+
+  it('the search filters the list by name and by last message, from the keyboard', async () => {
+    const back = page.getByRole('button', { name: 'Back to conversations' });
+    if (await back.isVisible()) await pressByKeyboard(page, back, { backwards: true });
+    await focusByKeyboard(page, page.getByRole('searchbox', { name: 'Search conversations' }));
+    const shownNames = () =>
+      conversationList(page).locator('.name').evaluateAll((names) => names.filter((name) => name.checkVisibility()).map((name) => name.textContent));
+    const search = async (text: string) => {
+      await page.keyboard.press('ControlOrMeta+A');
+      await page.keyboard.press('Backspace');
+      await page.keyboard.type(text);
+    };
+
+    await search('lovelace');
+    await eventually(async () => (await shownNames()).join() === 'Ada Lovelace', 'only Ada by name');
+    await search('order 1234');
+    await eventually(async () => (await shownNames()).join() === 'Ada Lovelace', 'only Ada by her last message');
+    await search('no such thing');
+    await page.getByText('No conversation matches “no such thing”.').waitFor({ timeout: DEADLINE_MS });
+    expect(await shownNames()).toEqual([]);
+    await search('');
+    await eventually(async () => (await shownNames()).length > 1, 'every conversation again');
+    expect(await shownNames()).toContain('Ada Lovelace');
     expect(errors).toEqual([]);
   });
 });

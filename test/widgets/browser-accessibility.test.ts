@@ -152,8 +152,7 @@ describe.each(SCREENS)('the chat widget with a yellow brand colour, on a $name s
   });
 
   it("shows the agent's name above a reply that carries one", async () => {
-    // On this branch only the pushed copy of a reply can carry the name.
-    await storeWidgetReply(service, visitor, 'Yes, it comes in navy blue.', { sender_name: 'Dana from Acme' });
+    await storeWidgetReply(service, visitor, 'Yes, it comes in navy blue.', { senderName: 'Dana from Acme' });
     const reply = frame.locator('#messages li', { hasText: 'Yes, it comes in navy blue.' });
     await reply.waitFor({ timeout: DEADLINE_MS });
     const label = reply.getByText('Dana from Acme', { exact: true });

@@ -58,16 +58,16 @@ export type SessionRow = { id: string | null; status: string | null; last_messag
  * The contact's open session (or, for a reopen, its latest), its last message, and the message
  * this one repeats; `contactId` a value, or a column of an outer query. Exported for the plan's test.
  */
-export function sessionQuery(contactId: string | Sql, reopen: boolean, repeatOf: string | null): Sql {
+export function sessionQuery(accountId: string, contactId: string | Sql, reopen: boolean, repeatOf: string | null): Sql {
   const session = reopen
-    ? sql`select id, status from chat_sessions where contact_id = ${contactId}
+    ? sql`select id, status from chat_sessions where account_id = ${accountId} and contact_id = ${contactId}
           order by status = 'ChatSessionOpened' desc, started_at desc, id desc limit 1`
-    : sql`select id, status from chat_sessions where contact_id = ${contactId} and status = 'ChatSessionOpened'
+    : sql`select id, status from chat_sessions where account_id = ${accountId} and contact_id = ${contactId} and status = 'ChatSessionOpened'
           order by started_at desc, id desc limit 1`;
   const repeated =
     repeatOf === null
       ? sql`null::text`
-      : sql`(select m.id from messages m where m.contact_id = ${contactId} and m.external_id = ${repeatOf} and m.direction = 'inbound'
+      : sql`(select m.id from messages m where m.account_id = ${accountId} and m.contact_id = ${contactId} and m.external_id = ${repeatOf} and m.direction = 'inbound'
               order by m.created_at, m.id limit 1)`;
   // `s.id is not null` gates the last message's read: with no session it is never run (run
   // with a null session id it reads messages, all of them when the planner scans the table).
@@ -75,7 +75,7 @@ export function sessionQuery(contactId: string | Sql, reopen: boolean, repeatOf:
   from (select 1) one
   left join lateral (${session}) s on true
   left join lateral (
-    select m.id, m.direction from messages m where s.id is not null and m.session_id = s.id order by m.created_at desc, m.id desc limit 1
+    select m.id, m.direction from messages m where s.id is not null and m.account_id = ${accountId} and m.session_id = s.id order by m.created_at desc, m.id desc limit 1
   ) last on true`;
 }
 
@@ -83,7 +83,7 @@ export function sessionQuery(contactId: string | Sql, reopen: boolean, repeatOf:
 export async function insertMessage(runner: SqlRunner, input: NewMessage, also?: AlsoWritten): Promise<WrittenMessage | RepeatedMessage> {
   const contactId = input.contact.id;
   const repeatOf = input.direction === 'inbound' ? (input.repeatOf ?? null) : null;
-  const [open] = await queryRows<SessionRow>(runner, prepared('message-session', sessionQuery(contactId, input.reopenClosedSession === true, repeatOf)));
+  const [open] = await queryRows<SessionRow>(runner, prepared('message-session', sessionQuery(input.accountId, contactId, input.reopenClosedSession === true, repeatOf)));
   if (open?.repeated_id) return { repeated: true, messageId: open.repeated_id };
   return writeMessage(runner, input, open ?? null, also);
 }

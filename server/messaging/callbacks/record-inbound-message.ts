@@ -55,7 +55,7 @@ export async function recordInboundMessage(em: EntityManager, accountId: string,
         providerMessageId: inbound.providerMessageId,
         status: 'received',
       });
-      await openChatWindow(tx, contactId, new Date(inbound.sentAt.getTime() + CHAT_WINDOW_MS));
+      await openChatWindow(tx, accountId, contactId, new Date(inbound.sentAt.getTime() + CHAT_WINDOW_MS));
       return { recorded: true, messageId: recorded.messageId, contactId, contactCreated: created } as const;
     });
   } catch (error) {
@@ -80,7 +80,7 @@ async function findOrCreateContact(tx: EntityManager, accountId: string, phoneNu
 }
 
 /** Opens the window until `expiresAt`; a later expiry already set is kept (a window never shortens). */
-async function openChatWindow(tx: EntityManager, contactId: string, expiresAt: Date): Promise<void> {
+async function openChatWindow(tx: EntityManager, accountId: string, contactId: string, expiresAt: Date): Promise<void> {
   // A message older than the window (a callback retried for a day) opens nothing.
   if (expiresAt.getTime() <= Date.now()) return;
   const expires = expiresAt.toISOString();
@@ -90,6 +90,6 @@ async function openChatWindow(tx: EntityManager, contactId: string, expiresAt: D
         set is_chat_window_open = true,
             chat_window_expires_at = greatest(coalesce(chat_window_expires_at, ${expires}::timestamptz), ${expires}::timestamptz),
             updated_at = now()
-      where id = ${contactId}`,
+      where account_id = ${accountId} and id = ${contactId}`,
   );
 }

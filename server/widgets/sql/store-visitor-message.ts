@@ -40,17 +40,17 @@ export type VisitorMessage = {
 };
 
 /** Whether the bot wrote to the contact within AWAY_MESSAGE_INTERVAL_MINUTES (read under the contact's lock). */
-export function botRepliedLatelySql(contactId: string | Sql): Sql {
-  return sql`exists (select 1 from messages m where m.contact_id = ${contactId} and m.sender = 'bot'
+export function botRepliedLatelySql(accountId: string, contactId: string | Sql): Sql {
+  return sql`exists (select 1 from messages m where m.account_id = ${accountId} and m.contact_id = ${contactId} and m.sender = 'bot'
         and m.created_at > now() - make_interval(mins => ${AWAY_MESSAGE_INTERVAL_MINUTES}::int))`;
 }
 
 export type VisitorSessionRow = SessionRow & { replied_lately: boolean };
 
 /** The writer's session read, and whether the bot replied lately when `checkLately` (only an open session can be that recent); exported for the plan's test. */
-export function visitorSessionSql(contactId: string, repeatOf: string | null, checkLately: boolean): Sql {
-  const lately = checkLately ? sql`session.id is not null and ${botRepliedLatelySql(contactId)}` : sql`false`;
-  return sql`select session.*, ${lately} as replied_lately from (${sessionQuery(contactId, false, repeatOf)}) session`;
+export function visitorSessionSql(accountId: string, contactId: string, repeatOf: string | null, checkLately: boolean): Sql {
+  const lately = checkLately ? sql`session.id is not null and ${botRepliedLatelySql(accountId, contactId)}` : sql`false`;
+  return sql`select session.*, ${lately} as replied_lately from (${sessionQuery(accountId, contactId, false, repeatOf)}) session`;
 }
 
 /** The visitor's contact by its key (the unique index on a widget's visitors). */
@@ -63,11 +63,11 @@ export type VisitorKey = { accountId: string; widgetId: string; visitorId: strin
  */
 export function visitorSessionOfKeySql({ accountId, widgetId, visitorId }: VisitorKey, repeatOf: string | null, checkLately: boolean): Statement {
   const contactId = sql`c.id`;
-  const lately = checkLately ? sql`c.is_bot_active and session.id is not null and ${botRepliedLatelySql(contactId)}` : sql`false`;
+  const lately = checkLately ? sql`c.is_bot_active and session.id is not null and ${botRepliedLatelySql(accountId, contactId)}` : sql`false`;
   return prepared(
     'visitor-message-session-of-key',
     sql`select session.*, ${lately} as replied_lately
-  from contacts c cross join lateral (${sessionQuery(contactId, false, repeatOf)}) session
+  from contacts c cross join lateral (${sessionQuery(accountId, contactId, false, repeatOf)}) session
  where c.account_id = ${accountId} and c.chat_widget_id = ${widgetId} and c.widget_visitor_id = ${visitorId}`,
   );
 }
@@ -96,10 +96,10 @@ export type BotPart = {
  */
 export async function readVisitorSession(
   client: pg.ClientBase,
-  visit: Pick<VisitorMessage, 'contact' | 'externalId' | 'answers'>,
+  visit: Pick<VisitorMessage, 'accountId' | 'contact' | 'externalId' | 'answers'>,
 ): Promise<{ repeatedId: string } | BotPart> {
   const checkLately = visit.contact.isBotActive && checksLately(visit.answers);
-  const [open] = await queryRows<VisitorSessionRow>(client, prepared('visitor-message-session', visitorSessionSql(visit.contact.block.id, visit.externalId, checkLately)));
+  const [open] = await queryRows<VisitorSessionRow>(client, prepared('visitor-message-session', visitorSessionSql(visit.accountId, visit.contact.block.id, visit.externalId, checkLately)));
   return botPartOf(visit, open!);
 }
 
