@@ -68,6 +68,23 @@ test('a held key revoked through another API process is refused on its next call
   }
 });
 
+test("a change announced by another API process drops the account's held keys here, before any call", async () => {
+  const other = await processes.spawn({ role: 'api', databaseUrl: service.databaseUrl });
+  try {
+    const { apiKey: mainKey } = await service.createAccount();
+    const kept = await scopedKey(mainKey, ['Lists']);
+    const revokedKey = await scopedKey(mainKey, ['Lists']);
+    expect((await service.request('GET', '/lists', { apiKey: kept.apiKey })).status).toBe(200);
+    expect(holds(kept.apiKey)).toBe(true);
+    const revoked = await call(other.origin, 'DELETE', `/v1/api-keys/${revokedKey.id}`, { apiKey: mainKey });
+    expect(revoked.status, revoked.text).toBe(200);
+    // No call with the held key: only the notification can drop it.
+    await waitFor(async () => (holds(kept.apiKey) ? undefined : true), "the account's held key dropped on the announcement");
+  } finally {
+    await stopOthers();
+  }
+});
+
 test('a held key revoked with no announcement at all is refused on its next call: the call itself checks it is live', async () => {
   const { apiKey: mainKey } = await service.createAccount();
   const key = await scopedKey(mainKey, ['Lists']);
