@@ -15,24 +15,24 @@ export type UnarchiveOutcome = { found: boolean; unarchived: boolean };
 
 type ContactBlock = { id: string; phone_number: string | null; email: string | null; first_name: string; last_name: string };
 
+/**
+ * The SET list that unarchives a contact's row: this module's statement's, and that of a
+ * caller that read the contact archived under its row lock and updates the row in its own
+ * statement, with contactUnarchivedEvent (one statement cannot update a row twice).
+ */
+export const UNARCHIVED_SET = sql`archived_at = null, updated_at = now()`;
+
 const unarchive = (accountId: string, contactId: string) =>
   prepared(
     'unarchive-contact',
     sql`with unarchived as (
-  update contacts set archived_at = null, updated_at = now()
+  update contacts set ${UNARCHIVED_SET}
    where id = ${contactId} and account_id = ${accountId} and archived_at is not null
   returning id, phone_number, email, first_name, last_name
 )
 select exists (select 1 from contacts where id = ${contactId} and account_id = ${accountId}) as found,
        (select to_jsonb(u) from unarchived u) as contact`,
   );
-
-/**
- * For a caller that read the contact archived under its row lock, and so unarchives it for
- * certain: the SET list for its own update of the row, in the statement that also writes
- * this event (one statement cannot update a row twice).
- */
-export const UNARCHIVED_SET = sql`archived_at = null, updated_at = now()`;
 
 /** The Contact Unarchived event of a contact unarchived under its lock (with UNARCHIVED_SET). */
 export function contactUnarchivedEvent(contact: ContactBlock, cause: UnarchiveCause): EventRow {
