@@ -7,6 +7,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiError, INTERNAL_ERROR_MESSAGE, trpcCodeFor, type ErrorShapes } from './errors.ts';
 import type { ApiSection, Access, SectionWhenSet, TargetAccount } from './auth/scopes.ts';
+import type { CallerRead } from './auth/caller-read.ts';
 import type { IdempotentCall } from './idempotency/idempotent-call.ts';
 import type { Services } from './process-services.ts';
 import type { SocketState } from './trpc-limits.ts';
@@ -44,6 +45,12 @@ export type ProcedureMeta = OpenApiMeta<{
   targetAccount?: TargetAccount;
   /** A boolean input field that, when true, also needs another section (403 key_scope_denied). */
   sectionWhenSet?: SectionWhenSet;
+  /**
+   * A query's one small read of the caller's own account, from its raw input (null when the
+   * input does not name one the procedure would make): it rides in the statement that
+   * confirms the credential (server/auth/caller-read.ts).
+   */
+  callerRead?: (rawInput: unknown) => CallerRead | null;
   /**
    * Body fields the specification sends in the query string of this POST/PUT: the
    * OpenAPI document gives them as query parameters (any body method also reads body

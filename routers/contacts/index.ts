@@ -6,7 +6,7 @@ import { archiveContact, unarchiveContact } from '../../server/contacts/archive-
 import { addContactToList, removeContactFromList } from '../../server/contacts/contact-list-membership.ts';
 import { MAX_HANDOFF_MESSAGE_LENGTH, MAX_HANDOFF_REASON_LENGTH } from '../../server/contacts/hand-off.ts';
 import { handOffConversation } from '../../server/widgets/hand-off-conversation.ts';
-import { findContactIdByIdentifier } from '../../server/contacts/find-contact.ts';
+import { contactLookupRead, findContactIdByIdentifier } from '../../server/contacts/find-contact.ts';
 import { checkContactsCursor, listContacts } from '../../server/contacts/list-contacts.ts';
 import { updateContact, ContactUpdateInput } from '../../server/contacts/update-contact.ts';
 import { PageInput } from '../../server/pagination.ts';
@@ -49,6 +49,7 @@ export const contactsRouter = router({
       },
       section: 'Contacts',
       access: 'read',
+      callerRead: contactLookupRead,
       errorShapes: {
         '400': 'text',
         '400:invalid_phone': 'error',
@@ -72,7 +73,7 @@ export const contactsRouter = router({
       const lookup = Boolean(input.phoneNumber?.trim() || input.email?.trim());
       if (!lookup) return { success: true as const, ...(await listContacts(ctx.em, ctx.services.secrets, ctx.account.id, input)) };
       checkContactsCursor(ctx.services.secrets, ctx.account.id, input);
-      return { success: true as const, contactId: await findContactIdByIdentifier(ctx.services.pool, ctx.account.id, input) };
+      return { success: true as const, contactId: await findContactIdByIdentifier(ctx.services.pool, ctx.account.id, input, ctx.callerRead) };
     }),
 
   get: accountProcedure

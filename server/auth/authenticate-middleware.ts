@@ -14,12 +14,12 @@ import { whileAuthorized } from './authorized-stream.ts';
 export type AuthedContext = Context & Authenticated;
 
 export const authenticateAndCount = middleware(async ({ ctx, meta, next, getRawInput, type, signal }) => {
-  const { credential, account, rateLimit } = await authenticate(ctx.services, ctx.request, meta, {
+  const authenticated: Authenticated = await authenticate(ctx.services, ctx.request, meta, {
     counting: meta?.rateLimit === 'apart' ? 'apart' : 'budget',
     responseHeaders: ctx.responseHeaders,
     readInput: getRawInput,
+    read: type === 'query' && meta?.callerRead ? meta.callerRead(await getRawInput()) : null,
   });
-  const authenticated: Authenticated = { credential, account, rateLimit };
   if (type !== 'subscription') return next({ ctx: authenticated });
   return subscribeWhileAuthorized(ctx, authenticated, { meta, getRawInput, signal }, () => next({ ctx: authenticated }));
 });

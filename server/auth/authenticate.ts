@@ -13,6 +13,7 @@ import type { CountingSql } from '../rate-limit/sql/rate-counters.ts';
 import type { Services } from '../process-services.ts';
 import { API_ACCESS_PLANS, keyCaller, sessionCaller, type ResolvedCaller } from './caller-credential.ts';
 import type { CachedKey, CachedSession, CredentialCache } from './credential-cache.ts';
+import type { CallerRead, CallerReadValue } from './caller-read.ts';
 import { resolveKey, resolveLiveKey, resolveSession as resolveSessionRow, type CallerOptions, type KeyRow } from './sql/resolve-caller.ts';
 import { carriesIdToken, pickCarrier, selectedUserId } from './carrier.ts';
 import { isWellFormedKey } from './key-format.ts';
@@ -27,6 +28,8 @@ export type Authenticated = {
   account: SelectedAccount;
   /** This request's rate-limit counting (the usage endpoint reports it). */
   rateLimit: RateLimitState;
+  /** What the procedure's `callerRead` found in the caller's statement, when it rode there (caller-read.ts). */
+  callerRead?: CallerReadValue;
 };
 
 export type AuthenticateOptions = {
@@ -40,22 +43,26 @@ export type AuthenticateOptions = {
   responseHeaders?: Record<string, string>;
   /** The procedure's unparsed input, read only when its meta names a target account field. */
   readInput?: () => Promise<unknown>;
+  /** A read to ride in an API key's statement (caller-read.ts). */
+  read?: CallerRead | null;
 };
 
-type Decided = { caller: ResolvedCaller; decision: RateLimitDecision | null };
+type Decided = { caller: ResolvedCaller; decision: RateLimitDecision | null; read?: CallerReadValue };
 
-async function resolveApiKey(services: Services, value: string, userId: string | null, counting: Counting): Promise<Decided> {
+async function resolveApiKey(services: Services, value: string, userId: string | null, counting: Counting, read: CallerRead | null): Promise<Decided> {
   if (!isWellFormedKey(value)) throw new UnauthorizedError();
   const { pool } = services;
   const keyHash = services.secrets.hashApiKey(value);
   const options = { fixedLimit: MAIN_KEY_RATE_LIMIT, allowedPlans: API_ACCESS_PLANS, userId };
   const { row, outcome, decision } = await decideRateLimit(
     pool,
-    { kind: 'key', keyHash, statement: (countingSql) => keyRow(services, keyHash, options, countingSql) },
+    { kind: 'key', keyHash, statement: (countingSql) => keyRow(services, keyHash, options, countingSql, read) },
     counting,
   );
   // The statement found the key by its HMAC (an exact match on the whole value).
-  return { caller: keyCaller(row && { ...outcome, row }, counting === 'budget'), decision };
+  const caller = keyCaller(row && { ...outcome, row }, counting === 'budget');
+  const rode = read && row && row.caller_read !== undefined ? { key: read.key, accountId: row.account_id, value: row.caller_read } : undefined;
+  return { caller, decision, read: rode };
 }
 
 /**
@@ -63,12 +70,12 @@ async function resolveApiKey(services: Services, value: string, userId: string |
  * row then is what the cache holds); one that is not held, or no longer live as held, is read
  * whole, and held from then on while usable.
  */
-async function keyRow(services: Services, keyHash: Buffer, options: CallerOptions, counting: CountingSql): Promise<KeyRow | null> {
+async function keyRow(services: Services, keyHash: Buffer, options: CallerOptions, counting: CountingSql, read: CallerRead | null): Promise<KeyRow | null> {
   const { pool, credentialCache: cache } = services;
   const name = keyHash.toString('base64');
   const held = cache.get(name);
   if (held?.kind === 'key' && (options.allowedPlans === null || options.allowedPlans.includes(held.plan))) {
-    const live = await resolveLiveKey(pool, held, keyHash, options.userId, counting);
+    const live = await resolveLiveKey(pool, held, keyHash, options.userId, counting, read);
     if (live) {
       const { keyId: key_id, keyKind: kind, accountId: account_id, scopes, bucketLimit: bucket_limit } = held;
       return { ...live, key_id, kind, account_id, scopes, bucket_limit, lapsed: false, usable: true };
@@ -77,7 +84,7 @@ async function keyRow(services: Services, keyHash: Buffer, options: CallerOption
     cache.forget(name);
   }
   const since = cache.moment();
-  const row = await resolveKey(pool, keyHash, options, counting);
+  const row = await resolveKey(pool, keyHash, options, counting, read);
   if (row?.usable) {
     const entry: CachedKey = {
       kind: 'key',
@@ -127,19 +134,19 @@ export async function resolveCredential(
   services: Services,
   request: { query: URLSearchParams; headers: IncomingHttpHeaders },
   options: AuthenticateOptions = {},
-): Promise<ResolvedCaller> {
+): Promise<ResolvedCaller & { read?: CallerReadValue }> {
   const carrier = pickCarrier(request.query, request.headers);
   if (!carrier) throw new UnauthorizedError();
   const userId = selectedUserId(request.query);
   const counting = options.counting ?? 'budget';
-  const { caller, decision } = carriesIdToken(carrier)
+  const { caller, decision, read } = carriesIdToken(carrier)
     ? await resolveSession(services, carrier.value, userId, counting)
-    : await resolveApiKey(services, carrier.value, userId, counting);
+    : await resolveApiKey(services, carrier.value, userId, counting, options.read ?? null);
   if (decision) {
     if (options.responseHeaders) Object.assign(options.responseHeaders, decision.headers);
     if (!decision.allowed) throw new RateLimitedError(decision.refusal ?? decision.headers);
   }
-  return caller;
+  return read ? { ...caller, read } : caller;
 }
 
 /** The whole check an authenticated procedure runs before its own code. */
@@ -151,7 +158,7 @@ export async function authenticate(
     | undefined,
   options: AuthenticateOptions = {},
 ): Promise<Authenticated> {
-  const { credential, rateLimit, targetAgencyId } = await resolveCredential(services, request, options);
+  const { credential, rateLimit, targetAgencyId, read } = await resolveCredential(services, request, options);
   assertProcedureAllowed(credential, procedure);
   const account = selectAccount(credential, selectedUserId(request.query), targetAgencyId, {
     agencyOnly: procedure?.agencyOnly,
@@ -159,7 +166,7 @@ export async function authenticate(
   });
   await assertTargetAccountAllowed(credential, procedure?.targetAccount, options.readInput);
   await assertSectionWhenSetAllowed(credential, procedure?.sectionWhenSet, options.readInput);
-  return { credential, account, rateLimit };
+  return read ? { credential, account, rateLimit, callerRead: read } : { credential, account, rateLimit };
 }
 
 /**

@@ -10,6 +10,7 @@ import type { CountingSql } from '../../rate-limit/sql/rate-counters.ts';
 import type { CountedSessionRow } from '../../rate-limit/count-requests.ts';
 import type { CountedKeyRow, KeySpend as KeySpendOf } from '../../rate-limit/spend-key-tokens.ts';
 import type { CachedKey } from '../credential-cache.ts';
+import { callerReadColumn, type CallerRead } from '../caller-read.ts';
 
 /** An API key's caller as its statement describes it. */
 export type KeyRow = CountedKeyRow & {
@@ -20,6 +21,8 @@ export type KeyRow = CountedKeyRow & {
   lapsed: boolean;
   /** The agency of the account `userId` selects; absent when the request has no `userId`. */
   target_agency_id?: string | null;
+  /** What the procedure's read found (caller-read.ts); absent when none rode. */
+  caller_read?: unknown;
 };
 
 /** The key's row as its full statement finds it, with what a process holds of it (../credential-cache.ts). */
@@ -85,19 +88,30 @@ const TOUCH_KEY = sql`, touched as (
  * (each costs the process a parser and a property per row); the agency of `userId` only when
  * the request names one (a statement without that subquery costs PostgreSQL less) or leases.
  */
-export function keyCallerQuery(keyHash: Buffer, options: CallerOptions, counting: CountingSql): Sql {
+export function keyCallerQuery(keyHash: Buffer, options: CallerOptions, counting: CountingSql, read: CallerRead | null = null): Sql {
   const target = options.userId !== null || counting.writes ? targetAgency(options.userId) : NOTHING;
   return sql`with ${keyCaller(keyHash, options)}, ${counting.ctes}${counting.writes ? TOUCH_KEY : NOTHING}
 select caller.key_id, caller.kind, caller.account_id, caller.scopes, caller.lapsed, caller.bucket_limit, caller.usable,
   caller.plan, caller.credential_version, caller.expires_ms,
-  ${counting.columns}${target}
+  ${counting.columns}${target}${callerReadColumn(ridesFor(options.userId, read))}
 from caller, clock`;
 }
 
+/** A read rides only for the caller's own account (no `userId` selecting another). */
+function ridesFor(userId: string | null, read: CallerRead | null): CallerRead | null {
+  return userId === null ? read : null;
+}
+
 /** Runs the API key's statement: its row, null when no key has the HMAC. */
-export async function resolveKey(pool: pg.Pool, keyHash: Buffer, options: CallerOptions, counting: CountingSql): Promise<FoundKeyRow | null> {
+export async function resolveKey(
+  pool: pg.Pool,
+  keyHash: Buffer,
+  options: CallerOptions,
+  counting: CountingSql,
+  read: CallerRead | null = null,
+): Promise<FoundKeyRow | null> {
   const label = counting.writes ? 'resolve-key-and-lease' : options.userId === null ? 'resolve-key' : 'resolve-key-for-user';
-  const rows = await queryRows<FoundKeyRow>(pool, prepared(label, keyCallerQuery(keyHash, options, counting)));
+  const rows = await queryRows<FoundKeyRow>(pool, prepared(label, keyCallerQuery(keyHash, options, counting, read)));
   return rows[0] ?? null;
 }
 
@@ -106,7 +120,7 @@ export async function resolveKey(pool: pg.Pool, keyHash: Buffer, options: Caller
  * row, by its id, still has this HMAC and the credential_version read with it, and is neither
  * revoked nor expired. A key that is not returns no row, and nothing is counted or leased.
  */
-export function liveKeyQuery(key: CachedKey, keyHash: Buffer, userId: string | null, counting: CountingSql): Sql {
+export function liveKeyQuery(key: CachedKey, keyHash: Buffer, userId: string | null, counting: CountingSql, read: CallerRead | null = null): Sql {
   const target = userId !== null || counting.writes ? targetAgency(userId) : NOTHING;
   return sql`with caller as (
   select k.id as key_id, k.kind, k.account_id, ${key.bucketLimit}::int as bucket_limit, true as usable
@@ -114,14 +128,21 @@ export function liveKeyQuery(key: CachedKey, keyHash: Buffer, userId: string | n
   where k.id = ${key.keyId} and k.key_hash = ${keyHash}::bytea and k.credential_version = ${key.version}::int
     and k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
 ), ${counting.ctes}${counting.writes ? TOUCH_KEY : NOTHING}
-select ${counting.columns}${target}
+select ${counting.columns}${target}${callerReadColumn(ridesFor(userId, read))}
 from caller, clock`;
 }
 
 /** Runs a held key's statement: its row, null when the key is no longer live as held. */
-export async function resolveLiveKey(pool: pg.Pool, key: CachedKey, keyHash: Buffer, userId: string | null, counting: CountingSql): Promise<LiveKeyRow | null> {
+export async function resolveLiveKey(
+  pool: pg.Pool,
+  key: CachedKey,
+  keyHash: Buffer,
+  userId: string | null,
+  counting: CountingSql,
+  read: CallerRead | null = null,
+): Promise<LiveKeyRow | null> {
   const label = counting.writes ? 'live-key-and-lease' : userId === null ? 'live-key' : 'live-key-for-user';
-  const rows = await queryRows<LiveKeyRow>(pool, prepared(label, liveKeyQuery(key, keyHash, userId, counting)));
+  const rows = await queryRows<LiveKeyRow>(pool, prepared(label, liveKeyQuery(key, keyHash, userId, counting, read)));
   return rows[0] ?? null;
 }
 

@@ -1,0 +1,31 @@
+// A read that rides in the caller's statement: a procedure whose answer is one small read of
+// the caller's own account (the contact lookup) names it in its meta (`callerRead`), and
+// the statement that confirms the credential and counts the request computes it too, only
+// when the credential is usable, so the request costs one round trip. The procedure uses
+// the value only when its own parsed input asks exactly the same (`key`) of the same
+// account; otherwise it reads as usual. Nothing rides for a request that selects another
+// account (`userId`), a session, or one whose raw input the procedure would refuse.
+import { rawSql, sql, type Sql } from '../db/sql.ts';
+
+export type CallerRead = {
+  /** What is read, in the procedure's own terms: equal keys ask the same of the same account. */
+  key: string;
+  /** One scalar subquery over the account `account` names. */
+  select(account: Sql): Sql;
+};
+
+/** The value a caller statement read, for the account it resolved. */
+export type CallerReadValue = { key: string; accountId: string; value: unknown };
+
+const CALLER_ACCOUNT = rawSql('caller.account_id');
+
+/** The column a caller statement adds for the read: null when the caller is not usable. */
+export function callerReadColumn(read: CallerRead | null): Sql {
+  if (!read) return rawSql('');
+  return sql`, case when caller.usable then ${read.select(CALLER_ACCOUNT)} end as caller_read`;
+}
+
+/** The value the statement read, when it is the one asked of this account; undefined otherwise. */
+export function readValue(read: CallerReadValue | undefined, key: string, accountId: string): { value: unknown } | undefined {
+  return read && read.key === key && read.accountId === accountId ? { value: read.value } : undefined;
+}
