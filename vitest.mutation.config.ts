@@ -18,6 +18,7 @@ export const MUTATION_TESTS = [
   'test/auth/id-token-verification.test.ts',
   'test/auth/authorized-stream.test.ts',
   'test/auth/credential-cache-rules.test.ts',
+  'test/auth/caller-read-rules.test.ts',
   'test/input/input-rule-walk.test.ts',
   'test/input/stated-patterns.test.ts',
   'test/rate-limit/window-arithmetic.test.ts',
