@@ -42,7 +42,8 @@ test('a held key looks a contact up in one statement, by phone, by e-mail and by
   const { apiKey } = await service.createAccount();
   const id = await contact(apiKey, '+14155550161', 'Rides.Along@example.com');
   expect((await lookup(apiKey, { phoneNumber: '+14155550161' })).body).toEqual({ success: true, contactId: id });
-  for (const query of [{ phoneNumber: '+14155550161' }, { email: 'rides.along@example.com' }, { phoneNumber: '+1 415 555 0161', email: 'RIDES.ALONG@example.com' }]) {
+  const queries: Record<string, string>[] = [{ phoneNumber: '+14155550161' }, { email: 'rides.along@example.com' }, { phoneNumber: '+1 415 555 0161', email: 'RIDES.ALONG@example.com' }];
+  for (const query of queries) {
     const { result, statements } = await statementsDuring(() => lookup(apiKey, query));
     expect(result.body, JSON.stringify(query)).toEqual({ success: true, contactId: id });
     expect(statements, JSON.stringify(query)).toHaveLength(1);

@@ -1,0 +1,83 @@
+// An independent check of the served OpenAPI document, on its own port and data directory:
+// starts the service on a fresh embedded database beside a loopback messaging provider
+// that accepts every token (so `PUT /messaging/connection` is answered as a reachable
+// provider would), makes an account, runs Schemathesis (`schemathesis.sh`, all checks and
+// phases) against it, and stops what it started.
+//   npm run schemathesis -- [SECONDS] [extra schemathesis options...]
+// SCHEMATHESIS_SH names the tool (default ../shared/tools/schemathesis.sh beside the clone).
+import { execFile, spawn } from 'node:child_process';
+import { createServer } from 'node:https';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { createLocalCa } from '../helpers/local-ca.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const tool = process.env.SCHEMATHESIS_SH ?? path.resolve(root, '../shared/tools/schemathesis.sh');
+const [seconds = '3600', ...extra] = process.argv.slice(2);
+
+const dir = await mkdtemp(path.join(tmpdir(), 'schemathesis-run-'));
+const ca = await createLocalCa({ dir, name: 'schemathesis run', validForMs: 24 * 3600_000 });
+
+// The provider: any token reaches any object; a business account holds every number read so far.
+const numbers = new Set<string>();
+const provider = createServer({ key: ca.key, cert: ca.cert }, (req, res) => {
+  req.resume();
+  req.on('end', () => {
+    const url = new URL(req.url ?? '/', 'https://provider.invalid');
+    const [objectId = '', edge] = url.pathname.replace(/^\/v21\.0\//, '').split('/').map(decodeURIComponent);
+    let body: unknown = { error: { message: 'Unsupported request', type: 'GraphMethodException', code: 100 } };
+    let status = 400;
+    if (req.method === 'GET' && edge === undefined) {
+      numbers.add(objectId);
+      [status, body] = [200, { id: objectId, display_phone_number: '+1 555 0100', verified_name: 'Schemathesis', quality_rating: 'GREEN' }];
+    } else if (req.method === 'GET' && edge === 'phone_numbers') {
+      [status, body] = [200, { data: [...numbers].map((id) => ({ id, display_phone_number: '+1 555 0100', verified_name: 'Schemathesis' })) }];
+    } else if (req.method === 'GET' && edge === 'message_templates') {
+      [status, body] = [200, { data: [], paging: { cursors: { before: '0', after: '0' } } }];
+    } else if (req.method === 'POST' && edge === 'messages') {
+      [status, body] = [200, { messaging_product: 'whatsapp', messages: [{ id: `wamid.schemathesis.${Date.now()}` }] }];
+    }
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  });
+});
+await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+const providerUrl = `https://localhost:${(provider.address() as AddressInfo).port}/v21.0`;
+
+const env = {
+  ...process.env,
+  PORT: '0',
+  DATA_DIR: path.join(dir, 'data'),
+  LOG_LEVEL: 'warn',
+  NODE_EXTRA_CA_CERTS: ca.caFile,
+  MESSAGING_API_URL: providerUrl,
+  // Only the provider's loopback name: webhook URLs stay under the public-address rule.
+  WEBHOOK_ALLOW_HOSTS: 'localhost',
+};
+const service = spawn(process.execPath, ['server/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
+const baseUrl = await new Promise<string>((resolve, reject) => {
+  let printed = '';
+  service.stdout.on('data', (chunk: Buffer) => {
+    printed += chunk.toString('utf8');
+    const address = /listening on (https:\/\/\S+)/.exec(printed)?.[1];
+    if (address) resolve(`${address.replace(/\/+$/, "").replace(/\/v1$/, "")}/v1`);
+  });
+  service.once('exit', (code) => reject(new Error(`the service exited (${code}) before listening`)));
+});
+
+let exitCode = 1;
+try {
+  const { stdout } = await promisify(execFile)(process.execPath, ['server/admin/cli.ts', 'account:create', '--email', 'schemathesis@example.com'], { cwd: root, env });
+  const { apiKey } = JSON.parse(stdout) as { apiKey: string };
+  console.log(`service ${baseUrl} (pid ${service.pid}), provider ${providerUrl}, data ${dir}`);
+  const run = spawn('bash', [tool, baseUrl, apiKey, seconds, ...extra], { stdio: 'inherit' });
+  exitCode = await new Promise<number>((resolve) => run.once('exit', (code) => resolve(code ?? 1)));
+} finally {
+  service.kill('SIGTERM');
+  await new Promise((resolve) => service.once('exit', resolve));
+  provider.close();
+  await rm(dir, { recursive: true, force: true });
+}
+process.exit(exitCode);
