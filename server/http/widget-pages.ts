@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { compactScript } from './compact-script.ts';
 import { normaliseLinkPhoneNumber, PHONE_NUMBER_OR_DIGITS_PATTERN } from '../contacts/phone.ts';
 import { ApiError } from '../errors.ts';
 import type { Services } from '../process-services.ts';
@@ -229,7 +230,7 @@ export function pathForLog(pathname: string): string {
 
 export async function registerWidgetPages(app: FastifyInstance, services: Services): Promise<void> {
   const read = (file: string) => readFile(new URL(file, WIDGET_DIR), 'utf8');
-  const script = staticAsset(await read('chat-widget.js'), SCRIPT);
+  const script = staticAsset(compactScript(await read('chat-widget.js')), SCRIPT);
   const assets = new Map<string, StaticAsset>();
   for (const [name, { file, contentType }] of Object.entries(ASSET_FILES)) assets.set(name, staticAsset(await read(file), contentType));
   for (const file of PAGE_MODULES) assets.set(file, staticAsset(await read(file), SCRIPT));
