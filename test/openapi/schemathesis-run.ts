@@ -55,6 +55,13 @@ const env = {
   MESSAGING_API_URL: providerUrl,
   // Only the provider's loopback name: webhook URLs stay under the public-address rule.
   WEBHOOK_ALLOW_HOSTS: 'localhost',
+  // One client from one address sends every widget request of the run: per-address and
+  // per-visitor limits (an operator's settings) would answer most of them 429.
+  WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: '100000',
+  WIDGET_MESSAGES_PER_IP_PER_MINUTE: '100000',
+  WIDGET_REQUESTS_PER_IP_PER_MINUTE: '100000',
+  WIDGET_POLLS_PER_VISITOR_PER_MINUTE: '100000',
+  WIDGET_READS_PER_VISITOR_PER_MINUTE: '100000',
 };
 const service = spawn(process.execPath, ['server/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
 const baseUrl = await new Promise<string>((resolve, reject) => {
@@ -72,7 +79,9 @@ try {
   const { stdout } = await promisify(execFile)(process.execPath, ['server/admin/cli.ts', 'account:create', '--email', 'schemathesis@example.com'], { cwd: root, env });
   const { apiKey } = JSON.parse(stdout) as { apiKey: string };
   console.log(`service ${baseUrl} (pid ${service.pid}), provider ${providerUrl}, data ${dir}`);
-  const run = spawn('bash', [tool, baseUrl, apiKey, seconds, ...extra], { stdio: 'inherit' });
+  // Its own process group, so that stopping this early stops the tool and all it started.
+  const run = spawn('bash', [tool, baseUrl, apiKey, seconds, ...extra], { stdio: 'inherit', detached: true });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.kill(-run.pid!, signal));
   exitCode = await new Promise<number>((resolve) => run.once('exit', (code) => resolve(code ?? 1)));
 } finally {
   service.kill('SIGTERM');
