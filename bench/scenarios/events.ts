@@ -14,7 +14,7 @@ import { createServices } from '../../server/start-service.ts';
 import { mintSigningSecret } from '../../server/webhooks/signature.ts';
 import { createLocalCa } from '../../test/helpers/local-ca.ts';
 import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
-import { BENCH_SECRET_KEY } from '../database.ts';
+import { BENCH_SECRET_KEY, settleAfterLoad } from '../database.ts';
 import type { DriverResult, DriverSpec } from '../events/driver.ts';
 import { median, progress, ratioRow, type ScenarioResult, type Settings } from '../measure.ts';
 import { atCleanup, runNode, tempDir, type NodeProcess } from '../processes.ts';
@@ -301,14 +301,9 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
       // before (autovacuum catching up in the middle of its steps): every table with dead
       // rows is vacuumed, the job table Graphile Worker polls among them (the bare side
       // inserts and deletes thousands of job rows per step).
-      const { rows: dirty } = await pool.query<{ name: string }>(
-        `select format('%I.%I', schemaname, relname) as name from pg_stat_all_tables
-          where n_dead_tup > 1000 and schemaname not in ('pg_catalog', 'information_schema', 'pg_toast')`,
-      );
-      for (const { name } of dirty) await pool.query(`vacuum ${name}`);
       // And the ramp starts with no checkpoint owed for the WAL the one before wrote: a
       // checkpoint forced by WAL volume would otherwise land in its first steps.
-      await pool.query('checkpoint');
+      await settleAfterLoad(pool);
       // Fresh processes compile their code on the first requests: a few seconds of the
       // lowest rate, not measured, so the first step measures a warm server.
       progress(`events: warming ${side} up`);
@@ -391,7 +386,7 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
   const serviceAt = atCeiling('service');
   const label = `visitor messages and contact creates 1:1, p99 request latency < ${P99_LIMIT_MS} ms`;
   const notes = [
-    `Service: \`node server/main.ts\` ROLE=api (one process throughout) and ROLE=worker (started for each of its ramps) on the seeded database; ${ACCOUNTS} accounts each with one webhook subscription (${EVENT_NAMES.join(', ')}) to a loopback HTTPS receiver, ${WIDGETS} chat widgets. Load (bench/events/driver.ts): an open loop at a fixed rate alternating POST /v1/incoming-chat-widget-message (new visitors each step, ${3} messages each at most, from ${SOURCE_ADDRESSES} loopback addresses) and POST /v1/contacts (a new number each); latency from when each request was due, so it is the commit latency of those writes plus the HTTP around them. Rates from ${FIRST_RATE}/s, ×${RATE_FACTOR} per step (${warmupSeconds} s unmeasured, then ${measureSeconds} s measured, longer when that is fewer than ${MIN_MEASURED} requests: a p99 of fewer than 100 is their slowest one) until a step's p99 reaches ${P99_LIMIT_MS} ms or a request fails, then one step between the last rate that passed and that one (when even ${FIRST_RATE}/s fails, half that rate, down to ${MIN_RATE}/s); the ceiling is the highest rate that passed, median over ${rounds} round(s). Before each ramp, untimed, every table with more than 1,000 dead rows is vacuumed and a checkpoint is taken; each ramp then starts with ${WARMUP_RAMP_SECONDS} s at ${FIRST_RATE}/s, not measured. Between steps the worker catches up.`,
+    `Service: \`node server/main.ts\` ROLE=api (one process throughout) and ROLE=worker (started for each of its ramps) on the seeded database; ${ACCOUNTS} accounts each with one webhook subscription (${EVENT_NAMES.join(', ')}) to a loopback HTTPS receiver, ${WIDGETS} chat widgets. Load (bench/events/driver.ts): an open loop at a fixed rate alternating POST /v1/incoming-chat-widget-message (new visitors each step, ${3} messages each at most, from ${SOURCE_ADDRESSES} loopback addresses) and POST /v1/contacts (a new number each); latency from when each request was due, so it is the commit latency of those writes plus the HTTP around them. Rates from ${FIRST_RATE}/s, ×${RATE_FACTOR} per step (${warmupSeconds} s unmeasured, then ${measureSeconds} s measured, longer when that is fewer than ${MIN_MEASURED} requests: a p99 of fewer than 100 is their slowest one) until a step's p99 reaches ${P99_LIMIT_MS} ms or a request fails, then one step between the last rate that passed and that one (when even ${FIRST_RATE}/s fails, half that rate, down to ${MIN_RATE}/s); the ceiling is the highest rate that passed, median over ${rounds} round(s). Before each ramp, untimed, every table with more than 1,000 dead rows or rows changed since its last analysis is vacuumed and analysed and a checkpoint is taken; each ramp then starts with ${WARMUP_RAMP_SECONDS} s at ${FIRST_RATE}/s, not measured. Between steps the worker catches up.`,
     `Baseline: bench/bare-server.ts BARE_MODE=silent-writes, fastify + pg on the same database: the service's own rate counting, reads and writers for a visitor message (contact, Contact Created, message, New Message/Replies, and the bot's answer the widget's settings decide with its New Message: the greeting of a session's first message, with the default settings), in one transaction without any NOTIFY (a message naming a hand-off keyword, which the scenario never sends, would add the bot-typing flag and a job row inserted directly); contact creates as the bare contact write (key counted, contact, list membership, Contact Created). Its accounts have no webhook subscription, so the outbox trigger queues nothing (and notifies nothing); no worker runs during its ramps (any job row names no task), and its job rows and events are cleared between steps, untimed.`,
     `Events written by the service for subscribed accounts: ${expected}; distinct events that reached the receiver: ${delivered}.`,
     ...ramps.service.map((r, index) => `Service round ${index + 1} (ceiling ${r.ceiling}/s): ${r.steps.slice(-3).map(describeStep).join(' | ')}`),

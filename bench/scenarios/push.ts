@@ -5,7 +5,9 @@
 // step by step; and the resident memory each idle visitor socket costs the process.
 import { cpus } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
+import { settleAfterLoad } from '../database.ts';
 import { median, progress, ratioRow, type Row, type ScenarioResult, type Settings } from '../measure.ts';
 import { INSPECT_ARGS, inspectorUrl, settledMemory, type SettledMemory } from '../process-memory.ts';
 import { freePort, startNode, type NodeProcess } from '../processes.ts';
@@ -197,6 +199,16 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
     progress('push: one unmeasured message per service visitor (their contacts)');
     const priming = await drivers.round('service', servicePost, PRIMING_RATE, 0, VISITORS / PRIMING_RATE, 'p');
     progress(`push: priming ${JSON.stringify({ ...priming, firstError: priming.firstError || undefined })}`);
+    // The priming's 10,000 new contacts, sessions and messages are cleaned up before the ramp,
+    // as the event scenario does before each of its ramps: the steps measure messages, not
+    // autovacuum and a checkpoint catching up with the priming.
+    const settling = new pg.Client({ connectionString: databaseUrl });
+    await settling.connect();
+    try {
+      await settleAfterLoad(settling);
+    } finally {
+      await settling.end();
+    }
 
     const measure = async (name: 'service' | 'bare', rate: number, tag: string): Promise<Round> => {
       const pid = name === 'service' ? servicePid : relayPid;
@@ -292,7 +304,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       title: 'Chat-widget push latency and memory per socket: visitor message posted -> pushed to its socket',
       rows,
       notes: [
-        `Service: \`node server/main.ts\` with ROLE=api; each message is a POST /v1/incoming-chat-widget-message that stores the message in one transaction and publishes it with pg_notify in a statement sent with its COMMIT (with the widgets' default settings a visitor's later message queues no bot turn: its turn would be silent); the process LISTENing emits it to the visitor's Socket.IO room. ${WIDGETS} widgets, ${VISITORS.toLocaleString('en')} visitors on WebSocket transport (TLS) held for the whole scenario. Before the ramp every visitor sends one unmeasured message (at ${PRIMING_RATE}/s), which creates its contact.`,
+        `Service: \`node server/main.ts\` with ROLE=api; each message is a POST /v1/incoming-chat-widget-message that stores the message in one transaction and publishes it with pg_notify in a statement sent with its COMMIT (with the widgets' default settings a visitor's later message queues no bot turn: its turn would be silent); the process LISTENing emits it to the visitor's Socket.IO room. ${WIDGETS} widgets, ${VISITORS.toLocaleString('en')} visitors on WebSocket transport (TLS) held for the whole scenario. Before the ramp every visitor sends one unmeasured message (at ${PRIMING_RATE}/s), which creates its contact; then every table with more than 1,000 dead or changed rows is vacuumed and analysed and a checkpoint is taken, untimed.`,
         `The ramp: from ${RAMP_FROM} messages/s up by a factor ${RAMP_FACTOR} a step (BENCH_PUSH_RAMP_FROM, BENCH_PUSH_RAMP_FACTOR; at most ${RAMP_MAX}/s, BENCH_PUSH_RAMP_MAX) until a step misses (p99 ≥ ${P99_LIMIT_MS} ms, or a message not answered 200 or never pushed within 5 s), then up to ${RAMP_REFINE} more between the last passing and the first missing rate (BENCH_PUSH_RAMP_REFINE; when the first step misses, down a step at a time first); each step ${WARM_UP_SECONDS} s of the same traffic not measured, then ${settings.durationSeconds} s measured (BENCH_DURATION). The service and the relay step in turn through the same run. Service: ${steps('service')}${ceiling(ramps.service)}. Bare relay: ${steps('bare')}${ceiling(ramps.bare)}.`,
         `Baseline: bench/push/bare-relay.ts with DATABASE_URL, fastify over HTTPS with Socket.IO on the same server: it inserts the posted message as one row (a table made \`like messages\`: the same columns and indexes, no foreign keys) in one statement on a pool as large as the service's, committed durably, then emits it to the room; no authentication, no counting, no session. The visitors and the posts come from ${DRIVERS} driver processes (bench/push/driver.ts), each holding its share of the sockets to both servers and posting its share of the rate; latency is from the POST being sent to the socket receiving the message. Busiest driver during the service's step at ${full.rate.toLocaleString('en')}/s: ${full.driverCpuShare.toFixed(2)} of a core, event-loop delay p99 ${full.driverLoopDelayP99.toFixed(1)} ms (10 ms timer).`,
         `Memory per socket: VmRSS of the server process (/proc/<pid>/status) with the ${VISITORS.toLocaleString('en')} sockets connected and idle, minus VmRSS before any visitor connected, divided by ${VISITORS.toLocaleString('en')}; each reading after two full garbage collections forced over the inspector (the processes run with ${INSPECT_ARGS.join(' ')}). Service: ${Math.round(memory.service.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.service.after.rss / 2 ** 20)} MiB, ${heap(memory.service)}; bare relay: ${Math.round(memory.bare.before.rss / 2 ** 20)} MiB -> ${Math.round(memory.bare.after.rss / 2 ** 20)} MiB, ${heap(memory.bare)}; the same relay over plain HTTP (no database): ${heap(memory.plain)}; the service with TLS=off: ${heap(memory.proxied)}. Beyond the JavaScript heap, the difference between HTTPS and plain HTTP is each connection's TLS state in Node and OpenSSL (${process.versions.openssl}).`,
