@@ -57,12 +57,33 @@ const perSocket = (memory: Memory, key: keyof SettledMemory) => (memory.after[ke
 const kib = (bytes: number) => Math.round(bytes / 102.4) / 10;
 
 /** The service's database pool as /metrics shows it: connections open and idle, callers waiting for one. */
-type PoolSample = { total: number; idle: number; waiting: number };
+type PoolSample = { total: number; idle: number; waiting: number; loopMaxMs: number; gcMajorMs: number; gcMajorCount: number };
 
 async function poolSample(origin: string): Promise<PoolSample> {
   const text = await callServer(origin, 'GET', '/metrics', { authorization: `Bearer ${METRICS_TOKEN}` });
   const read = (state: string) => Number(new RegExp(`^db_pool_connections\\{state="${state}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return { total: read('total'), idle: read('idle'), waiting: read('waiting') };
+  const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? NaN);
+  return {
+    total: read('total'),
+    idle: read('idle'),
+    waiting: read('waiting'),
+    // prom-client resets its loop-delay histogram at each scrape: the longest stall since the last one.
+    loopMaxMs: value(/^nodejs_eventloop_lag_max_seconds (\S+)$/m) * 1000,
+    gcMajorMs: value(/^nodejs_gc_duration_seconds_sum\{kind="major"\} (\S+)$/m) * 1000,
+    gcMajorCount: value(/^nodejs_gc_duration_seconds_count\{kind="major"\} (\S+)$/m),
+  };
+}
+
+/** Over a step's samples: the event loop's longest stall, and the full (major) collections and their time. */
+function stalls(samples: PoolSample[]): { loopMaxMs?: number; gcMajor?: string } {
+  if (samples.length < 2) return {};
+  const first = samples[0]!;
+  const last = samples.at(-1)!;
+  const count = last.gcMajorCount - first.gcMajorCount;
+  return {
+    loopMaxMs: Math.round(Math.max(...samples.map((sample) => sample.loopMaxMs))),
+    gcMajor: `${count} taking ${Math.round(last.gcMajorMs - first.gcMajorMs)} ms`,
+  };
 }
 
 /** BENCH_PUSH_POOL: the service's DATABASE_POOL_SIZE (its default otherwise). */
@@ -239,7 +260,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       bare: { steps: [], passed: 0, missed: null, refined: 0 },
       service: { steps: [], passed: 0, missed: null, refined: 0 },
     };
-    const brief = (r: Round) => ({ rate: r.rate, p50: r.p50, p99: r.p99, errors: r.errors, lost: r.lost, cpu: r.serverCpuMs / r.ms, pg: r.postgresCpuMs / r.ms, loop: r.loopDelayP99, driverCpu: r.driverCpuShare, driverLoop: r.driverLoopDelayP99, codes: r.statusCodes, firstError: r.firstError || undefined });
+    const brief = (r: Round) => ({ rate: r.rate, p50: r.p50, p99: r.p99, errors: r.errors, lost: r.lost, cpu: r.serverCpuMs / r.ms, pg: r.postgresCpuMs / r.ms, loop: r.loopDelayP99, ...stalls(r.pool), driverCpu: r.driverCpuShare, driverLoop: r.driverLoopDelayP99, codes: r.statusCodes, firstError: r.firstError || undefined });
     for (let step = 1; ; step++) {
       const due = (['bare', 'service'] as const).map((name) => [name, nextRate(ramps[name])] as const).filter(([, rate]) => rate !== null);
       if (due.length === 0) break;
