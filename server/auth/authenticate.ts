@@ -84,7 +84,7 @@ async function keyRow(services: Services, keyHash: Buffer, options: CallerOption
     cache.forget(name);
   }
   const since = cache.moment();
-  const row = await resolveKey(pool, keyHash, options, counting, read);
+  const row = await resolveKey(pool, keyHash, options, counting);
   if (row?.usable) {
     const entry: CachedKey = {
       kind: 'key',

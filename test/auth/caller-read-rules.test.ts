@@ -18,9 +18,10 @@ test('a read that found nothing is still an answer: null is used, not read again
   expect(readValue({ ...rode, value: null }, rode.key, 'usr_a')).toEqual({ value: null });
 });
 
-test("the column reads over the caller's account, only when the caller is usable", () => {
-  const column = callerReadColumn({ key: 'k', select: (account) => sql`(select id from contacts where account_id = ${account} and phone_number = ${'+1'})` });
-  expect(column.text).toBe(', case when caller.usable then (select id from contacts where account_id = caller.account_id and phone_number = $1) end as caller_read');
-  expect(column.values).toEqual(['+1']);
-  expect(callerReadColumn(null).text).toBe('');
+test("the column reads over the account it is given, only when the caller is usable", () => {
+  const read = { key: 'k', select: (account: ReturnType<typeof sql>) => sql`(select id from contacts where account_id = ${account} and phone_number = ${'+1'})` };
+  const column = callerReadColumn(read, sql`${'usr_a'}::text`);
+  expect(column.text).toBe(', case when caller.usable then (select id from contacts where account_id = $1::text and phone_number = $2) end as caller_read');
+  expect(column.values).toEqual(['usr_a', '+1']);
+  expect(callerReadColumn(null, sql`${'usr_a'}::text`).text).toBe('');
 });

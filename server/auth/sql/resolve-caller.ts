@@ -21,7 +21,7 @@ export type KeyRow = CountedKeyRow & {
   lapsed: boolean;
   /** The agency of the account `userId` selects; absent when the request has no `userId`. */
   target_agency_id?: string | null;
-  /** What the procedure's read found (caller-read.ts); absent when none rode. */
+  /** What the procedure's read found, in a held key's statement (caller-read.ts); absent when none rode. */
   caller_read?: unknown;
 };
 
@@ -88,30 +88,19 @@ const TOUCH_KEY = sql`, touched as (
  * (each costs the process a parser and a property per row); the agency of `userId` only when
  * the request names one (a statement without that subquery costs PostgreSQL less) or leases.
  */
-export function keyCallerQuery(keyHash: Buffer, options: CallerOptions, counting: CountingSql, read: CallerRead | null = null): Sql {
+export function keyCallerQuery(keyHash: Buffer, options: CallerOptions, counting: CountingSql): Sql {
   const target = options.userId !== null || counting.writes ? targetAgency(options.userId) : NOTHING;
   return sql`with ${keyCaller(keyHash, options)}, ${counting.ctes}${counting.writes ? TOUCH_KEY : NOTHING}
 select caller.key_id, caller.kind, caller.account_id, caller.scopes, caller.lapsed, caller.bucket_limit, caller.usable,
   caller.plan, caller.credential_version, caller.expires_ms,
-  ${counting.columns}${target}${callerReadColumn(ridesFor(options.userId, read))}
+  ${counting.columns}${target}
 from caller, clock`;
 }
 
-/** A read rides only for the caller's own account (no `userId` selecting another). */
-function ridesFor(userId: string | null, read: CallerRead | null): CallerRead | null {
-  return userId === null ? read : null;
-}
-
 /** Runs the API key's statement: its row, null when no key has the HMAC. */
-export async function resolveKey(
-  pool: pg.Pool,
-  keyHash: Buffer,
-  options: CallerOptions,
-  counting: CountingSql,
-  read: CallerRead | null = null,
-): Promise<FoundKeyRow | null> {
+export async function resolveKey(pool: pg.Pool, keyHash: Buffer, options: CallerOptions, counting: CountingSql): Promise<FoundKeyRow | null> {
   const label = counting.writes ? 'resolve-key-and-lease' : options.userId === null ? 'resolve-key' : 'resolve-key-for-user';
-  const rows = await queryRows<FoundKeyRow>(pool, prepared(label, keyCallerQuery(keyHash, options, counting, read)));
+  const rows = await queryRows<FoundKeyRow>(pool, prepared(label, keyCallerQuery(keyHash, options, counting)));
   return rows[0] ?? null;
 }
 
@@ -128,7 +117,7 @@ export function liveKeyQuery(key: CachedKey, keyHash: Buffer, userId: string | n
   where k.id = ${key.keyId} and k.key_hash = ${keyHash}::bytea and k.credential_version = ${key.version}::int
     and k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
 ), ${counting.ctes}${counting.writes ? TOUCH_KEY : NOTHING}
-select ${counting.columns}${target}${callerReadColumn(ridesFor(userId, read))}
+select ${counting.columns}${target}${callerReadColumn(userId === null ? read : null, sql`${key.accountId}::text`)}
 from caller, clock`;
 }
 
