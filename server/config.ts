@@ -87,6 +87,12 @@ export const configSchema = z.object({
   WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(20),
   /** Visitor messages one client address may send to one chat widget per minute, whatever visitor ids it uses. */
   WIDGET_MESSAGES_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(100),
+  /** Messages one visitor may send to one chat widget per minute. */
+  WIDGET_MESSAGES_PER_VISITOR_PER_MINUTE: z.coerce.number().int().min(1).default(20),
+  /** Messages all visitors of one chat widget together may send per minute. */
+  WIDGET_MESSAGES_PER_WIDGET_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** "Talk to a person" requests (POST /chat-widget-handoff) per visitor and widget per minute. */
+  WIDGET_HANDOFFS_PER_VISITOR_PER_MINUTE: z.coerce.number().int().min(1).default(10),
   /** Requests of any kind one client address may make to the chat widgets' public endpoints, pages and socket handshakes per minute. */
   WIDGET_REQUESTS_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   /** Conversation polls (GET /chat-widget-messages) per visitor and widget per minute. */

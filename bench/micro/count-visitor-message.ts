@@ -20,7 +20,7 @@ const pool = {
     return { rows: [row], rowCount: 1 };
   },
 };
-const limits = { WIDGET_REQUESTS_PER_IP_PER_MINUTE: 60, WIDGET_MESSAGES_PER_IP_PER_MINUTE: 30, WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: 10 };
+const limits = { WIDGET_REQUESTS_PER_IP_PER_MINUTE: 60, WIDGET_MESSAGES_PER_IP_PER_MINUTE: 30, WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: 10, WIDGET_MESSAGES_PER_VISITOR_PER_MINUTE: 20, WIDGET_MESSAGES_PER_WIDGET_PER_MINUTE: 600 };
 const one = (i: number) =>
   countVisitorMessageReadingWidget(pool as never, limits, { accountId: 'usr_1', widgetId: 'wid_1', visitorKey: `visitor${i % 1000}`, address: `10.0.${i % 250}.1` });
 

@@ -9,7 +9,7 @@ import type { RequestInfo } from '../../server/trpc.ts';
 import { publicProcedure, router } from '../../server/trpc.ts';
 import { ConversationMessage } from '../../server/widgets/conversation-message.ts';
 import { listConversationMessages, type ConversationQuery } from '../../server/widgets/list-conversation-messages.ts';
-import { handOffVisitor, VISITOR_HANDOFFS_PER_MINUTE } from '../../server/widgets/visitor-hand-off.ts';
+import { handOffVisitor, type HandOffDeps } from '../../server/widgets/visitor-hand-off.ts';
 import { markConversationRead, type ReadDeps } from '../../server/widgets/mark-conversation-read.ts';
 import { PublicWidgetConfig, readPublicWidgetConfig } from '../../server/widgets/read-public-widget-config.ts';
 import { receiveVisitorMessage, VisitorId, VisitorMessageInput, WidgetId } from '../../server/widgets/receive-visitor-message.ts';
@@ -62,7 +62,7 @@ const ConversationInput = z.object({
 const Milliseconds = z.string().regex(/^\d{1,15}$/, 'must be a time in milliseconds since 1970 (digits only)');
 
 /** Read receipts and the hand-off: the visitor's conversation changed by `change`, on a fresh EntityManager. */
-function changeConversation(change: (deps: ReadDeps, query: Omit<ConversationQuery, 'after'>, request: VisitorRequest) => Promise<unknown>) {
+function changeConversation(change: (deps: ReadDeps & HandOffDeps, query: Omit<ConversationQuery, 'after'>, request: VisitorRequest) => Promise<unknown>) {
   return async ({ ctx, input }: { ctx: { request: RequestInfo; services: Services }; input: z.infer<typeof ConversationInput> }) => {
     const { services } = ctx;
     await change(
@@ -104,7 +104,7 @@ export const chatWidgetPublicRouter = router({
         summary: "A visitor's message from the chat widget (no credentials; `userId` names the widget's owner)",
         description:
           'Stores the message on the visitor\'s contact (created with the first message), with the bot\'s answer when the widget\'s settings decide it (the greeting for a chat session\'s first message, the away message for a later one), or queues the bot\'s turn for a message naming a hand-off keyword; `messageId` is the stored message\'s id, which also keys a queued job. ' +
-          'Limits: 20 messages per minute per visitor and 600 per minute per widget; per client address and widget, WIDGET_MESSAGES_PER_IP_PER_MINUTE messages and WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE new visitor ids (429 with Retry-After); body text up to 4,000 characters.' +
+          'Limits: WIDGET_MESSAGES_PER_VISITOR_PER_MINUTE messages per visitor and WIDGET_MESSAGES_PER_WIDGET_PER_MINUTE per widget; per client address and widget, WIDGET_MESSAGES_PER_IP_PER_MINUTE messages and WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE new visitor ids (429 with Retry-After); body text up to 4,000 characters.' +
           LIMITS_NOTE +
           ' A verified visitor is one contact and one conversation whatever `fromId` each device sends.',
         protect: false,
@@ -198,7 +198,7 @@ export const chatWidgetPublicRouter = router({
         summary: 'The visitor asks to talk to a person (no credentials)',
         description:
           "The bot stops for the visitor, the account is alerted (Human Alerted, once per chat session) and the visitor is told a person will answer (the widget's handoffMessage). " +
-          `404 when the visitor has not written yet. Limit: ${VISITOR_HANDOFFS_PER_MINUTE} calls per minute per visitor.` +
+          '404 when the visitor has not written yet. Limit: WIDGET_HANDOFFS_PER_VISITOR_PER_MINUTE calls per visitor.' +
           LIMITS_NOTE,
         protect: false,
       },

@@ -14,14 +14,19 @@ import {
   countingChain,
   countVisitorRequest,
   runCountingStatement,
-  VISITOR_MESSAGES_PER_MINUTE,
-  WIDGET_MESSAGES_PER_MINUTE,
   type CountedRow,
   type CountingBucket,
 } from './count-visitor-requests.ts';
 import type { WidgetIdentity } from './visitor-identity.ts';
 
-export type MessageLimits = Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE' | 'WIDGET_MESSAGES_PER_IP_PER_MINUTE' | 'WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE'>;
+export type MessageLimits = Pick<
+  Config,
+  | 'WIDGET_REQUESTS_PER_IP_PER_MINUTE'
+  | 'WIDGET_MESSAGES_PER_IP_PER_MINUTE'
+  | 'WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE'
+  | 'WIDGET_MESSAGES_PER_VISITOR_PER_MINUTE'
+  | 'WIDGET_MESSAGES_PER_WIDGET_PER_MINUTE'
+>;
 
 /** Whose message is counted: the widget's account, the widget, the visitor's key and the client's address. */
 export type CountedMessage = { accountId: string; widgetId: string; visitorKey: string; address: string };
@@ -34,10 +39,10 @@ function messageBuckets(limits: MessageLimits, message: CountedMessage): Countin
   const { widgetId, visitorKey, address } = message;
   return [
     addressBucket(address, limits.WIDGET_REQUESTS_PER_IP_PER_MINUTE),
-    { key: `widget-visitor:${widgetId}:${visitorKey}`, limit: VISITOR_MESSAGES_PER_MINUTE },
+    { key: `widget-visitor:${widgetId}:${visitorKey}`, limit: limits.WIDGET_MESSAGES_PER_VISITOR_PER_MINUTE },
     { key: `widget-address-messages:${widgetId}:${address}`, limit: limits.WIDGET_MESSAGES_PER_IP_PER_MINUTE },
     { key: `widget-new-visitors:${widgetId}:${address}`, limit: limits.WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE, onlyIf: newVisitor(message) },
-    { key: `widget:${widgetId}`, limit: WIDGET_MESSAGES_PER_MINUTE },
+    { key: `widget:${widgetId}`, limit: limits.WIDGET_MESSAGES_PER_WIDGET_PER_MINUTE },
   ];
 }
 

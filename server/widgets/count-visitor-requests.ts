@@ -24,11 +24,6 @@ import {
 
 export { countBucketsSql, countingChain, type CountedBucket, type CountedRow, type CountingBucket, type CountingChain };
 
-/** Messages one visitor of a widget may send per minute. */
-export const VISITOR_MESSAGES_PER_MINUTE = 20;
-/** Messages all visitors of one widget together may send per minute. */
-export const WIDGET_MESSAGES_PER_MINUTE = 600;
-
 /** The buckets of a client address: every public widget request. */
 export function addressBucket(address: string, limit: number): CountingBucket {
   return { key: `widget-address:${address}`, limit };

@@ -62,6 +62,9 @@ const env = {
   WIDGET_REQUESTS_PER_IP_PER_MINUTE: '100000',
   WIDGET_POLLS_PER_VISITOR_PER_MINUTE: '100000',
   WIDGET_READS_PER_VISITOR_PER_MINUTE: '100000',
+  WIDGET_MESSAGES_PER_VISITOR_PER_MINUTE: '100000',
+  WIDGET_MESSAGES_PER_WIDGET_PER_MINUTE: '100000',
+  WIDGET_HANDOFFS_PER_VISITOR_PER_MINUTE: '100000',
 };
 const service = spawn(process.execPath, ['server/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'] });
 const baseUrl = await new Promise<string>((resolve, reject) => {

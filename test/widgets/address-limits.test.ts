@@ -4,7 +4,8 @@
 // passes; new visitor ids per address and widget are capped, so one client cannot create
 // contacts without end; polls and read receipts are capped per visitor; open sockets per
 // visitor and per address. Addresses come from X-Forwarded-For only when TRUST_PROXY trusts
-// the connection. Limits are set low through the environment.
+// the connection. Messages are capped per visitor and per widget, hand-offs per visitor.
+// Limits are set low through the environment.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connectVisitor, type Visitor } from '../realtime/widget-fixtures.ts';
@@ -17,6 +18,9 @@ const LIMITS = {
   WIDGET_MESSAGES_PER_IP_PER_MINUTE: '5',
   WIDGET_POLLS_PER_VISITOR_PER_MINUTE: '4',
   WIDGET_READS_PER_VISITOR_PER_MINUTE: '3',
+  WIDGET_MESSAGES_PER_VISITOR_PER_MINUTE: '4',
+  WIDGET_MESSAGES_PER_WIDGET_PER_MINUTE: '6',
+  WIDGET_HANDOFFS_PER_VISITOR_PER_MINUTE: '2',
   WIDGET_SOCKETS_PER_VISITOR: '2',
   WIDGET_SOCKETS_PER_IP: '3',
 };
@@ -58,6 +62,8 @@ const page = (widget: Widget, ip: string) => service.request('GET', `/v1/chat-wi
 const poll = (widget: Widget, fromId: string, ip: string) => service.request('GET', '/chat-widget-messages', { query: { fromId, toId: widget.id }, headers: from(ip) });
 const markRead = (widget: Widget, fromId: string, ip: string) =>
   service.request('POST', '/update-message-read-status', { body: { fromId, toId: widget.id }, headers: from(ip) });
+const handOff = (widget: Widget, fromId: string, ip: string) =>
+  service.request('POST', '/chat-widget-handoff', { body: { fromId, toId: widget.id }, headers: from(ip) });
 
 function expectRateLimited(response: ApiResponse, what: string) {
   expect(response.status, what).toBe(429);
@@ -168,6 +174,35 @@ describe('per visitor', () => {
       expect((await send(widget, fromId, address())).status).toBe(200);
       await spend(3, () => markRead(widget, fromId, address()), 'read receipt');
       expectRateLimited(await markRead(widget, fromId, address()), 'a fourth read receipt');
+    });
+  });
+
+  test('POST /incoming-chat-widget-message: WIDGET_MESSAGES_PER_VISITOR_PER_MINUTE messages from any address, then 429; another visitor passes', async () => {
+    await inOneWindow(service.services.pool, async () => {
+      const widget = await newWidget();
+      const fromId = visitor();
+      for (let i = 0; i < 4; i += 1) expect((await send(widget, fromId, address())).status, `message ${i + 1}`).toBe(200);
+      expectRateLimited(await send(widget, fromId, address()), 'a fifth message from the visitor');
+      expect((await send(widget, visitor(), address())).status).toBe(200);
+    });
+  });
+
+  test('POST /incoming-chat-widget-message: WIDGET_MESSAGES_PER_WIDGET_PER_MINUTE messages to one widget from every visitor, then 429; another widget passes', async () => {
+    await inOneWindow(service.services.pool, async () => {
+      const widget = await newWidget();
+      for (let i = 0; i < 6; i += 1) expect((await send(widget, visitor(), address())).status, `message ${i + 1}`).toBe(200);
+      expectRateLimited(await send(widget, visitor(), address()), 'a seventh message to the widget');
+      expect((await send(await newWidget(), visitor(), address())).status).toBe(200);
+    });
+  });
+
+  test('POST /chat-widget-handoff: WIDGET_HANDOFFS_PER_VISITOR_PER_MINUTE requests, then 429', async () => {
+    await inOneWindow(service.services.pool, async () => {
+      const widget = await newWidget();
+      const fromId = visitor();
+      expect((await send(widget, fromId, address())).status).toBe(200);
+      for (let i = 0; i < 2; i += 1) expect((await handOff(widget, fromId, address())).status, `hand-off ${i + 1}`).toBe(200);
+      expectRateLimited(await handOff(widget, fromId, address()), 'a third hand-off');
     });
   });
 });
