@@ -5,9 +5,18 @@
 // phases) against it, and stops what it started.
 //   npm run schemathesis -- [SECONDS] [extra schemathesis options...]
 // SCHEMATHESIS_SH names the tool (default ../shared/tools/schemathesis.sh beside the clone).
+// SCHEMATHESIS_PARTS=N splits the document's operations into N parts by their first path
+// segment (so an operation's stateful links, which stay within its resource, stay in its
+// part), balanced by operation count, and runs one Schemathesis per part at once, each with
+// an account (and so a rate-limit budget) of its own: the tool paces itself to the main
+// key's limit, so one run over every operation takes hours, and N parts take about 1/N of
+// that. Each part's report goes to part-K.log in SCHEMATHESIS_LOG_DIR (default: a new
+// directory under the system's temporary one, printed and kept); the exit status is the
+// worst part's.
 import { execFile, spawn } from 'node:child_process';
 import { createServer } from 'node:https';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -77,15 +86,57 @@ const baseUrl = await new Promise<string>((resolve, reject) => {
   service.once('exit', (code) => reject(new Error(`the service exited (${code}) before listening`)));
 });
 
+/** The served document's operations in `count` parts: each part's path-regex option (one part: none). */
+async function partsOf(count: number): Promise<string[][]> {
+  if (count <= 1) return [[]];
+  const { stdout } = await promisify(execFile)('curl', ['-sk', `${baseUrl}/openapi.json`], { maxBuffer: 64 << 20 });
+  const document = JSON.parse(stdout) as { paths: Record<string, object> };
+  const sizes = new Map<string, number>();
+  for (const [pathName, operations] of Object.entries(document.paths)) {
+    const segment = pathName.split('/')[1] ?? '';
+    const methods = Object.keys(operations).filter((key) => /^(get|put|post|delete|patch)$/.test(key));
+    sizes.set(segment, (sizes.get(segment) ?? 0) + methods.length);
+  }
+  const parts = Array.from({ length: count }, () => ({ size: 0, segments: [] as string[] }));
+  for (const [segment, size] of [...sizes].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))) {
+    const smallest = parts.reduce((least, part) => (part.size < least.size ? part : least));
+    smallest.size += size;
+    smallest.segments.push(segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  }
+  return parts.map((part) => ['--include-path-regex', `^/(${part.segments.join('|')})(/|$)`]);
+}
+
+/** Runs the tool over one part with an account of its own; its report goes to `logFile` (null: this terminal). */
+async function runPart(index: number, only: string[], logFile: string | null): Promise<number> {
+  const { stdout } = await promisify(execFile)(process.execPath, ['server/admin/cli.ts', 'account:create', '--email', `schemathesis-${index + 1}@example.com`], { cwd: root, env });
+  const { apiKey } = JSON.parse(stdout) as { apiKey: string };
+  const log = logFile ? createWriteStream(logFile) : null;
+  // Its own process group, so that stopping this early stops the tool and all it started.
+  const run = spawn('bash', [tool, baseUrl, apiKey, seconds, ...only, ...extra], { stdio: log ? ['ignore', 'pipe', 'pipe'] : 'inherit', detached: true });
+  run.stdout?.pipe(log!, { end: false });
+  run.stderr?.pipe(log!, { end: false });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.kill(-run.pid!, signal));
+  const code = await new Promise<number>((resolve) => run.once('close', (status) => resolve(status ?? 1)));
+  if (log) await new Promise((resolve) => log.end(resolve));
+  return code;
+}
+
 let exitCode = 1;
 try {
-  const { stdout } = await promisify(execFile)(process.execPath, ['server/admin/cli.ts', 'account:create', '--email', 'schemathesis@example.com'], { cwd: root, env });
-  const { apiKey } = JSON.parse(stdout) as { apiKey: string };
+  const parts = await partsOf(Number(process.env.SCHEMATHESIS_PARTS ?? 1));
+  const logDir = parts.length > 1 ? (process.env.SCHEMATHESIS_LOG_DIR ?? (await mkdtemp(path.join(tmpdir(), 'schemathesis-logs-')))) : null;
   console.log(`service ${baseUrl} (pid ${service.pid}), provider ${providerUrl}, data ${dir}`);
-  // Its own process group, so that stopping this early stops the tool and all it started.
-  const run = spawn('bash', [tool, baseUrl, apiKey, seconds, ...extra], { stdio: 'inherit', detached: true });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.kill(-run.pid!, signal));
-  exitCode = await new Promise<number>((resolve) => run.once('exit', (code) => resolve(code ?? 1)));
+  if (logDir) await mkdir(logDir, { recursive: true });
+  const codes = await Promise.all(
+    parts.map(async (only, index) => {
+      const logFile = logDir ? path.join(logDir, `part-${index + 1}.log`) : null;
+      if (logFile) console.log(`part ${index + 1} (${only[1]}): ${logFile}`);
+      const code = await runPart(index, only, logFile);
+      if (logFile) console.log(`part ${index + 1} ended with status ${code}`);
+      return code;
+    }),
+  );
+  exitCode = Math.max(...codes);
 } finally {
   service.kill('SIGTERM');
   await new Promise((resolve) => service.once('exit', resolve));
