@@ -1,6 +1,8 @@
 // One account's conversation events as an async stream, for the tRPC subscription that
 // internal apps hold open. The events come from this process's LISTEN feed, so a
-// subscriber hears every process's changes.
+// subscriber hears every process's changes. The stream listens from the moment it is
+// opened, not from its first read: the subscription's `started` frame goes out between the
+// two, and a client that acts on it must hear what follows.
 import type { ConversationEvent, ConversationEventFeed } from './conversation-event.ts';
 
 type WithoutVisitorId<E> = E extends unknown ? Omit<E, 'visitorId'> : never;
@@ -22,7 +24,11 @@ export class SubscriberTooSlowError extends Error {
   override name = 'SubscriberTooSlowError';
 }
 
-export async function* streamConversationEvents(
+/**
+ * Listens at once; the events wait in the stream until it is read. Ends (and stops
+ * listening) when `signal` aborts, also for a stream never read, or when its reader returns.
+ */
+export function streamConversationEvents(
   feed: ConversationEventFeed,
   accountId: string,
   filter: { widgetId?: string },
@@ -36,7 +42,6 @@ export async function* streamConversationEvents(
     wake = null;
     resolve?.();
   };
-  // Subscribed only once the stream is iterated: an unconsumed stream holds nothing.
   const unsubscribe = feed.subscribe((event) => {
     if (event.accountId !== accountId) return;
     if (filter.widgetId !== undefined && event.widgetId !== filter.widgetId) return;
@@ -44,21 +49,32 @@ export async function* streamConversationEvents(
     else pending.push(frameOf(event));
     notify();
   });
-  signal?.addEventListener('abort', notify, { once: true });
-  try {
-    while (!signal?.aborted) {
-      const event = pending.shift();
-      if (event) {
-        yield event;
-        continue;
-      }
-      if (overflowed) throw new SubscriberTooSlowError(`more than ${MAX_PENDING_EVENTS} conversation events waiting`);
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-      });
-    }
-  } finally {
+  const stop = () => {
     unsubscribe();
-    signal?.removeEventListener('abort', notify);
+    signal?.removeEventListener('abort', onAbort);
+    notify();
+  };
+  // A stream never read has no `finally` to run: its signal stops it.
+  const onAbort = () => stop();
+  if (signal?.aborted) stop();
+  else signal?.addEventListener('abort', onAbort, { once: true });
+
+  async function* read(): AsyncGenerator<ConversationFrame, void, undefined> {
+    try {
+      while (!signal?.aborted) {
+        const event = pending.shift();
+        if (event) {
+          yield event;
+          continue;
+        }
+        if (overflowed) throw new SubscriberTooSlowError(`more than ${MAX_PENDING_EVENTS} conversation events waiting`);
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+      }
+    } finally {
+      stop();
+    }
   }
+  return read();
 }

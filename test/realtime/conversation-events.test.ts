@@ -5,6 +5,7 @@ import { createContact } from '../../server/contacts/create-contact.ts';
 import { recordMessage } from '../../server/messages/record-message.ts';
 import { publishConversationEvent } from '../../server/realtime/publish-conversation-events.ts';
 import { LISTENER_APPLICATION_NAME } from '../../server/realtime/conversation-event-feed.ts';
+import { streamConversationEvents } from '../../server/realtime/stream-conversation-events.ts';
 import type { ConversationEvent } from '../../server/realtime/conversation-event.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { conversationMessage, insertWidget, messageEvent, publish, type Target } from './widget-fixtures.ts';
@@ -71,6 +72,36 @@ test('events announced after a commit, by calls made at once, are heard once eac
   await Promise.all(calls);
   const heard = await listening.done;
   expect(heard.map((event) => (event.kind === 'message' ? event.message.body : event.kind))).toEqual([1, 2, 3, 4, 5].map((n) => `announced ${n}`));
+});
+
+test("an account's stream hears what is published once it is opened, before it is first read (a subscription's `started` comes between)", async () => {
+  const feed = service.services.conversationEvents;
+  const stopped = new AbortController();
+  const stream = streamConversationEvents(feed, target.accountId, {}, stopped.signal);
+  // The first event reaches this process's listeners before the stream is read.
+  const delivered = listen(bodyIs('before the stream was read'));
+  await publish(service, messageEvent(target, 'before the stream was read'));
+  await delivered.done;
+  const first = stream.next();
+  await publish(service, messageEvent(target, 'after the stream was read'));
+  const bodyOf = (result: IteratorResult<unknown>) => (result.value as { message?: { body: string } } | undefined)?.message?.body;
+  expect(bodyOf(await first)).toBe('before the stream was read');
+  expect(bodyOf(await stream.next())).toBe('after the stream was read');
+
+  // Stopped by its signal: it ends, and hears nothing more.
+  stopped.abort();
+  expect(await stream.next()).toEqual({ done: true, value: undefined });
+});
+
+test('a stream aborted before it is read ends at its first read', async () => {
+  const feed = service.services.conversationEvents;
+  const stopped = new AbortController();
+  const stream = streamConversationEvents(feed, target.accountId, {}, stopped.signal);
+  stopped.abort();
+  const listening = listen(bodyIs('after the abort'));
+  await publish(service, messageEvent(target, 'after the abort'));
+  await listening.done;
+  expect(await stream.next()).toEqual({ done: true, value: undefined });
 });
 
 test('typing and read events reach subscribers as published', async () => {
