@@ -103,10 +103,16 @@ function withInputRules(schema: Json, level: number): Json {
 
 type OperationObject = { parameters?: Json[]; requestBody?: { content?: Record<string, { schema?: Json }> } };
 
-/** Every parameter and request body of a procedure's operation, with the input rules stated. */
+/**
+ * Every parameter and request body of a procedure's operation, with the input rules stated.
+ * Not a header's: HTTP cannot carry a NUL there, so the rule would say nothing, and a
+ * generator asked for a header that breaks it could only make requests that cannot be sent.
+ */
 export function stateInputRules(entry: OperationObject): void {
   // Copies: parameters such as apiKey are shared by every operation. A parameter is a member of the input.
-  entry.parameters = entry.parameters?.map((parameter) => (parameter.schema ? { ...parameter, schema: withInputRules(parameter.schema as Json, 2) } : parameter));
+  entry.parameters = entry.parameters?.map((parameter) =>
+    parameter.schema && parameter.in !== 'header' ? { ...parameter, schema: withInputRules(parameter.schema as Json, 2) } : parameter,
+  );
   for (const media of Object.values(entry.requestBody?.content ?? {})) {
     if (media.schema) media.schema = withInputRules(media.schema, 1);
   }
