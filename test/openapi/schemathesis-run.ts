@@ -120,8 +120,15 @@ async function runPart(index: number, only: string[], logFile: string | null): P
   const { stdout } = await promisify(execFile)(process.execPath, ['server/admin/cli.ts', 'account:create', '--email', `schemathesis-${index + 1}@example.com`], { cwd: root, env });
   const { apiKey } = JSON.parse(stdout) as { apiKey: string };
   const log = logFile ? createWriteStream(logFile) : null;
+  // The tool keeps its cache beside the document it fetches (mktemp): a directory per part,
+  // so that parts run at once do not write the same cache files.
+  const partTmp = await mkdtemp(path.join(dir, `part-${index + 1}-`));
   // Its own process group, so that stopping this early stops the tool and all it started.
-  const run = spawn('bash', [tool, baseUrl, apiKey, seconds, ...GENERATION_OPTIONS, ...only, ...extra], { stdio: log ? ['ignore', 'pipe', 'pipe'] : 'inherit', detached: true });
+  const run = spawn('bash', [tool, baseUrl, apiKey, seconds, ...GENERATION_OPTIONS, ...only, ...extra], {
+    stdio: log ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    detached: true,
+    env: { ...process.env, TMPDIR: partTmp },
+  });
   run.stdout?.pipe(log!, { end: false });
   run.stderr?.pipe(log!, { end: false });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.kill(-run.pid!, signal));
