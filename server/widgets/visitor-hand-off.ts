@@ -12,7 +12,7 @@ import { countVisitorWrite, findVisitorContact, type VisitorWriteDeps } from './
 
 export const VISITOR_HANDOFF_REASON = 'The visitor asked to talk to a person';
 
-/** Hand-off requests one visitor may make per minute (one alerts; the rest change nothing). */
+/** The address's budget, and the hand-offs one visitor may ask for per minute (one alerts; the rest change nothing). */
 export type HandOffLimits = Pick<Config, 'WIDGET_REQUESTS_PER_IP_PER_MINUTE' | 'WIDGET_HANDOFFS_PER_VISITOR_PER_MINUTE'>;
 export type HandOffDeps = VisitorWriteDeps & { em: EntityManager; limits: HandOffLimits };
 

@@ -144,19 +144,10 @@ test("deleting the widget closes its sockets; a reply to its visitor is stored b
     subscription.send({ id: 1, method: 'subscription', params: { path: 'chatWidgets.onConversationEvent', input: {} } });
     const carries = (text: string) => (frame: { id: unknown; result?: { type: string } }) =>
       frame.id === 1 && frame.result?.type === 'data' && JSON.stringify(frame).includes(text);
-    // The subscription listens once it has heard something: a reply is sent again until one
-    // is heard (its 'started' frame may come before its feed listens, on a loaded machine).
-    for (let attempt = 1; ; attempt++) {
-      await reply(kept, keptContact, 'before the deletion');
-      const heard = await subscription.waitFor(carries('before the deletion'), 1_500).then(
-        () => true,
-        (error: Error) => {
-          if (attempt >= 10) throw error;
-          return false;
-        },
-      );
-      if (heard) break;
-    }
+    // Once started, the subscription hears what is published.
+    await subscription.waitFor((frame: { id: unknown; result?: { type: string } }) => frame.id === 1 && frame.result?.type === 'started');
+    await reply(kept, keptContact, 'before the deletion');
+    await subscription.waitFor(carries('before the deletion'));
 
     const response = await service.request('DELETE', `/chat-widgets/${deleted.id}`, { apiKey: deleted.apiKey });
     expect(response.status).toBe(200);
