@@ -56,7 +56,10 @@ type Memory = { before: SettledMemory; after: SettledMemory };
 const perSocket = (memory: Memory, key: keyof SettledMemory) => (memory.after[key] - memory.before[key]) / VISITORS;
 const kib = (bytes: number) => Math.round(bytes / 102.4) / 10;
 
-/** The service's database pool as /metrics shows it: connections open and idle, callers waiting for one. */
+/**
+ * What /metrics shows of the service: its database pool (connections open and idle, callers
+ * waiting for one), its event loop's longest stall since the last scrape and its full collections.
+ */
 type PoolSample = { total: number; idle: number; waiting: number; loopMaxMs: number; gcMajorMs: number; gcMajorCount: number };
 
 async function poolSample(origin: string): Promise<PoolSample> {
