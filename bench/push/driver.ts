@@ -47,6 +47,8 @@ export type RoundResult = {
   lost: number;
   /** Post -> received, ms, of every measured message received. */
   latencies: number[];
+  /** Post -> its 200 answer, ms: the part of the latency before the push. */
+  answered: number[];
   statusCodes: Record<string, number>;
   firstError: string;
   /** This driver's CPU over the measured part (wallMs long), ms, and its event-loop delay p99 then, ms. */
@@ -56,7 +58,7 @@ export type RoundResult = {
 };
 
 type Visitor = { widgetId: string; visitorId: string; address: string; socket: Socket };
-type Target = { origin: string; visitors: Visitor[]; sentAt: Map<string, number>; latencies: number[]; agent: Agent; next: number };
+type Target = { origin: string; visitors: Visitor[]; sentAt: Map<string, number>; latencies: number[]; answered: number[]; agent: Agent; next: number };
 
 const targets = new Map<string, Target>();
 
@@ -87,6 +89,7 @@ async function connect(command: ConnectCommand): Promise<ConnectResult> {
     visitors: new Array(command.count),
     sentAt: new Map(),
     latencies: [],
+    answered: [],
     // Rounds go on through the visitors where the last one stopped, so each hears as often as the others.
     next: 0,
     agent: new Agent({ connect: { rejectUnauthorized: false }, connections: 32 }),
@@ -132,7 +135,8 @@ async function round(command: RoundCommand): Promise<RoundResult> {
 
   const post = async (body: string) => {
     const visitor = target.visitors[target.next++ % target.visitors.length]!;
-    target.sentAt.set(body, performance.now());
+    const sent = performance.now();
+    target.sentAt.set(body, sent);
     try {
       const response = await request(target.origin + command.postPath, {
         method: 'POST',
@@ -141,7 +145,10 @@ async function round(command: RoundCommand): Promise<RoundResult> {
         body: JSON.stringify({ messageType: 'text', customData: { body, fromId: visitor.visitorId, toId: visitor.widgetId } }),
       });
       statusCodes[response.statusCode] = (statusCodes[response.statusCode] ?? 0) + 1;
-      if (response.statusCode === 200) return void (await response.body.dump());
+      if (response.statusCode === 200) {
+        target.answered.push(performance.now() - sent);
+        return void (await response.body.dump());
+      }
       firstError ||= `${response.statusCode} ${await response.body.text()}`;
     } catch (error) {
       firstError ||= String(error);
@@ -170,6 +177,7 @@ async function round(command: RoundCommand): Promise<RoundResult> {
   await new Promise((resolve) => setTimeout(resolve, 200));
   target.sentAt.clear();
   target.latencies = [];
+  target.answered = [];
   errors = 0;
   firstError = '';
   for (const code of Object.keys(statusCodes)) delete statusCodes[code];
@@ -189,6 +197,7 @@ async function round(command: RoundCommand): Promise<RoundResult> {
     errors,
     lost: target.sentAt.size,
     latencies: target.latencies,
+    answered: target.answered,
     statusCodes,
     firstError: firstError.slice(0, 300),
     cpuMs: (cpu.user + cpu.system) / 1000,

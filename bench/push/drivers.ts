@@ -15,6 +15,8 @@ export type MergedRound = {
   lost: number;
   p50: number;
   p99: number;
+  /** p99 of post -> its 200 answer: how much of the p99 comes before the push. */
+  answeredP99: number;
   statusCodes: Record<string, number>;
   firstError: string;
   /** CPU of the busiest driver, as a share of one core over the measured part, and the worst event-loop delay p99 among them. */
@@ -96,6 +98,7 @@ export async function startPushDrivers(count: number): Promise<PushDrivers> {
         lost: results.reduce((sum, result) => sum + result.lost, 0),
         p50: percentile(latencies, 50),
         p99: percentile(latencies, 99),
+        answeredP99: percentile(results.flatMap((result) => result.answered).sort((a, b) => a - b), 99),
         statusCodes,
         firstError: results.map((result) => result.firstError).find(Boolean) ?? '',
         driverCpuShare: Math.max(...results.map((result) => result.cpuMs / result.wallMs)),

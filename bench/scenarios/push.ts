@@ -263,7 +263,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       bare: { steps: [], passed: 0, missed: null, refined: 0 },
       service: { steps: [], passed: 0, missed: null, refined: 0 },
     };
-    const brief = (r: Round) => ({ rate: r.rate, p50: r.p50, p99: r.p99, errors: r.errors, lost: r.lost, cpu: r.serverCpuMs / r.ms, pg: r.postgresCpuMs / r.ms, loop: r.loopDelayP99, ...stalls(r.pool), driverCpu: r.driverCpuShare, driverLoop: r.driverLoopDelayP99, codes: r.statusCodes, firstError: r.firstError || undefined });
+    const brief = (r: Round) => ({ rate: r.rate, p50: r.p50, p99: r.p99, answeredP99: r.answeredP99, errors: r.errors, lost: r.lost, cpu: r.serverCpuMs / r.ms, pg: r.postgresCpuMs / r.ms, loop: r.loopDelayP99, ...stalls(r.pool), driverCpu: r.driverCpuShare, driverLoop: r.driverLoopDelayP99, codes: r.statusCodes, firstError: r.firstError || undefined });
     for (let step = 1; ; step++) {
       const due = (['bare', 'service'] as const).map((name) => [name, nextRate(ramps[name])] as const).filter(([, rate]) => rate !== null);
       if (due.length === 0) break;
@@ -315,7 +315,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       ratioRow('CPU per message, PostgreSQL', 'ms', perMessage(full, (r) => r.postgresCpuMs), perMessage(bare, (r) => r.postgresCpuMs)),
     ];
     const steps = (name: 'service' | 'bare') =>
-      ramps[name].steps.map((r) => `${r.rate}/s p99 ${r.p99.toFixed(1)} ms${r.errors + r.lost ? `, ${r.errors} errors, ${r.lost} lost` : ''}${passes(r) ? '' : ' (missed)'}`).join('; ');
+      ramps[name].steps.map((r) => `${r.rate}/s p99 ${r.p99.toFixed(1)} ms (answered ${r.answeredP99.toFixed(1)})${r.errors + r.lost ? `, ${r.errors} errors, ${r.lost} lost` : ''}${passes(r) ? '' : ' (missed)'}`).join('; ');
     const poolSamples = full.pool;
     const waiting = poolSamples.map((sample) => sample.waiting).sort((a, b) => a - b);
     const allBusy = poolSamples.filter((sample) => sample.idle === 0).length / Math.max(1, poolSamples.length);
