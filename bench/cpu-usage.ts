@@ -6,7 +6,7 @@ import pg from 'pg';
 /** Clock ticks per second of /proc's times (USER_HZ: 100 on Linux). */
 const TICKS_PER_SECOND = 100;
 
-type Times = { ppid: number; own: number; children: number };
+type Times = { ppid: number; own: number; children: number; majorFaults: number };
 
 function times(pid: number): Times | null {
   try {
@@ -14,7 +14,7 @@ function times(pid: number): Times | null {
     // The command name may hold spaces; the fields after it are space-separated.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const tick = (index: number) => Number(fields[index]);
-    return { ppid: tick(1), own: tick(11) + tick(12), children: tick(13) + tick(14) };
+    return { ppid: tick(1), own: tick(11) + tick(12), children: tick(13) + tick(14), majorFaults: tick(9) };
   } catch {
     return null;
   }
@@ -23,6 +23,20 @@ function times(pid: number): Times | null {
 /** Milliseconds of CPU a process has used so far (0 when it is gone). */
 export function processCpuMs(pid: number): number {
   return ((times(pid)?.own ?? 0) * 1000) / TICKS_PER_SECOND;
+}
+
+/**
+ * Page faults of a process that had to read from disk so far: its code or a file's pages
+ * dropped by the kernel's reclaim, each a stall of the thread that touched them.
+ */
+export function processMajorFaults(pid: number): number {
+  return times(pid)?.majorFaults ?? 0;
+}
+
+/** The same for every process of the machine (/proc/vmstat). */
+export function machineMajorFaults(): number {
+  const match = /^pgmajfault (\d+)$/m.exec(readFileSync('/proc/vmstat', 'utf8'));
+  return match ? Number(match[1]) : 0;
 }
 
 /** The postmaster of the database: the parent of a backend serving this connection. */

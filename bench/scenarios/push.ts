@@ -6,7 +6,7 @@
 import { cpus } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
+import { machineMajorFaults, postgresCpuMs, postmasterPid, processCpuMs, processMajorFaults } from '../cpu-usage.ts';
 import { settleAfterLoad } from '../database.ts';
 import { median, progress, ratioRow, type Row, type ScenarioResult, type Settings } from '../measure.ts';
 import { INSPECT_ARGS, inspectorUrl, settledMemory, type SettledMemory } from '../process-memory.ts';
@@ -93,7 +93,16 @@ function stalls(samples: PoolSample[]): { loopMaxMs?: number; gcMajor?: string }
 const POOL_SIZE = process.env.BENCH_PUSH_POOL;
 const POOL_SAMPLE_MS = 500;
 
-type Round = MergedRound & { rate: number; serverCpuMs: number; postgresCpuMs: number; loopDelayP99: number; ms: number; pool: PoolSample[] };
+type Round = MergedRound & {
+  rate: number;
+  serverCpuMs: number;
+  postgresCpuMs: number;
+  loopDelayP99: number;
+  ms: number;
+  pool: PoolSample[];
+  /** Page faults read from disk during the step: by the server process, and by the whole machine. */
+  majorFaults: { server: number; machine: number };
+};
 
 /** A step passes when its p99 is under the limit and every message was answered 200 and pushed. */
 const passes = (round: Round) => round.p99 < P99_LIMIT_MS && round.errors + round.lost === 0 && round.sent > 0;
@@ -240,6 +249,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       const started = performance.now();
       const cpu = processCpuMs(pid);
       const pgCpu = postgresCpuMs(postmaster);
+      const faults = { server: processMajorFaults(pid), machine: machineMajorFaults() };
       // The service's pool, sampled through the step: whether messages wait for a connection.
       const pool: PoolSample[] = [];
       const sampler =
@@ -254,6 +264,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
         pool,
         serverCpuMs: processCpuMs(pid) - cpu,
         postgresCpuMs: postgresCpuMs(postmaster) - pgCpu,
+        majorFaults: { server: processMajorFaults(pid) - faults.server, machine: machineMajorFaults() - faults.machine },
         ms: performance.now() - started,
         loopDelayP99: name === 'service' ? await serviceLoopDelayP99(service.origin) : NaN,
       };
@@ -263,7 +274,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       bare: { steps: [], passed: 0, missed: null, refined: 0 },
       service: { steps: [], passed: 0, missed: null, refined: 0 },
     };
-    const brief = (r: Round) => ({ rate: r.rate, p50: r.p50, p99: r.p99, answeredP99: r.answeredP99, errors: r.errors, lost: r.lost, cpu: r.serverCpuMs / r.ms, pg: r.postgresCpuMs / r.ms, loop: r.loopDelayP99, ...stalls(r.pool), driverCpu: r.driverCpuShare, driverLoop: r.driverLoopDelayP99, codes: r.statusCodes, firstError: r.firstError || undefined });
+    const brief = (r: Round) => ({ rate: r.rate, p50: r.p50, p99: r.p99, answeredP99: r.answeredP99, errors: r.errors, lost: r.lost, cpu: r.serverCpuMs / r.ms, pg: r.postgresCpuMs / r.ms, loop: r.loopDelayP99, ...stalls(r.pool), majorFaults: r.majorFaults, driverCpu: r.driverCpuShare, driverLoop: r.driverLoopDelayP99, codes: r.statusCodes, firstError: r.firstError || undefined });
     for (let step = 1; ; step++) {
       const due = (['bare', 'service'] as const).map((name) => [name, nextRate(ramps[name])] as const).filter(([, rate]) => rate !== null);
       if (due.length === 0) break;
@@ -315,7 +326,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       ratioRow('CPU per message, PostgreSQL', 'ms', perMessage(full, (r) => r.postgresCpuMs), perMessage(bare, (r) => r.postgresCpuMs)),
     ];
     const steps = (name: 'service' | 'bare') =>
-      ramps[name].steps.map((r) => `${r.rate}/s p99 ${r.p99.toFixed(1)} ms (answered ${r.answeredP99.toFixed(1)})${r.errors + r.lost ? `, ${r.errors} errors, ${r.lost} lost` : ''}${passes(r) ? '' : ' (missed)'}`).join('; ');
+      ramps[name].steps.map((r) => `${r.rate}/s p99 ${r.p99.toFixed(1)} ms (answered ${r.answeredP99.toFixed(1)}; major faults ${r.majorFaults.server}, machine ${r.majorFaults.machine})${r.errors + r.lost ? `, ${r.errors} errors, ${r.lost} lost` : ''}${passes(r) ? '' : ' (missed)'}`).join('; ');
     const poolSamples = full.pool;
     const waiting = poolSamples.map((sample) => sample.waiting).sort((a, b) => a - b);
     const allBusy = poolSamples.filter((sample) => sample.idle === 0).length / Math.max(1, poolSamples.length);
