@@ -177,6 +177,12 @@ test('the document states the input rules: no request string or member name may 
   // The API key is a secret, not a value to fill in from answers.
   const apiKey = document.paths['/lists'].get.parameters.find((parameter: { name: string }) => parameter.name === 'apiKey');
   expect(apiKey.schema).toMatchObject({ type: 'string', format: 'password' });
+  // Headers carry no NUL rule: HTTP cannot send a NUL in a header, so a request breaking the rule could not be sent.
+  const headers = Object.values(document.paths as Record<string, Record<string, any>>)
+    .flatMap((item) => Object.values(item))
+    .flatMap((operation) => (operation.parameters ?? []).filter((parameter: { in: string }) => parameter.in === 'header'));
+  expect(headers.length).toBeGreaterThan(0);
+  expect(headers.filter((parameter: { schema?: { pattern?: string } }) => parameter.schema?.pattern === '^[^\\u0000]*$')).toEqual([]);
 });
 
 test('a GET or DELETE with a query parameter its operation does not take is 400 naming it; a body member the operation does not read is accepted', async () => {
