@@ -27,6 +27,8 @@ export type Secrets = {
   verify(text: string, signature: string): boolean;
   /** A value that identifies the master secret without revealing it. */
   fingerprint(): string;
+  /** 80 bits of HMAC-SHA256 of `text`: the same text always gives the same bits, and nobody without the key can foretell them (ids made again after a crash, ids.ts derivedId). */
+  idBits(text: string): Buffer;
 };
 
 /**
@@ -52,6 +54,7 @@ export function createSecrets(master: Buffer): Secrets {
   const sealKey = derive(master, 'at-rest-encryption');
   const signKey = derive(master, 'token-signature');
   const fingerprintKey = derive(master, 'fingerprint');
+  const idKey = derive(master, 'derived-ids');
 
   const sign = (text: string) =>
     createHmac('sha256', signKey).update(text).digest().subarray(0, 16).toString('base64url');
@@ -80,6 +83,7 @@ export function createSecrets(master: Buffer): Secrets {
     },
     sign,
     fingerprint: () => createHmac('sha256', fingerprintKey).update('secret-key-check').digest('hex'),
+    idBits: (text) => createHmac('sha256', idKey).update(text).digest().subarray(0, 10),
     verify(text, signature) {
       const expected = Buffer.from(sign(text));
       const given = Buffer.from(signature);

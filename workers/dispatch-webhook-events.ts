@@ -1,9 +1,11 @@
-// Task `dispatch-webhook-events`: queues the webhook deliveries of committed events.
+// Task `dispatch-webhook-events`: turns committed events into webhook deliveries, making each
+// one's first attempt (server/webhooks/dispatch-events.ts).
 // Queued at commit by the trigger on `events` (one pending job at a time, by job key),
 // and every minute by cron as a safety net for anything left undispatched.
 import type { Task } from 'graphile-worker';
-import type { Services } from '../server/process-services.ts';
+import type { Logger } from 'pino';
 import { dispatchEvents } from '../server/webhooks/dispatch-events.ts';
+import type { SenderDeps } from '../server/webhooks/send-deliveries.ts';
 
 export const DISPATCH_WEBHOOK_EVENTS_TASK = 'dispatch-webhook-events';
 
@@ -17,16 +19,16 @@ export const dispatchWebhookEventsCrontab = `* * * * * ${DISPATCH_WEBHOOK_EVENTS
  */
 const SETTLE_MS = 50;
 
-export function dispatchWebhookEventsTask(services: Services): Task {
-  const log = services.log.child({ task: DISPATCH_WEBHOOK_EVENTS_TASK });
+export function dispatchWebhookEventsTask(deps: SenderDeps, log: Logger): Task {
+  const taskLog = log.child({ task: DISPATCH_WEBHOOK_EVENTS_TASK });
   return async () => {
     for (;;) {
-      const dispatched = await dispatchEvents(services.pool);
-      if (dispatched.events > 0) log.debug(dispatched, 'events dispatched');
+      const dispatched = await dispatchEvents(deps);
+      if (dispatched > 0) taskLog.debug({ events: dispatched }, 'events dispatched');
       await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-      const late = await dispatchEvents(services.pool);
-      if (late.events === 0) return;
-      log.debug(late, 'events dispatched');
+      const late = await dispatchEvents(deps);
+      if (late === 0) return;
+      taskLog.debug({ events: late }, 'events dispatched');
     }
   };
 }

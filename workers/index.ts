@@ -13,7 +13,7 @@ import { GENERATE_SUMMARY_TASK, generateSummaryTask } from './generate-summary.t
 import { RELEASE_CREDIT_RESERVATIONS_TASK, releaseCreditReservationsCrontab, releaseCreditReservationsTask } from './release-credit-reservations.ts';
 import { RUN_BROADCAST_TASK, runBroadcastTask } from './run-broadcast.ts';
 import { RESET_MONTHLY_CREDITS_TASK, resetMonthlyCreditsCrontab, resetMonthlyCreditsTask } from './reset-monthly-credits.ts';
-import { SEND_WEBHOOK_DELIVERIES_TASK, sendWebhookDeliveriesCrontab, sendWebhookDeliveriesTask } from './send-webhook-deliveries.ts';
+import { SEND_WEBHOOK_DELIVERIES_TASK, sendWebhookDeliveriesCrontab, sendWebhookDeliveriesTask, webhookSenderDeps } from './send-webhook-deliveries.ts';
 import { SWEEP_IDEMPOTENCY_KEYS_TASK, sweepIdempotencyKeysCrontab, sweepIdempotencyKeysTask } from './sweep-idempotency-keys.ts';
 import { SYNC_TEMPLATES_TASK, syncTemplatesCrontab, syncTemplatesTask } from './sync-templates.ts';
 import { TYPING_EXPIRED_TASK, typingExpiredTask } from './typing-expired.ts';
@@ -25,6 +25,8 @@ export function workerDefinition(services: Services): WorkerDefinition {
     allowHosts: services.config.WEBHOOK_ALLOW_HOSTS ?? [],
     ...SENDER_CLIENT_LIMITS,
   });
+  // Dispatch's first attempts and the sender's retries share the client and the process's passes.
+  const webhooks = webhookSenderDeps(services, webhookClient);
   // Summaries wait longer for an answer than webhooks; their own client keeps that apart.
   const summaryUrl = services.config.SUMMARY_API_URL;
   const summaryClient = createOutboundClient({
@@ -37,8 +39,8 @@ export function workerDefinition(services: Services): WorkerDefinition {
       [GENERATE_SUMMARY_TASK]: generateSummaryTask(services, summaryClient),
       [DAILY_SUMMARIES_TASK]: dailySummariesTask(services),
       [RESET_MONTHLY_CREDITS_TASK]: resetMonthlyCreditsTask(services),
-      [DISPATCH_WEBHOOK_EVENTS_TASK]: dispatchWebhookEventsTask(services),
-      [SEND_WEBHOOK_DELIVERIES_TASK]: sendWebhookDeliveriesTask(services, webhookClient),
+      [DISPATCH_WEBHOOK_EVENTS_TASK]: dispatchWebhookEventsTask(webhooks, services.log),
+      [SEND_WEBHOOK_DELIVERIES_TASK]: sendWebhookDeliveriesTask(webhooks),
       [RUN_BROADCAST_TASK]: runBroadcastTask(services),
       [SYNC_TEMPLATES_TASK]: syncTemplatesTask(services),
       [CLOSE_CHAT_WINDOWS_TASK]: closeChatWindowsTask(services),

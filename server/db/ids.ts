@@ -58,3 +58,14 @@ export function newId(prefix: string): string {
   }
   return `${prefix}_${encode(lastTime, 10)}${encode(randomHigh, 8)}${encode(randomLow, 8)}`;
 }
+
+/**
+ * `${prefix}_` + an id in newId's form that is the same each time it is made for the same
+ * thing: the time part of `after` (an id of newId's, whose moment it takes, so it sorts with
+ * the ids of that moment) and the 80 bits given (Secrets.idBits of what it names) as its
+ * random part. For a row written again after a crash under the id it had been sent with.
+ */
+export function derivedId(prefix: string, after: string, bits: Buffer): string {
+  const time = after.slice(after.indexOf('_') + 1, after.indexOf('_') + 11);
+  return `${prefix}_${time}${encode(bits.readUIntBE(0, 5), 8)}${encode(bits.readUIntBE(5, 5), 8)}`;
+}

@@ -1,71 +1,126 @@
-// Dispatch: turns committed events into queued deliveries. Each round claims a batch
-// of undispatched events, queues one delivery per (event, matching subscription) in one
-// statement, marks the batch dispatched in the same transaction (so an event counts as
-// dispatched only once its deliveries are durably queued) and wakes the sender.
-import type pg from 'pg';
-import { newId } from '../db/ids.ts';
-import { claimEventRoutes } from './sql/claim-events.ts';
-import { queueDeliveries, type QueuedDelivery } from './sql/queue-deliveries.ts';
-import { wakeSenderNow } from './sql/wake-sender.ts';
-import { withPoolTransaction } from '../db/pool-transaction.ts';
+// Dispatch: turns committed events into deliveries, and makes each delivery's first attempt on
+// the way. A round claims a batch of undispatched events (their row locks, held by the round's
+// transaction, are its only lease), finds the subscriptions each goes to in the same
+// statement, sends the first attempts, and then, on that transaction, writes each delivery in
+// the state its attempt left it, the attempts, the retries' wake-ups and the health, and marks
+// the events dispatched. A delivery whose first attempt succeeds is written once: no pending
+// row, no claim, no update. Retries are the sender's (send-deliveries.ts).
+//
+// Crash safety is the sender's: a round cut off before its commit leaves its events
+// undispatched and unlocked, and the next round sends them again with the same delivery ids,
+// which are derived from what they deliver (the event, the subscription, the account), not
+// drawn at random (at least once; Delivery rule 3).
+//
+// Rounds run in passes of lanes as the sender's do (sending-pass.ts). A round claims as many
+// events as make about one sender's batch of deliveries at the fan-out of the round before;
+// should an event go to more subscriptions than that, the round sends a batch and queues the
+// rest pending, due now, for the sender.
+import { derivedId } from '../db/ids.ts';
+import { openPoolTransaction } from '../db/pool-transaction.ts';
+import { planDeliveryOutcomes, type DeliveryOutcome } from './plan-delivery-outcomes.ts';
+import { roundLimitMs, SEND_BATCH_SIZE, CONCURRENT_ROUNDS, sendAll, type SenderDeps } from './send-deliveries.ts';
+import { runOrJoinPass } from './sending-pass.ts';
+import { claimEventRoutes, type EventRoute } from './sql/claim-events.ts';
+import type { ClaimedDelivery } from './sql/claim-due-deliveries.ts';
+import { insertAttempts } from './sql/record-attempts.ts';
+import { updateHealth } from './sql/update-health.ts';
+import { wakeSenderAt, wakeSenderNow } from './sql/wake-sender.ts';
+import { writeDeliveries, type WrittenDelivery } from './sql/write-deliveries.ts';
 
-export const DISPATCH_BATCH_SIZE = 500;
-
-type Counts = { events: number; deliveries: number };
-
-// One pass at a time per process. A dispatch job started while a pass runs (every commit
-// during a run queues one) joins instead: it waits for one more full pass after the current
-// one, which sees every event committed before the join, and reports nothing of its own,
-// so its task ends at once. Without this, under steady traffic every worker slot ends up
-// running a dispatch loop of its own and the sender's jobs wait behind them.
-let current: Promise<Counts> | null = null;
-let following: Promise<Counts> | null = null;
+/** Most events one round claims (at a fan-out of one delivery each). */
+export const DISPATCH_BATCH_SIZE = SEND_BATCH_SIZE;
 
 /**
- * Dispatches every undispatched event, a batch per transaction; returns the counts. When a
- * pass is already running in this process, waits for the pass after it and returns zeros.
+ * Dispatches every undispatched event in a pass of rounds, or joins the pass running in this
+ * process (and returns 0 at once); returns how many events the pass dispatched.
  */
-export function dispatchEvents(pool: pg.Pool, batchSize = DISPATCH_BATCH_SIZE): Promise<Counts> {
-  if (current === null) {
-    const pass = dispatchAll(pool, batchSize).finally(() => {
-      if (current === pass) current = null;
-    });
-    current = pass;
-    return pass;
-  }
-  following ??= current
-    .catch(() => undefined)
-    .then(() => {
-      following = null;
-      return dispatchEvents(pool, batchSize);
-    });
-  return following.then(() => ({ events: 0, deliveries: 0 }));
+export function dispatchEvents(deps: SenderDeps): Promise<number> {
+  return runOrJoinPass(deps.state.dispatchPasses, (claimed) => dispatchRound(deps, claimed), { batchSize: DISPATCH_BATCH_SIZE, maxLanes: CONCURRENT_ROUNDS });
 }
 
-async function dispatchAll(pool: pg.Pool, batchSize: number): Promise<Counts> {
-  const total = { events: 0, deliveries: 0 };
-  for (;;) {
-    const round = await dispatchBatch(pool, batchSize);
-    total.events += round.events;
-    total.deliveries += round.deliveries;
-    if (round.events < batchSize) return total;
-  }
+/** Events to claim for about one batch of deliveries at the fan-out last seen. */
+function eventsPerRound(fanOut: number): number {
+  return Math.max(1, Math.min(DISPATCH_BATCH_SIZE, Math.floor(SEND_BATCH_SIZE / Math.max(fanOut, 1))));
 }
 
-async function dispatchBatch(pool: pg.Pool, batchSize: number): Promise<{ events: number; deliveries: number }> {
-  return withPoolTransaction(pool, async (client) => {
-    const routes = await claimEventRoutes(client, batchSize);
-    const eventIds = [...new Set(routes.map((route) => route.eventId))];
-    const deliveries: QueuedDelivery[] = [];
-    for (const route of routes) {
-      if (route.subscriptionId === null) continue;
-      deliveries.push({ id: newId('dlv'), eventId: route.eventId, subscriptionId: route.subscriptionId, accountId: route.accountId });
+/** The delivery of an event to a subscription: what its first attempt sends, with its id derived from what it delivers. */
+function deliveryOf(deps: SenderDeps, route: EventRoute & { subscriptionId: string }): ClaimedDelivery {
+  const bits = deps.secrets.idBits(`webhook-delivery\n${route.eventId}\n${route.subscriptionId}\n${route.accountId}`);
+  return {
+    id: derivedId('dlv', route.eventId, bits),
+    subscriptionId: route.subscriptionId,
+    accountId: route.accountId,
+    attempt: 1,
+    eventName: route.eventName,
+    body: route.body,
+    url: route.url!,
+    enabled: true,
+    retriesEnabled: route.retriesEnabled!,
+    signingSecretSealed: route.signingSecretSealed,
+    urlDisabled: false,
+    requestId: route.requestId,
+  };
+}
+
+async function dispatchRound(deps: SenderDeps, claimed: (count: number, full?: boolean) => void): Promise<{ count: number; full: boolean; recorded: Promise<void> }> {
+  const round = await openPoolTransaction(deps.pool, { begin: `begin; set local idle_in_transaction_session_timeout = ${Math.ceil(roundLimitMs(deps.timeoutMs))}` });
+  const limit = eventsPerRound(deps.state.fanOut);
+  let eventIds: string[];
+  let deliveries: (ClaimedDelivery & { eventId: string })[];
+  let outcomes: DeliveryOutcome[];
+  try {
+    const routes = await claimEventRoutes(round.client, limit);
+    eventIds = [...new Set(routes.map((route) => route.eventId))];
+    deliveries = routes.flatMap((route) => (route.subscriptionId === null ? [] : [{ ...deliveryOf(deps, { ...route, subscriptionId: route.subscriptionId }), eventId: route.eventId }]));
+    if (eventIds.length > 0) deps.state.fanOut = deliveries.length / eventIds.length;
+    const full = eventIds.length >= limit;
+    claimed(eventIds.length, full);
+    if (eventIds.length === 0) {
+      await round.end();
+      return { count: 0, full: false, recorded: Promise.resolve() };
     }
-    let queued = 0;
-    if (eventIds.length > 0) {
-      ({ queued } = await queueDeliveries(client, deliveries, eventIds));
-      if (queued > 0) await wakeSenderNow(client);
-    }
-    return { events: eventIds.length, deliveries: queued };
-  });
+    outcomes = await sendAll(deps, deliveries.slice(0, SEND_BATCH_SIZE));
+  } catch (error) {
+    // end() rethrows it, after the rollback.
+    await round.end(error);
+    throw error;
+  }
+  const recorded = recordRound(round.client, deps, deliveries, outcomes, eventIds).then(
+    () => round.end(),
+    (error: unknown) => round.end(error),
+  );
+  // Awaited by the lane later; a failure is not unhandled meanwhile.
+  recorded.catch(() => undefined);
+  deps.log.debug({ events: eventIds.length, deliveries: deliveries.length }, 'webhook events dispatched');
+  return { count: eventIds.length, full: eventIds.length >= limit, recorded };
+}
+
+/**
+ * Writes a round: the deliveries (attempted ones in the state their attempt left them, the
+ * rest due now), then the attempts (their key finds the rows this transaction wrote), the
+ * wake-ups, and last the health (concurrent rounds wait on the health rows they share).
+ */
+async function recordRound(
+  connection: Parameters<typeof insertAttempts>[0],
+  deps: SenderDeps,
+  deliveries: (ClaimedDelivery & { eventId: string })[],
+  outcomes: DeliveryOutcome[],
+  eventIds: string[],
+): Promise<void> {
+  let plan = planDeliveryOutcomes(outcomes, deps.retrySchedule);
+  const byId = new Map(plan.updates.map((update) => [update.id, update]));
+  const rows: WrittenDelivery[] = deliveries.map((delivery) => ({
+    id: delivery.id,
+    eventId: delivery.eventId,
+    subscriptionId: delivery.subscriptionId,
+    accountId: delivery.accountId,
+    outcome: byId.get(delivery.id) ?? null,
+  }));
+  const written = await writeDeliveries(connection, rows, eventIds);
+  // One already written (by a dispatch of an earlier version that queued it) keeps its own state and attempts.
+  if (written.ids.size < rows.length) plan = planDeliveryOutcomes(outcomes.filter((outcome) => written.ids.has(outcome.delivery.id)), deps.retrySchedule);
+  await insertAttempts(connection, plan.attempts);
+  if (written.dueNow) await wakeSenderNow(connection);
+  await wakeSenderAt(connection, written.retryMoments);
+  await updateHealth(connection, plan.health, deps.disableAfter);
 }

@@ -15,8 +15,9 @@ import { passState, runOrJoinPass, type PassState } from './sending-pass.ts';
 
 /** Deliveries claimed per round; equal to the per-origin concurrency, so none of a round waits for another of it. */
 export const SEND_BATCH_SIZE = 64;
-/** Rounds (lanes of the pass) that may run at once in one process. */
-const CONCURRENT_ROUNDS = 4;
+/** Rounds (lanes of the pass) that may run at once in one process: this sender's, and as many of dispatch's first attempts (dispatch-events.ts). */
+export const CONCURRENT_ROUNDS = 4;
+const ALL_ROUNDS = 2 * CONCURRENT_ROUNDS;
 const ROUND_MARGIN_MS = 5_000;
 
 /** What the process's sender shares across runs of the task (senderState()). */
@@ -25,6 +26,10 @@ export type SenderState = {
   passes: PassState;
   /** Second buckets whose wake-up (for a round cut off with this process) a commit of this process has added. */
   wakeUpsAdded: Set<number>;
+  /** Dispatch's pass running in this process, if any (dispatch-events.ts). */
+  dispatchPasses: PassState;
+  /** Deliveries per event in dispatch's last round: how many events its next round claims. */
+  fanOut: number;
 };
 
 export type SenderDeps = {
@@ -39,18 +44,19 @@ export type SenderDeps = {
 };
 
 /** Options for the process's one outbound client, matched to the batch size and the round limit. */
-export const SENDER_CLIENT_LIMITS = { maxConcurrentPerOrigin: SEND_BATCH_SIZE, maxConcurrent: SEND_BATCH_SIZE * CONCURRENT_ROUNDS + 1 };
+export const SENDER_CLIENT_LIMITS = { maxConcurrentPerOrigin: SEND_BATCH_SIZE, maxConcurrent: SEND_BATCH_SIZE * ALL_ROUNDS + 1 };
 
 /**
  * How long a round's transaction may stay idle while its attempts run: an attempt may wait
- * behind the other rounds' attempts to the same origin, each bounded by the time-out.
+ * behind the other rounds' attempts to the same origin (the sender's and dispatch's, each at
+ * most SEND_BATCH_SIZE), each bounded by the time-out.
  */
 export function roundLimitMs(timeoutMs: number): number {
-  return timeoutMs * CONCURRENT_ROUNDS + ROUND_MARGIN_MS;
+  return timeoutMs * ALL_ROUNDS + ROUND_MARGIN_MS;
 }
 
 export function senderState(): SenderState {
-  return { passes: passState(), wakeUpsAdded: new Set() };
+  return { passes: passState(), wakeUpsAdded: new Set(), dispatchPasses: passState(), fanOut: 1 };
 }
 
 /** Sends every due delivery in a pass of rounds, or joins the pass running in this process (sending-pass.ts). */
@@ -116,7 +122,7 @@ async function wakeAfterRound(deps: SenderDeps, connection: pg.PoolClient): Prom
 }
 
 /** One attempt per delivery, concurrently; the outcomes in completion order (health counts consecutive failures in that order). */
-async function sendAll(deps: SenderDeps, deliveries: ClaimedDelivery[]): Promise<DeliveryOutcome[]> {
+export async function sendAll(deps: SenderDeps, deliveries: ClaimedDelivery[]): Promise<DeliveryOutcome[]> {
   const secretsBySubscription = new Map<string, SigningKeys | null>();
   const outcomes: DeliveryOutcome[] = [];
   await Promise.all(

@@ -10,10 +10,13 @@
 // first, Graphile Worker hands that job on and its new run claims them.
 
 /**
- * One round: calls `claimed` with how many deliveries it claimed as soon as it knows, and
- * returns that count and the recording of their outcomes.
+ * One round: calls `claimed` with how many it claimed as soon as it knows, and returns that
+ * count and the recording of their outcomes. A round is full when it claimed `batchSize`, or
+ * when it says so (`full`: a round whose batch is not counted in those units).
  */
-export type SendRound = (claimed: (count: number) => void) => Promise<{ count: number; recorded: Promise<void> }>;
+export type SendRound = (
+  claimed: (count: number, full?: boolean) => void,
+) => Promise<{ count: number; full?: boolean; recorded: Promise<void> }>;
 
 type Pass = { done: Promise<number>; join(): boolean };
 
@@ -59,19 +62,21 @@ function startPass(state: PassState, round: SendRound, options: { batchSize: num
     for (;;) {
       const wakeUpsAtClaim = state.wakeUps;
       let count: number;
+      let full: boolean;
       try {
-        const sent = await round((claimed) => {
-          if (claimed >= options.batchSize) addLane();
+        const sent = await round((claimed, claimedFull = claimed >= options.batchSize) => {
+          if (claimedFull) addLane();
         });
         await recording;
         recording = sent.recorded;
         count = sent.count;
+        full = sent.full ?? count >= options.batchSize;
       } catch (error) {
         failure ??= { error };
         break;
       }
       handled += count;
-      if (count < options.batchSize && state.wakeUps === wakeUpsAtClaim) break;
+      if (!full && state.wakeUps === wakeUpsAtClaim) break;
     }
     try {
       await recording;

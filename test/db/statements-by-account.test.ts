@@ -28,7 +28,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-r
  * them ("Statements that span accounts"), each recognised by its normalised text.
  */
 const CROSS_ACCOUNT: { name: string; matches: RegExp }[] = [
-  { name: 'claim-events', matches: /^with claimed as \( select e\.id, e\.account_id, e\.name, e\.payload from events e where e\.dispatched_at is null/ },
+  { name: 'claim-events', matches: /^with claimed as \( select e\.id, e\.account_id, e\.name, e\.payload, e\.request_id from events e where e\.dispatched_at is null/ },
   { name: 'claim-due-deliveries', matches: /^with due as \( select d\.id, d\.event_id, d\.subscription_id, d\.account_id, d\.attempts from webhook_deliveries d/ },
   { name: 'record-attempts', matches: /^update webhook_deliveries d set status = o\.status/ },
   { name: 'wake-for-due-deliveries', matches: /^select graphile_worker\.add_job\(.* from webhook_deliveries d where d\.status = / },
@@ -143,6 +143,7 @@ test('a broad run of the service: every section, the widget, callbacks, deliveri
 
   // Webhooks: a subscription to every event, also for the client's.
   const eventNames = (await ok('GET', '/webhooks/events', { apiKey })).events as string[];
+  receiver.respondWith((_request, index) => ({ status: index < 3 ? 400 : 200 }));
   const webhook = (await ok('POST', '/webhooks', {
     apiKey,
     body: { url: receiver.url, subscribed_to: eventNames, apply_to_sub_accounts: true, generate_signing_secret: true },
@@ -298,7 +299,15 @@ test('a broad run of the service: every section, the widget, callbacks, deliveri
   }
   await receiver.waitFor((requests) => requests.length >= 10);
   await ok('GET', `/webhooks/${webhook}/deliveries`, { apiKey });
-  await call('POST', `/webhooks/${webhook}/replay`, { apiKey, query: { since: new Date(Date.now() - 3_600_000).toISOString() } });
+  // The first requests were refused (400, not retried): the replay hands those deliveries to the sender, whose rounds record them.
+  const { replayed } = await ok('POST', `/webhooks/${webhook}/replay`, { apiKey, query: { since: new Date(Date.now() - 3_600_000).toISOString() } });
+  expect(replayed).toBeGreaterThan(0);
+  await runJob('send-webhook-deliveries');
+  await eventually(
+    async () => (await ok('GET', `/webhooks/${webhook}/deliveries`, { apiKey })).deliveries,
+    (log: { attempt: number }[]) => log.filter((entry) => entry.attempt === 2).length >= replayed,
+    'replayed deliveries sent again',
+  );
 
   // What is left goes.
   await call('DELETE', `/webhooks/${webhook}/signing-secret`, { apiKey });

@@ -42,7 +42,8 @@ describe('delivery headers, signature and payload', () => {
     const [request] = fromAccount(account.userId)(await receiver.waitFor((all) => fromAccount(account.userId)(all).length >= 1));
     const received = Math.ceil(request.receivedAt.getTime() / 1000);
     const eventId = await lastEventId(service, account.userId, 'Contact Created');
-    const [delivery] = await deliveriesOf(service, subscriptionId);
+    // Written once its first attempt is answered, in the round that made it.
+    const [delivery] = await eventually(() => deliveriesOf(service, subscriptionId), (list) => list.length === 1);
 
     expect(request.method).toBe('POST');
     expect(request.headers['content-type']).toBe('application/json');
@@ -92,7 +93,8 @@ describe('which subscriptions receive an event', () => {
     // The Contact Created event was dispatched (before the later task's) and queued nothing.
     const dispatched = await service.services.pool.query(`select dispatched_at from events where id = $1`, [contactEvent]);
     expect(dispatched.rows[0].dispatched_at).not.toBeNull();
-    expect((await deliveriesOf(service, subscriptionId)).map((row) => row.event_id)).toEqual([await lastEventId(service, account.userId, 'Task Created')]);
+    const rows = await eventually(() => deliveriesOf(service, subscriptionId), (list) => list.length > 0);
+    expect(rows.map((row) => row.event_id)).toEqual([await lastEventId(service, account.userId, 'Task Created')]);
     expect(fromAccount(account.userId)(receiver.requests).map((request) => request.headers['x-webhook-event'])).toEqual(['Task Created']);
   });
 
@@ -113,8 +115,11 @@ describe('which subscriptions receive an event', () => {
     const second = await subscribe(service, account.userId, { url: receiver.url, events: ['Task Created', 'Contact Created'] });
     await createTask(service, account.apiKey);
     await receiver.waitFor((all) => fromAccount(account.userId)(all).length >= 1);
-    const rows = [...(await deliveriesOf(service, first)), ...(await deliveriesOf(service, second))];
-    expect(rows).toHaveLength(1);
+    const both = async () => [...(await deliveriesOf(service, first)), ...(await deliveriesOf(service, second))];
+    // The event's round has committed once its event is dispatched.
+    const taskEvent = await lastEventId(service, account.userId, 'Task Created');
+    await eventually(async () => (await service.services.pool.query(`select dispatched_at from events where id = $1`, [taskEvent])).rows[0].dispatched_at, (at) => at !== null);
+    expect(await both()).toHaveLength(1);
   });
 
   test('subscribed_to_tags narrows which tags produce a conversation-summary notification only; it does not scope other events', async () => {

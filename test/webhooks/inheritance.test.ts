@@ -123,8 +123,12 @@ test('without apply_to_sub_accounts the agency subscription does not receive cli
   await createTask(service, agency.apiKey);
   const [request] = await hook.waitFor(1);
   expect(JSON.parse(request.body).user.id).toBe(agency.userId);
-  const clientEvent = await lastEventId(service, client, 'Task Created');
-  await eventually(async () => (await service.services.pool.query(`select dispatched_at from events where id = $1`, [clientEvent])).rows[0].dispatched_at, (at) => at !== null);
+  const dispatched = async (accountId: string) => {
+    const eventId = await lastEventId(service, accountId, 'Task Created');
+    await eventually(async () => (await service.services.pool.query(`select dispatched_at from events where id = $1`, [eventId])).rows[0].dispatched_at, (at) => at !== null);
+  };
+  await dispatched(client);
+  await dispatched(agency.userId);
   expect((await deliveriesOf(service, subscriptionId)).map((row) => row.account_id)).toEqual([agency.userId]);
 });
 
@@ -173,8 +177,10 @@ test('Agency inheritance rule 5: an auto-disabled URL pauses delivery for that c
   await createTask(service, agency.apiKey, active);
   const [request] = await hook.waitFor(1);
   expect(JSON.parse(request.body).user.id).toBe(active);
-  const pausedEvent = await lastEventId(service, paused, 'Task Created');
-  await eventually(async () => (await service.services.pool.query(`select dispatched_at from events where id = $1`, [pausedEvent])).rows[0].dispatched_at, (at) => at !== null);
+  for (const accountId of [paused, active]) {
+    const eventId = await lastEventId(service, accountId, 'Task Created');
+    await eventually(async () => (await service.services.pool.query(`select dispatched_at from events where id = $1`, [eventId])).rows[0].dispatched_at, (at) => at !== null);
+  }
   expect((await deliveriesOf(service, subscriptionId)).map((row) => row.account_id)).toEqual([active]);
 });
 

@@ -1,10 +1,24 @@
 // Claims a batch of undispatched events and finds, in the same statement, the
-// subscriptions each one goes to. Runs inside the dispatch transaction: the claimed
-// events stay locked (other dispatchers skip them) until they are marked dispatched.
+// subscriptions each one goes to, with what a first attempt sends. Runs inside the dispatch
+// round's transaction: the claimed events stay locked (other dispatchers skip them) until
+// they are marked dispatched, and the subscriptions routed to are held (`for key share`)
+// while the round's attempts run.
 import type pg from 'pg';
 import { prepared, queryRows, sql } from '../../db/sql.ts';
 
-export type EventRoute = { eventId: string; subscriptionId: string | null; accountId: string };
+/** An event, and one subscription it goes to (null when none does), with what its first attempt sends. */
+export type EventRoute = {
+  eventId: string;
+  subscriptionId: string | null;
+  accountId: string;
+  eventName: string;
+  /** The event payload as JSON text: the request body. */
+  body: string;
+  requestId: string | null;
+  url: string | null;
+  retriesEnabled: boolean | null;
+  signingSecretSealed: string | null;
+};
 
 // Candidates per event: the account's own subscriptions (precedence 0), then its agency's
 // subscriptions that apply to sub-accounts (precedence 1), minus those whose URL the client
@@ -17,7 +31,7 @@ export type EventRoute = { eventId: string; subscriptionId: string | null; accou
 // the caller can mark the whole batch dispatched.
 const claimEvents = (limit: number) => sql`
 with claimed as (
-  select e.id, e.account_id, e.name, e.payload
+  select e.id, e.account_id, e.name, e.payload, e.request_id
   from events e
   where e.dispatched_at is null
   order by e.created_at
@@ -25,7 +39,7 @@ with claimed as (
   for update skip locked
 ),
 candidates as (
-  select c.id as event_id, c.account_id, s.id as subscription_id, s.url, 0 as precedence
+  select c.id as event_id, c.account_id, s.id as subscription_id, s.url, s.retries_enabled, s.signing_secret_sealed, 0 as precedence
   from claimed c
   join webhook_subscriptions s on s.account_id = c.account_id
   where s.enabled
@@ -41,7 +55,7 @@ candidates as (
       )
     )
   union all
-  select c.id, c.account_id, s.id, s.url, 1
+  select c.id, c.account_id, s.id, s.url, s.retries_enabled, s.signing_secret_sealed, 1
   from claimed c
   join accounts a on a.id = c.account_id
   join webhook_subscriptions s on s.account_id = a.agency_id and s.apply_to_sub_accounts
@@ -53,17 +67,35 @@ candidates as (
     )
 ),
 routes as (
-  select distinct on (k.event_id, k.url) k.event_id, k.subscription_id, k.account_id
+  select distinct on (k.event_id, k.url) k.event_id, k.subscription_id, k.account_id, k.url, k.retries_enabled, k.signing_secret_sealed
   from candidates k
   where not exists (
     select 1 from webhook_health h
     where h.subscription_id = k.subscription_id and h.account_id = k.account_id and h.is_disabled
   )
   order by k.event_id, k.url, k.precedence, k.subscription_id
+),
+-- The subscriptions routed to, held until the round commits: deleting one waits for the
+-- round, whose deliveries reference it; one deleted while this claim waited is not routed to.
+held as (
+  select s.id from webhook_subscriptions s
+  where s.id in (select subscription_id from routes)
+  order by s.id
+  for key share
 )
-select c.id as "eventId", r.subscription_id as "subscriptionId", c.account_id as "accountId"
+select
+  c.id as "eventId",
+  r.subscription_id as "subscriptionId",
+  c.account_id as "accountId",
+  c.name as "eventName",
+  c.payload::text as body,
+  c.request_id as "requestId",
+  r.url,
+  r.retries_enabled as "retriesEnabled",
+  r.signing_secret_sealed as "signingSecretSealed"
 from claimed c
-left join routes r on r.event_id = c.id
+left join routes r on r.event_id = c.id and r.subscription_id in (select id from held)
+order by c.id
 `;
 
 export async function claimEventRoutes(client: pg.PoolClient, limit: number): Promise<EventRoute[]> {

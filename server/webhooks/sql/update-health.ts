@@ -34,6 +34,7 @@ on conflict (subscription_id, account_id) do update set
   updated_at = now()
 `;
 
+// The accounts are named as well as joined: a statement of a few accounts' shards under Citus (docs/scaling.md).
 const disableSql = (failing: HealthChange[], disableAfter: number) => sql`
 update webhook_health h
 set
@@ -43,6 +44,7 @@ set
   updated_at = now()
 from unnest(${failing.map((c) => c.subscriptionId)}::text[], ${failing.map((c) => c.accountId)}::text[]) as o (subscription_id, account_id)
 where h.subscription_id = o.subscription_id and h.account_id = o.account_id
+  and h.account_id = any (${failing.map((c) => c.accountId)}::text[])
   and not h.is_disabled and h.consecutive_failures >= ${disableAfter}::int
 `;
 
