@@ -15,6 +15,7 @@
 // events as make about one sender's batch of deliveries at the fan-out of the round before;
 // should an event go to more subscriptions than that, the round sends a batch and queues the
 // rest pending, due now, for the sender.
+import type pg from 'pg';
 import { derivedId } from '../db/ids.ts';
 import { openPoolTransaction } from '../db/pool-transaction.ts';
 import { planDeliveryOutcomes, type DeliveryOutcome } from './plan-delivery-outcomes.ts';
@@ -68,12 +69,13 @@ async function dispatchRound(deps: SenderDeps, claimed: (count: number, full?: b
   let eventIds: string[];
   let deliveries: (ClaimedDelivery & { eventId: string })[];
   let outcomes: DeliveryOutcome[];
+  let full: boolean;
   try {
     const routes = await claimEventRoutes(round.client, limit);
     eventIds = [...new Set(routes.map((route) => route.eventId))];
     deliveries = routes.flatMap((route) => (route.subscriptionId === null ? [] : [{ ...deliveryOf(deps, { ...route, subscriptionId: route.subscriptionId }), eventId: route.eventId }]));
     if (eventIds.length > 0) deps.state.fanOut = deliveries.length / eventIds.length;
-    const full = eventIds.length >= limit;
+    full = eventIds.length >= limit;
     claimed(eventIds.length, full);
     if (eventIds.length === 0) {
       await round.end();
@@ -92,7 +94,7 @@ async function dispatchRound(deps: SenderDeps, claimed: (count: number, full?: b
   // Awaited by the lane later; a failure is not unhandled meanwhile.
   recorded.catch(() => undefined);
   deps.log.debug({ events: eventIds.length, deliveries: deliveries.length }, 'webhook events dispatched');
-  return { count: eventIds.length, full: eventIds.length >= limit, recorded };
+  return { count: eventIds.length, full, recorded };
 }
 
 /**
@@ -101,7 +103,7 @@ async function dispatchRound(deps: SenderDeps, claimed: (count: number, full?: b
  * wake-ups, and last the health (concurrent rounds wait on the health rows they share).
  */
 async function recordRound(
-  connection: Parameters<typeof insertAttempts>[0],
+  connection: pg.PoolClient,
   deps: SenderDeps,
   deliveries: (ClaimedDelivery & { eventId: string })[],
   outcomes: DeliveryOutcome[],
