@@ -3,6 +3,7 @@
 // use can never be replayed as another, and what a release stored stays readable by the next.
 import { createCipheriv, createHmac, hkdfSync } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
+import { derivedId, newId } from '../../server/db/ids.ts';
 import { createSecrets, sameSecretText } from '../../server/secrets.ts';
 
 const MASTER = Buffer.from('a-master-secret-of-at-least-32-bytes!!');
@@ -21,6 +22,27 @@ describe('API-key lookup hashes', () => {
   test('differ by key and by master secret', () => {
     expect(secrets.hashApiKey('mk_a').equals(secrets.hashApiKey('mk_b'))).toBe(false);
     expect(secrets.hashApiKey('mk_a').equals(createSecrets(OTHER_MASTER).hashApiKey('mk_a'))).toBe(false);
+  });
+});
+
+describe('derived ids', () => {
+  test('the first 80 bits of HMAC-SHA256 under the derived-ids key, so an id made again after a crash is the one sent before', () => {
+    const expected = createHmac('sha256', purposeKey('derived-ids')).update('webhook-delivery\nevt_1').digest().subarray(0, 10);
+    expect(secrets.idBits('webhook-delivery\nevt_1').equals(expected)).toBe(true);
+    expect(secrets.idBits('webhook-delivery\nevt_1')).toHaveLength(10);
+  });
+
+  test('differ by what they name and by master secret', () => {
+    expect(secrets.idBits('a').equals(secrets.idBits('b'))).toBe(false);
+    expect(secrets.idBits('a').equals(createSecrets(OTHER_MASTER).idBits('a'))).toBe(false);
+  });
+
+  test("an id in newId's form: the prefix, the time part of the id it follows, then the bits in Crockford base32", () => {
+    const after = newId('evt');
+    const id = derivedId('dlv', after, Buffer.from('00000000010000000002', 'hex'));
+    expect(id).toBe(`dlv_${after.slice(4, 14)}0000000100000002`);
+    expect(id).toMatch(/^dlv_[0-9a-hjkmnp-tv-z]{26}$/);
+    expect(derivedId('dlv', after, Buffer.alloc(10, 0xff))).toBe(`dlv_${after.slice(4, 14)}${'z'.repeat(16)}`);
   });
 });
 
