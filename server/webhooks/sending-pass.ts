@@ -1,4 +1,5 @@
-// The sender's passes: one per process at a time, running rounds in lanes. A pass starts
+// The passes of the sender and of dispatch's first attempts (each its own): one per process
+// at a time, running rounds in lanes. A pass starts
 // with one lane and adds one (up to `maxLanes`) each time a round claims a full batch, since
 // more is due: at once, so the rest of a burst is claimed while that round is being sent. A wake-up arriving while a pass runs joins it instead of running a pass of
 // its own: it adds a lane if one is free, and the pass goes on until a claim begun after
