@@ -19,7 +19,7 @@ import type pg from 'pg';
 import { derivedId } from '../db/ids.ts';
 import { openPoolTransaction } from '../db/pool-transaction.ts';
 import { planDeliveryOutcomes, type DeliveryOutcome } from './plan-delivery-outcomes.ts';
-import { roundLimitMs, SEND_BATCH_SIZE, CONCURRENT_ROUNDS, sendAll, type SenderDeps } from './send-deliveries.ts';
+import { CONCURRENT_ROUNDS, recordAndEnd, roundBegin, SEND_BATCH_SIZE, sendAll, type SenderDeps } from './send-deliveries.ts';
 import { runOrJoinPass } from './sending-pass.ts';
 import { claimEventRoutes, type EventRoute } from './sql/claim-events.ts';
 import type { ClaimedDelivery } from './sql/claim-due-deliveries.ts';
@@ -44,12 +44,15 @@ function eventsPerRound(fanOut: number): number {
   return Math.max(1, Math.min(DISPATCH_BATCH_SIZE, Math.floor(SEND_BATCH_SIZE / Math.max(fanOut, 1))));
 }
 
+type EventDelivery = ClaimedDelivery & { eventId: string };
+
 /** The delivery of an event to a subscription: what its first attempt sends, with its id derived from what it delivers. */
-function deliveryOf(deps: SenderDeps, route: EventRoute & { subscriptionId: string }): ClaimedDelivery {
-  const bits = deps.secrets.idBits(`webhook-delivery\n${route.eventId}\n${route.subscriptionId}\n${route.accountId}`);
+function deliveryOf(deps: SenderDeps, route: EventRoute, subscriptionId: string): EventDelivery {
+  const bits = deps.secrets.idBits(`webhook-delivery\n${route.eventId}\n${subscriptionId}\n${route.accountId}`);
   return {
     id: derivedId('dlv', route.eventId, bits),
-    subscriptionId: route.subscriptionId,
+    eventId: route.eventId,
+    subscriptionId,
     accountId: route.accountId,
     attempt: 1,
     eventName: route.eventName,
@@ -64,16 +67,16 @@ function deliveryOf(deps: SenderDeps, route: EventRoute & { subscriptionId: stri
 }
 
 async function dispatchRound(deps: SenderDeps, claimed: (count: number, full?: boolean) => void): Promise<{ count: number; full: boolean; recorded: Promise<void> }> {
-  const round = await openPoolTransaction(deps.pool, { begin: `begin; set local idle_in_transaction_session_timeout = ${Math.ceil(roundLimitMs(deps.timeoutMs))}` });
+  const round = await openPoolTransaction(deps.pool, { begin: roundBegin(deps) });
   const limit = eventsPerRound(deps.state.fanOut);
   let eventIds: string[];
-  let deliveries: (ClaimedDelivery & { eventId: string })[];
+  let deliveries: EventDelivery[];
   let outcomes: DeliveryOutcome[];
   let full: boolean;
   try {
     const routes = await claimEventRoutes(round.client, limit);
     eventIds = [...new Set(routes.map((route) => route.eventId))];
-    deliveries = routes.flatMap((route) => (route.subscriptionId === null ? [] : [{ ...deliveryOf(deps, { ...route, subscriptionId: route.subscriptionId }), eventId: route.eventId }]));
+    deliveries = routes.flatMap((route) => (route.subscriptionId === null ? [] : [deliveryOf(deps, route, route.subscriptionId)]));
     if (eventIds.length > 0) deps.state.fanOut = deliveries.length / eventIds.length;
     full = eventIds.length >= limit;
     claimed(eventIds.length, full);
@@ -87,12 +90,7 @@ async function dispatchRound(deps: SenderDeps, claimed: (count: number, full?: b
     await round.end(error);
     throw error;
   }
-  const recorded = recordRound(round.client, deps, deliveries, outcomes, eventIds).then(
-    () => round.end(),
-    (error: unknown) => round.end(error),
-  );
-  // Awaited by the lane later; a failure is not unhandled meanwhile.
-  recorded.catch(() => undefined);
+  const recorded = recordAndEnd(round, () => recordRound(round.client, deps, deliveries, outcomes, eventIds));
   deps.log.debug({ events: eventIds.length, deliveries: deliveries.length }, 'webhook events dispatched');
   return { count: eventIds.length, full, recorded };
 }
@@ -105,7 +103,7 @@ async function dispatchRound(deps: SenderDeps, claimed: (count: number, full?: b
 async function recordRound(
   connection: pg.PoolClient,
   deps: SenderDeps,
-  deliveries: (ClaimedDelivery & { eventId: string })[],
+  deliveries: EventDelivery[],
   outcomes: DeliveryOutcome[],
   eventIds: string[],
 ): Promise<void> {

@@ -4,7 +4,7 @@
 // Delivery). The subscription is checked again at send time (Delivery rules 1 and 4).
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { openPoolTransaction } from '../db/pool-transaction.ts';
+import { openPoolTransaction, type OpenTransaction } from '../db/pool-transaction.ts';
 import type { OutboundClient, OutboundResult } from '../outbound/http-client.ts';
 import type { Secrets } from '../secrets.ts';
 import { deliveryHeaders, signingKeys, type SigningKeys } from './signature.ts';
@@ -59,6 +59,27 @@ export function senderState(): SenderState {
   return { passes: passState(), wakeUpsAdded: new Set(), dispatchPasses: passState(), fanOut: 1 };
 }
 
+/**
+ * What opens a round's transaction (this sender's, dispatch's): BEGIN with the limit on how
+ * long it may stay idle while its attempts run, and any settings of its own.
+ */
+export function roundBegin(deps: Pick<SenderDeps, 'timeoutMs'>, settings: readonly string[] = []): string {
+  return ['begin', `set local idle_in_transaction_session_timeout = ${Math.ceil(roundLimitMs(deps.timeoutMs))}`, ...settings].join('; ');
+}
+
+/**
+ * Records a round on its transaction and ends it: committed, or rolled back when the record
+ * fails. The lane awaits the result later; a failure is not unhandled meanwhile.
+ */
+export function recordAndEnd(round: OpenTransaction, record: () => Promise<void>): Promise<void> {
+  const recorded = record().then(
+    () => round.end(),
+    (error: unknown) => round.end(error),
+  );
+  recorded.catch(() => undefined);
+  return recorded;
+}
+
 /** Sends every due delivery in a pass of rounds, or joins the pass running in this process (sending-pass.ts). */
 export function sendDueDeliveries(deps: SenderDeps): Promise<number> {
   return runOrJoinPass(deps.state.passes, (claimed) => sendRound(deps, claimed), { batchSize: SEND_BATCH_SIZE, maxLanes: CONCURRENT_ROUNDS });
@@ -72,10 +93,9 @@ export function sendDueDeliveries(deps: SenderDeps): Promise<number> {
  * them.
  */
 async function sendRound(deps: SenderDeps, claimed: (count: number) => void): Promise<{ count: number; recorded: Promise<void> }> {
-  const limitMs = Math.ceil(roundLimitMs(deps.timeoutMs));
   const round = await openPoolTransaction(deps.pool, {
     first: (connection) => wakeAfterRound(deps, connection),
-    begin: `begin; set local idle_in_transaction_session_timeout = ${limitMs}; set local enable_seqscan = off; set local enable_bitmapscan = off`,
+    begin: roundBegin(deps, ['set local enable_seqscan = off', 'set local enable_bitmapscan = off']),
   });
   let deliveries: ClaimedDelivery[];
   let outcomes: DeliveryOutcome[];
@@ -92,12 +112,7 @@ async function sendRound(deps: SenderDeps, claimed: (count: number) => void): Pr
     await round.end(error);
     throw error;
   }
-  const recorded = recordDeliveryOutcomes(round.client, deps, outcomes).then(
-    () => round.end(),
-    (error: unknown) => round.end(error),
-  );
-  // Awaited by the lane later; a failure is not unhandled meanwhile.
-  recorded.catch(() => undefined);
+  const recorded = recordAndEnd(round, () => recordDeliveryOutcomes(round.client, deps, outcomes));
   deps.log.debug({ deliveries: deliveries.length }, 'webhook round sent');
   return { count: deliveries.length, recorded };
 }
