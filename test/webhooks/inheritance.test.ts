@@ -224,3 +224,41 @@ test('subscribed_to_tags is not inherited by client accounts', async () => {
   expect(rows.map((row) => row.account_id)).toEqual([client]);
   expect(hook.requests.map((request) => [JSON.parse(request.body).user.id, JSON.parse(request.body).data])).toEqual([[client, { kind: 'conversation_summary', tags: ['tag_other'] }]]);
 });
+
+test("deleting a client account removes its deliveries and their log from the agency's subscription; deleting the subscription removes the rest", async () => {
+  const hook = await receiver();
+  const { agency, clients: [leaving, staying] } = await agencyWithClients(2);
+  const subscriptionId = await subscribe(service, agency.userId, { url: hook.url, events: ['Contact Created', 'Task Created'], applyToSubAccounts: true });
+  await createContact(service, agency.apiKey, leaving);
+  await createContact(service, agency.apiKey, staying);
+  await createTask(service, agency.apiKey);
+  await eventually(() => deliveriesOf(service, subscriptionId), (list) => list.length === 3 && list.every((row) => row.status === 'succeeded'));
+  /** Each account's deliveries and attempts on the subscription, in account order. */
+  const history = async () =>
+    (
+      await service.services.pool.query<{ account_id: string; deliveries: number; attempts: number }>(
+        `select d.account_id, count(distinct d.id)::int as deliveries, count(a.id)::int as attempts
+           from webhook_deliveries d left join webhook_attempts a on a.delivery_id = d.id and a.account_id = d.account_id
+          where d.subscription_id = $1 group by d.account_id
+         union all
+         select a.account_id, 0, count(*)::int from webhook_attempts a
+          where a.subscription_id = $1 and not exists (select from webhook_deliveries d where d.id = a.delivery_id and d.account_id = a.account_id)
+          group by a.account_id
+         order by 1`,
+        [subscriptionId],
+      )
+    ).rows;
+  const one = (account: string) => ({ account_id: account, deliveries: 1, attempts: 1 });
+  expect(await history()).toEqual([leaving, staying, agency.userId].sort().map(one));
+
+  expect((await service.request('DELETE', `/sub-accounts/${leaving}`, { apiKey: agency.apiKey })).status).toBe(200);
+  expect(await history()).toEqual([staying, agency.userId].sort().map(one));
+  const log = await service.request('GET', '/webhooks/1/deliveries', { apiKey: agency.apiKey });
+  expect(log.status).toBe(200);
+  expect(log.body.deliveries).toHaveLength(2);
+
+  expect((await service.request('DELETE', '/webhooks/1', { apiKey: agency.apiKey })).status).toBe(200);
+  expect(await history()).toEqual([]);
+  const left = await service.services.pool.query(`select count(*)::int as n from webhook_attempts where subscription_id = $1`, [subscriptionId]);
+  expect(left.rows[0].n).toBe(0);
+});

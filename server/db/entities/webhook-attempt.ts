@@ -7,7 +7,9 @@ export const WebhookAttemptSchema = defineEntity({
   tableName: 'webhook_attempts',
   properties: {
     id: p.text().primary(),
-    delivery: () => p.manyToOne(WebhookDelivery).ref().deleteRule('cascade').index(false),
+    // No key: a trigger deletes a delivery's attempts with it (migration 20261128210000), as the
+    // key's cascade did, without checking each attempt written against its delivery.
+    delivery: () => p.manyToOne(WebhookDelivery).ref().createForeignKeyConstraint(false).index(false),
     // The delivery's account, so the row lives with it when the database is sharded by account.
     accountId: p.text(),
     // The delivery's subscription, so its log pages along its own index.
