@@ -12,10 +12,12 @@ export const WebhookDeliverySchema = defineEntity({
   tableName: 'webhook_deliveries',
   properties: {
     id: p.text().primary(),
-    event: () => p.manyToOne(Event).ref().deleteRule('cascade').index(false),
+    // No key: a trigger on events deletes an event's deliveries with it (migration
+    // 20261128213000), as the key's cascade did, without checking each delivery written.
+    event: () => p.manyToOne(Event).ref().createForeignKeyConstraint(false).index(false),
     subscription: () => p.manyToOne(WebhookSubscription).ref().deleteRule('cascade').index(false),
     // The account where the event happened (a client account for inherited deliveries). No
-    // key of its own: the event's key (event_id, account_id) holds it.
+    // key of its own: its deliveries go with its events (the trigger above).
     account: () => p.manyToOne(Account).ref().createForeignKeyConstraint(false).index(false),
     // pending | succeeded | failed | dropped
     status: p.text().default('pending'),
