@@ -32,7 +32,8 @@ test('after its last delivery, the sender leaves no wake-up queued', async () =>
   const account = await service.createAccount();
   const subscriptionId = await subscribe(service, account.userId, { url: receiver.url, events: ['Task Created'] });
   await createTask(service, account.apiKey);
-  await eventually(() => deliveriesOf(service, subscriptionId), (rows) => rows.length === 1 && rows[0]!.status === 'succeeded');
+  // Its one attempt decides it either way (retries are off): answered, or past the short time-out on a loaded machine.
+  await eventually(() => deliveriesOf(service, subscriptionId), (rows) => rows.length === 1 && rows[0]!.status !== 'pending');
   // The round that sent it left a wake-up (a few seconds ahead); the round that runs finds nothing and adds none.
   await eventually(roundWakeUps, (n) => n === 0, 30_000);
 }, 45_000);
