@@ -436,9 +436,11 @@ describe("the site's identity token", () => {
       expect(calls.some((call) => call.url.includes('incoming-chat-widget-message'))).toBe(true);
       expect(calls.filter((call) => call.token !== 'site.token.one')).toEqual([]);
 
-      sent.length = 0;
       await page.evaluate(() => (window as any).chatWidget.identify('site.token.two'));
       await eventually(async () => handshakes.some((payload) => payload.includes('"identityToken":"site.token.two"')), 'the socket reconnects with the new token');
+      // Cleared once the widget page has taken the new token (its socket reconnected with it): a
+      // call it began before (marking the read-back messages read, say) rightly carried the first.
+      sent.length = 0;
       await type(frame, 'Still me, with a fresh token');
       await eventually(async () => sent.some((call) => call.url.includes('incoming-chat-widget-message')), 'the message is sent');
       expect(sent.filter((call) => call.token !== 'site.token.two')).toEqual([]);
