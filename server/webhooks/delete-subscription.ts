@@ -1,6 +1,6 @@
 // DELETE /webhooks/{webhookId}: its health rows, deliveries and delivery log go with it
-// (foreign-key cascades; the log by the deliveries' trigger), which is the spec's "delivery-health counters reset". Later
-// subscriptions move up one position.
+// (foreign-key cascades; the log by the deliveries' trigger), which is the spec's
+// "delivery-health counters reset". Later subscriptions move up one position.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WebhookSubscription } from '../db/entities/index.ts';
 import { findSubscription } from './find-subscription.ts';

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { deliveryLogPageSql } from '../../server/webhooks/list-delivery-attempts.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { runCountingBuffers } from '../helpers/plan-buffers.ts';
 
 /** Busy subscriptions, and the attempts of each: all newer than the quiet one's, interleaved. */
 const BUSY_SUBSCRIPTIONS = 100;
@@ -20,15 +21,10 @@ const PAGE_BUFFERS = 200;
 let database: TestDatabase;
 let client: pg.Client;
 
-type PlanNode = { 'Shared Hit Blocks': number; 'Shared Read Blocks': number };
-
 /** Runs the page statement; its rows and the buffers it touched. */
 async function page(subscriptionId: string, after: string | null) {
-  const { text, values } = deliveryLogPageSql(subscriptionId, after, PAGE).statement();
-  const { rows } = await client.query<{ id: string }>({ text, values });
-  const explained = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>({ text: `explain (analyze, buffers, format json) ${text}`, values });
-  const plan = explained.rows[0]!['QUERY PLAN'][0].Plan;
-  return { ids: rows.map((row) => row.id), buffers: plan['Shared Hit Blocks'] + plan['Shared Read Blocks'] };
+  const { rows, buffers } = await runCountingBuffers<{ id: string }>(client, deliveryLogPageSql(subscriptionId, after, PAGE).statement());
+  return { ids: rows.map((row) => row.id), buffers };
 }
 
 beforeAll(async () => {
