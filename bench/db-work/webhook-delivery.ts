@@ -72,7 +72,7 @@ try {
     const deadline = Date.now() + DELIVERY_TIMEOUT_MS;
     for (;;) {
       const { rows } = await services.pool.query<{ n: number }>(
-        `select count(*)::int as n from webhook_deliveries where event_id = any ($1::text[]) and status = 'succeeded'`,
+        `select count(*)::int as n from webhook_attempts where event_id = any ($1::text[]) and status_code between 200 and 299`,
         [eventIds],
       );
       if (rows[0]!.n >= eventIds.length * SUBSCRIPTIONS) return;

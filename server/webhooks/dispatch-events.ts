@@ -1,10 +1,11 @@
 // Dispatch: turns committed events into deliveries, and makes each delivery's first attempt on
 // the way. A round claims a batch of undispatched events (their row locks, held by the round's
 // transaction, are its only lease), finds the subscriptions each goes to in the same
-// statement, sends the first attempts, and then, on that transaction, writes each delivery in
-// the state its attempt left it, the attempts, the retries' wake-ups and the health, and marks
-// the events dispatched. A delivery whose first attempt succeeds is written once: no pending
-// row, no claim, no update. Retries are the sender's (send-deliveries.ts).
+// statement, sends the first attempts, and then, on that transaction, writes the attempts,
+// each delivery still to send or replay in the state its attempt left it, the retries'
+// wake-ups and the health, and marks the events dispatched. A delivery whose first attempt
+// succeeds is written as that attempt alone: no delivery row, no claim, no update. Retries
+// are the sender's (send-deliveries.ts).
 //
 // Crash safety is the sender's: a round cut off before its commit leaves its events
 // undispatched and unlocked, and the next round sends them again with the same delivery ids,
@@ -44,10 +45,8 @@ function eventsPerRound(fanOut: number): number {
   return Math.max(1, Math.min(DISPATCH_BATCH_SIZE, Math.floor(SEND_BATCH_SIZE / Math.max(fanOut, 1))));
 }
 
-type EventDelivery = ClaimedDelivery & { eventId: string };
-
 /** The delivery of an event to a subscription: what its first attempt sends, with its id derived from what it delivers. */
-function deliveryOf(deps: SenderDeps, route: EventRoute, subscriptionId: string): EventDelivery {
+function deliveryOf(deps: SenderDeps, route: EventRoute, subscriptionId: string): ClaimedDelivery {
   const bits = deps.secrets.idBits(`webhook-delivery\n${route.eventId}\n${subscriptionId}\n${route.accountId}`);
   return {
     id: derivedId('dlv', route.eventId, bits),
@@ -70,7 +69,7 @@ async function dispatchRound(deps: SenderDeps, claimed: (count: number, full?: b
   const round = await openPoolTransaction(deps.pool, { begin: roundBegin(deps) });
   const limit = eventsPerRound(deps.state.fanOut);
   let eventIds: string[];
-  let deliveries: EventDelivery[];
+  let deliveries: ClaimedDelivery[];
   let outcomes: DeliveryOutcome[];
   let full: boolean;
   try {
@@ -96,29 +95,32 @@ async function dispatchRound(deps: SenderDeps, claimed: (count: number, full?: b
 }
 
 /**
- * Writes a round: the deliveries (attempted ones in the state their attempt left them, the
- * rest due now), then the attempts (their key finds the rows this transaction wrote), the
+ * Writes a round: the deliveries still to send or replay (those whose first attempt failed,
+ * in the state it left them, and those not attempted, due now), then the attempts, the
  * wake-ups, and last the health (concurrent rounds wait on the health rows they share).
  */
 async function recordRound(
   connection: pg.PoolClient,
   deps: SenderDeps,
-  deliveries: EventDelivery[],
+  deliveries: ClaimedDelivery[],
   outcomes: DeliveryOutcome[],
   eventIds: string[],
 ): Promise<void> {
   let plan = planDeliveryOutcomes(outcomes, deps.retrySchedule);
   const byId = new Map(plan.updates.map((update) => [update.id, update]));
-  const rows: WrittenDelivery[] = deliveries.map((delivery) => ({
-    id: delivery.id,
-    eventId: delivery.eventId,
-    subscriptionId: delivery.subscriptionId,
-    accountId: delivery.accountId,
-    outcome: byId.get(delivery.id) ?? null,
-  }));
+  const rows: WrittenDelivery[] = [];
+  for (const delivery of deliveries) {
+    const outcome = byId.get(delivery.id) ?? null;
+    // A success is its attempt row alone.
+    if (outcome?.status === 'succeeded') continue;
+    rows.push({ id: delivery.id, eventId: delivery.eventId, subscriptionId: delivery.subscriptionId, accountId: delivery.accountId, outcome });
+  }
   const written = await writeDeliveries(connection, rows, eventIds);
   // One already written (by a dispatch of an earlier version that queued it) keeps its own state and attempts.
-  if (written.ids.size < rows.length) plan = planDeliveryOutcomes(outcomes.filter((outcome) => written.ids.has(outcome.delivery.id)), deps.retrySchedule);
+  if (written.ids.size < rows.length) {
+    const kept = new Set(rows.flatMap((row) => (written.ids.has(row.id) ? [] : [row.id])));
+    plan = planDeliveryOutcomes(outcomes.filter((outcome) => !kept.has(outcome.delivery.id)), deps.retrySchedule);
+  }
   await insertAttempts(connection, plan.attempts);
   if (written.dueNow) await wakeSenderNow(connection);
   await wakeSenderAt(connection, written.retryMoments);

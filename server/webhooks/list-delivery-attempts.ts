@@ -27,8 +27,7 @@ type AttemptRow = Omit<DeliveryAttemptRecord, 'created_at'> & { id: string; crea
 export const deliveryLogPageSql = (subscriptionId: string, after: string | null, limit: number) => sql`
 select a.id, a.delivery_id, e.name as event, a.attempt, a.status_code, a.duration_ms, a.error, a.created_at
 from webhook_attempts a
-join webhook_deliveries d on d.id = a.delivery_id
-join events e on e.id = d.event_id
+join events e on e.id = a.event_id and e.account_id = a.account_id
 where a.subscription_id = ${subscriptionId}${
   after === null
     ? sql``

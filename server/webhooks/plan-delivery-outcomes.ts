@@ -45,7 +45,7 @@ export function planDeliveryOutcomes(outcomes: readonly DeliveryOutcome[], retry
     }
     const { result, attemptedAtMs } = outcome;
     const error = result.failure ? `${result.failure.type}: ${result.failure.message}` : null;
-    attempts.push({ id: newId('wha'), deliveryId: delivery.id, accountId: delivery.accountId, subscriptionId: delivery.subscriptionId, attempt: delivery.attempt, statusCode: result.statusCode, durationMs: result.durationMs, error });
+    attempts.push({ id: newId('wha'), deliveryId: delivery.id, eventId: delivery.eventId, accountId: delivery.accountId, subscriptionId: delivery.subscriptionId, attempt: delivery.attempt, statusCode: result.statusCode, durationMs: result.durationMs, error });
 
     const update: DeliveryUpdate = { id: delivery.id, status: 'succeeded', attempts: delivery.attempt, attemptedAtMs, statusCode: result.statusCode, error, retryOffsetMs: null };
     if (result.failure) {

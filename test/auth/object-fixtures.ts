@@ -136,8 +136,8 @@ export async function createOwnedObjects(
         `select
            (select json_agg(id) from chat_sessions where account_id = $1) as sessions,
            (select json_agg(id) from summaries where account_id = $1) as summaries,
-           (select json_agg(d.id) from webhook_deliveries d join webhook_subscriptions s on s.id = d.subscription_id
-             where s.account_id = $1 and s.name = $2 and d.status = 'succeeded') as deliveries,
+           (select json_agg(a.delivery_id) from webhook_attempts a join webhook_subscriptions s on s.id = a.subscription_id
+             where s.account_id = $1 and s.name = $2 and a.status_code between 200 and 299) as deliveries,
            (select status from broadcasts where id = $3) as broadcast,
            (select count(*)::int from events where account_id = $1 and dispatched_at is null) as undispatched,
            (select json_agg(json_build_object('status', status, 'error', last_error)) from webhook_deliveries where account_id = $1 and status <> 'succeeded') as pending`,
@@ -195,8 +195,6 @@ export async function snapshotOf(service: TestService, accountIds: string[]): Pr
     return `'${table_name}', (select coalesce(jsonb_agg(${row} order by ${row}::text), '[]') from "${table_name}" t where account_id = any($1))`;
   });
   parts.push(`'accounts', (select jsonb_agg(to_jsonb(t) order by id) from accounts t where id = any($1))`);
-  parts.push(`'webhook_attempts', (select coalesce(jsonb_agg(to_jsonb(t) order by t.id), '[]') from webhook_attempts t
-                join webhook_deliveries d on d.id = t.delivery_id where d.account_id = any($1))`);
   parts.push(`'broadcast_recipients', (select coalesce(jsonb_agg(to_jsonb(t) order by t.contact_id), '[]') from broadcast_recipients t
                 join broadcasts b on b.id = t.broadcast_id where b.account_id = any($1))`);
   const { rows } = await service.services.pool.query(`select jsonb_build_object(${parts.join(', ')}) as snapshot`, [accountIds]);

@@ -19,8 +19,8 @@ beforeAll(async () => {
   client = new pg.Client({ connectionString: database.url });
   await client.connect();
   await client.query(
-    `insert into webhook_attempts (id, delivery_id, account_id, subscription_id, attempt, status_code, duration_ms, error, created_at)
-     select 'wha_scrape_' || lpad(n::text, 6, '0'), 'dlv_scrape_' || n, 'usr_scrape', 'whk_scrape_' || n % 2000, 1,
+    `insert into webhook_attempts (id, delivery_id, event_id, account_id, subscription_id, attempt, status_code, duration_ms, error, created_at)
+     select 'wha_scrape_' || lpad(n::text, 6, '0'), 'dlv_scrape_' || n, 'evt_scrape_' || n, 'usr_scrape', 'whk_scrape_' || n % 2000, 1,
             case when n % 10 = 0 then 500 else 200 end, 5, null,
             case when n <= $1::int then now() - interval '2 days 1 hour' + n * interval '2 seconds' else now() - interval '1 minute' end
        from generate_series(1, $1::int + $2::int) n`,

@@ -214,8 +214,8 @@ describe('figures move', () => {
       `with event as (insert into events (id, account_id, name, payload) values ('evt_metrics', $1, 'Task Created', '{}') returning id),
             delivery as (insert into webhook_deliveries (id, event_id, subscription_id, account_id, status, next_attempt_at)
                          select 'dlv_metrics', event.id, $2, $1, 'failed', now() from event returning id)
-       insert into webhook_attempts (id, delivery_id, account_id, subscription_id, attempt, status_code, duration_ms, error)
-       select a.id, delivery.id, $1, $2, a.n, a.status, a.ms, null from delivery,
+       insert into webhook_attempts (id, delivery_id, event_id, account_id, subscription_id, attempt, status_code, duration_ms, error)
+       select a.id, delivery.id, 'evt_metrics', $1, $2, a.n, a.status, a.ms, null from delivery,
          (values ('att_1', 1, 200, 100), ('att_2', 2, 204, 300), ('att_3', 3, 500, 2000)) as a (id, n, status, ms)`,
       [userId, subscriptionId],
     );

@@ -37,22 +37,18 @@ beforeAll(async () => {
      select 'whk_' || n, 'usr_log_plan', 'hook ' || n, 'https://hooks.example/' || n, '{Task Created}', '{}' from generate_series(0, $1::int) n`,
     [BUSY_SUBSCRIPTIONS],
   );
-  // One event and delivery per attempt; the quiet subscription's attempts are the oldest.
+  // One event per attempt, each delivered at its first attempt (no delivery row); the quiet subscription's attempts are the oldest.
   await client.query(
     `with attempts as (
        select n, 'whk_' || case when n <= $1::int then 0 else 1 + n % $3::int end as subscription_id from generate_series(1, $1::int + $2::int * $3::int) n
      ), events as (
        insert into events (id, account_id, name, payload, dispatched_at)
        select 'evt_log_' || n, 'usr_log_plan', 'Task Created', '{}', now() from attempts returning id
-     ), deliveries as (
-       insert into webhook_deliveries (id, event_id, subscription_id, account_id, status, attempts)
-       select 'dlv_log_' || n, 'evt_log_' || n, subscription_id, 'usr_log_plan', 'succeeded', 1 from attempts, (select count(*) from events) written
-       returning id
      )
-     insert into webhook_attempts (id, delivery_id, account_id, subscription_id, attempt, status_code, duration_ms, error, created_at)
-     select 'wha_log_' || lpad(n::text, 6, '0'), 'dlv_log_' || n, 'usr_log_plan', subscription_id, 1, 200, 5, null,
+     insert into webhook_attempts (id, delivery_id, event_id, account_id, subscription_id, attempt, status_code, duration_ms, error, created_at)
+     select 'wha_log_' || lpad(n::text, 6, '0'), 'dlv_log_' || n, 'evt_log_' || n, 'usr_log_plan', subscription_id, 1, 200, 5, null,
             now() - interval '1 day' + n * interval '1 second'
-       from attempts, (select count(*) from deliveries) written`,
+       from attempts, (select count(*) from events) written`,
     [QUIET_ATTEMPTS, BUSY_ATTEMPTS, BUSY_SUBSCRIPTIONS],
   );
   await client.query('analyze webhook_attempts, webhook_deliveries, events');

@@ -54,9 +54,9 @@ async function insertDelivery(
   );
   for (const [index, attempt] of attempts.entries()) {
     await pool.query(
-      `insert into webhook_attempts (id, delivery_id, account_id, subscription_id, attempt, status_code, duration_ms, error, created_at)
-       values ($1, $2, $9, $10, $3, $4, $5, $6, now() - make_interval(mins => $7) + make_interval(secs => $8))`,
-      [newId('att'), deliveryId, index + 1, attempt.statusCode, 10 + index, attempt.error, options.ageMinutes, index + 1, account.userId, subscriptionId],
+      `insert into webhook_attempts (id, delivery_id, event_id, account_id, subscription_id, attempt, status_code, duration_ms, error, created_at)
+       values ($1, $2, $11, $9, $10, $3, $4, $5, $6, now() - make_interval(mins => $7) + make_interval(secs => $8))`,
+      [newId('att'), deliveryId, index + 1, attempt.statusCode, 10 + index, attempt.error, options.ageMinutes, index + 1, account.userId, subscriptionId, eventId],
     );
   }
   return deliveryId;

@@ -20,8 +20,11 @@ afterAll(async () => {
   await service?.stop();
 });
 
-async function receiver(respond: (userId: string, index: number) => number = () => 200): Promise<WebhookReceiver> {
-  const script: ReceiverScript = (request, index) => ({ status: respond(JSON.parse(request.body).user.id, index) });
+async function receiver(respond: (userId: string, index: number, event: string) => number = () => 200): Promise<WebhookReceiver> {
+  const script: ReceiverScript = (request, index) => {
+    const payload = JSON.parse(request.body);
+    return { status: respond(payload.user.id, index, payload.event) };
+  };
   const started = await startWebhookReceiver({ respondWith: script });
   receivers.push(started);
   return started;
@@ -226,36 +229,39 @@ test('subscribed_to_tags is not inherited by client accounts', async () => {
 });
 
 test("deleting a client account removes its deliveries and their log from the agency's subscription; deleting the subscription removes the rest", async () => {
-  const hook = await receiver();
+  // Contact Created succeeds (its attempt is its only row); Task Created is refused, not retried (a failed delivery row and its attempt).
+  const hook = await receiver((_userId, _index, event) => (event === 'Task Created' ? 410 : 200));
   const { agency, clients: [leaving, staying] } = await agencyWithClients(2);
   const subscriptionId = await subscribe(service, agency.userId, { url: hook.url, events: ['Contact Created', 'Task Created'], applyToSubAccounts: true });
-  await createContact(service, agency.apiKey, leaving);
-  await createContact(service, agency.apiKey, staying);
-  await createTask(service, agency.apiKey);
-  await eventually(() => deliveriesOf(service, subscriptionId), (list) => list.length === 3 && list.every((row) => row.status === 'succeeded'));
-  /** Each account's deliveries and attempts on the subscription, in account order. */
+  for (const account of [leaving, staying, undefined]) {
+    await createContact(service, agency.apiKey, account);
+    await createTask(service, agency.apiKey, account);
+  }
+  await eventually(
+    () => deliveriesOf(service, subscriptionId),
+    (list) => list.filter((row) => row.status === 'succeeded').length === 3 && list.filter((row) => row.status === 'failed').length === 3,
+  );
+  /** Each account's delivery rows and attempts on the subscription, in account order. */
   const history = async () =>
     (
       await service.services.pool.query<{ account_id: string; deliveries: number; attempts: number }>(
-        `select d.account_id, count(distinct d.id)::int as deliveries, count(a.id)::int as attempts
-           from webhook_deliveries d left join webhook_attempts a on a.delivery_id = d.id and a.account_id = d.account_id
-          where d.subscription_id = $1 group by d.account_id
-         union all
-         select a.account_id, 0, count(*)::int from webhook_attempts a
-          where a.subscription_id = $1 and not exists (select from webhook_deliveries d where d.id = a.delivery_id and d.account_id = a.account_id)
-          group by a.account_id
-         order by 1`,
+        `select account_id, sum(deliveries)::int as deliveries, sum(attempts)::int as attempts from (
+           select account_id, 1 as deliveries, 0 as attempts from webhook_deliveries where subscription_id = $1
+           union all
+           select account_id, 0, 1 from webhook_attempts where subscription_id = $1
+         ) rows
+         group by account_id order by 1`,
         [subscriptionId],
       )
     ).rows;
-  const one = (account: string) => ({ account_id: account, deliveries: 1, attempts: 1 });
-  expect(await history()).toEqual([leaving, staying, agency.userId].sort().map(one));
+  const each = (account: string) => ({ account_id: account, deliveries: 1, attempts: 2 });
+  expect(await history()).toEqual([leaving, staying, agency.userId].sort().map(each));
 
   expect((await service.request('DELETE', `/sub-accounts/${leaving}`, { apiKey: agency.apiKey })).status).toBe(200);
-  expect(await history()).toEqual([staying, agency.userId].sort().map(one));
+  expect(await history()).toEqual([staying, agency.userId].sort().map(each));
   const log = await service.request('GET', '/webhooks/1/deliveries', { apiKey: agency.apiKey });
   expect(log.status).toBe(200);
-  expect(log.body.deliveries).toHaveLength(2);
+  expect(log.body.deliveries).toHaveLength(4);
 
   expect((await service.request('DELETE', '/webhooks/1', { apiKey: agency.apiKey })).status).toBe(200);
   expect(await history()).toEqual([]);

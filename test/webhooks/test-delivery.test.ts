@@ -30,7 +30,7 @@ async function deliveryState(accountId: string) {
   const { rows } = await service.services.pool.query(
     `select (select count(*)::int from webhook_health h join webhook_subscriptions s on s.id = h.subscription_id where s.account_id = $1) as health,
             (select count(*)::int from webhook_deliveries d join webhook_subscriptions s on s.id = d.subscription_id where s.account_id = $1) as deliveries,
-            (select count(*)::int from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id join webhook_subscriptions s on s.id = d.subscription_id where s.account_id = $1) as attempts`,
+            (select count(*)::int from webhook_attempts a join webhook_subscriptions s on s.id = a.subscription_id where s.account_id = $1) as attempts`,
     [accountId],
   );
   return rows[0];

@@ -62,9 +62,21 @@ export async function createTask(service: TestService, apiKey: string, userId?: 
 
 export type DeliveryRow = { id: string; event_id: string; subscription_id: string; account_id: string; status: string; attempts: number };
 
+/**
+ * A subscription's deliveries, oldest first: the delivery rows (pending, failed, dropped, and
+ * those that succeeded on a retry or replay), and each delivery whose first attempt
+ * succeeded, which is recorded by that attempt alone.
+ */
 export async function deliveriesOf(service: TestService, subscriptionId: string): Promise<DeliveryRow[]> {
   const result = await service.services.pool.query<DeliveryRow>(
-    `select id, event_id, subscription_id, account_id, status, attempts from webhook_deliveries where subscription_id = $1 order by created_at, id`,
+    `select id, event_id, subscription_id, account_id, status, attempts from (
+       select id, event_id, subscription_id, account_id, status, attempts, created_at from webhook_deliveries where subscription_id = $1
+       union all
+       select a.delivery_id, a.event_id, a.subscription_id, a.account_id, 'succeeded', a.attempt, a.created_at from webhook_attempts a
+       where a.subscription_id = $1
+         and not exists (select from webhook_deliveries d where d.id = a.delivery_id and d.account_id = a.account_id)
+     ) logical
+     order by created_at, id`,
     [subscriptionId],
   );
   return result.rows;

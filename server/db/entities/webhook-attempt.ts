@@ -1,15 +1,18 @@
 import { defineEntity, p } from '@mikro-orm/core';
-import { WebhookDelivery } from './webhook-delivery.ts';
 
-// One HTTP attempt of a delivery: the delivery log (`GET /webhooks/{id}/deliveries`).
+// One HTTP attempt of a delivery: the delivery log (`GET /webhooks/{id}/deliveries`). A
+// delivery whose first attempt succeeds has no row of its own in webhook_deliveries: its
+// attempt is all there is of it.
 export const WebhookAttemptSchema = defineEntity({
   name: 'WebhookAttempt',
   tableName: 'webhook_attempts',
   properties: {
     id: p.text().primary(),
-    // No key: a trigger deletes a delivery's attempts with it (migration 20261128210000), as the
-    // key's cascade did, without checking each attempt written against its delivery.
-    delivery: () => p.manyToOne(WebhookDelivery).ref().createForeignKeyConstraint(false).index(false),
+    // The delivery's id (X-Webhook-Delivery); its row exists only while it is pending, or once it failed or was dropped.
+    deliveryId: p.text(),
+    // The event delivered. No key: triggers delete an event's attempts with it, and a
+    // subscription's with it (migration 20261129000000), without checking each attempt written.
+    eventId: p.text(),
     // The delivery's account, so the row lives with it when the database is sharded by account.
     accountId: p.text(),
     // The delivery's subscription, so its log pages along its own index.
@@ -21,7 +24,8 @@ export const WebhookAttemptSchema = defineEntity({
     createdAt: p.datetime().defaultRaw('now()'),
   },
   indexes: [
-    { properties: ['delivery', 'attempt'], name: 'webhook_attempts_delivery_id_attempt_index' },
+    // What an event's deletion finds its attempts by.
+    { properties: ['eventId'], name: 'webhook_attempts_event_id_index' },
     // The delivery log: one subscription's attempts, newest first.
     { properties: ['subscriptionId', 'createdAt', 'id'], name: 'webhook_attempts_subscription_id_created_at_id_index' },
     // Metrics read the last minutes' attempts at scrape time; rows arrive in time order, so a

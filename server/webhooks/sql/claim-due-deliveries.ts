@@ -8,6 +8,7 @@ import { prepared, queryRows, rawSql, sql } from '../../db/sql.ts';
 
 export type ClaimedDelivery = {
   id: string;
+  eventId: string;
   subscriptionId: string;
   accountId: string;
   /** 1-based number of the attempt about to be made. */
@@ -44,6 +45,7 @@ with due as (
 )
 select
   l.id,
+  l.event_id as "eventId",
   l.subscription_id as "subscriptionId",
   l.account_id as "accountId",
   l.attempts + 1 as attempt,

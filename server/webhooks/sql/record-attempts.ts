@@ -1,11 +1,13 @@
 // Writes one sending round's results in bulk: an attempt row per HTTP attempt (the
-// delivery log) and the new state of each delivery (clearing a lease an earlier version wrote).
+// delivery log; for a delivery whose first attempt succeeded, the only row it has) and the
+// new state of each delivery (clearing a lease an earlier version wrote).
 import type pg from 'pg';
 import { prepared, queryRows, runSql, sql } from '../../db/sql.ts';
 
 export type AttemptRow = {
   id: string;
   deliveryId: string;
+  eventId: string;
   accountId: string;
   subscriptionId: string;
   attempt: number;
@@ -20,8 +22,9 @@ export async function insertAttempts(client: pg.PoolClient, attempts: AttemptRow
     client,
     prepared(
       'insert-webhook-attempts',
-      sql`insert into webhook_attempts (id, delivery_id, account_id, subscription_id, attempt, status_code, duration_ms, error)
-     select * from unnest(${attempts.map((a) => a.id)}::text[], ${attempts.map((a) => a.deliveryId)}::text[], ${attempts.map((a) => a.accountId)}::text[],
+      sql`insert into webhook_attempts (id, delivery_id, event_id, account_id, subscription_id, attempt, status_code, duration_ms, error)
+     select * from unnest(${attempts.map((a) => a.id)}::text[], ${attempts.map((a) => a.deliveryId)}::text[], ${attempts.map((a) => a.eventId)}::text[],
+                          ${attempts.map((a) => a.accountId)}::text[],
                           ${attempts.map((a) => a.subscriptionId)}::text[],
                           ${attempts.map((a) => a.attempt)}::int[], ${attempts.map((a) => a.statusCode)}::int[],
                           ${attempts.map((a) => a.durationMs)}::int[], ${attempts.map((a) => a.error)}::text[])`,

@@ -1,8 +1,9 @@
-// Writes the deliveries of a dispatched batch of events in one statement, each in the state its
-// first attempt left it (succeeded, failed, or pending until its retry), or pending and due now
-// when the round did not attempt it; marks the events dispatched in the same statement. A
-// delivery attempted in the round never had a pending row: it is written once, with no claim
-// and no update.
+// Writes the deliveries of a dispatched batch of events still to send or replay in one
+// statement, each in the state its first attempt left it (failed, or pending until its retry),
+// or pending and due now when the round did not attempt it; marks the events dispatched in the
+// same statement. A delivery attempted in the round never had a pending row: it is written
+// once, with no claim and no update; one that succeeded is not written here at all (its
+// attempt row is its record, record-attempts.ts).
 // Dispatching an event again never duplicates its deliveries: a delivery already written for
 // the (event, subscription) is skipped. Checked by a lookup rather than `on conflict do
 // nothing`, whose speculative insertion writes one more WAL record per delivery; the claimed
