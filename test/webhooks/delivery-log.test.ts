@@ -169,6 +169,40 @@ describe('GET /webhooks/{webhookId}/deliveries', () => {
     });
   });
 
+  test('a delivery whose first attempt succeeds is in the log by its attempt alone: no delivery row is kept for it', async () => {
+    const account = await service.createAccount();
+    const created = await service.request('POST', '/webhooks', { apiKey: account.apiKey, body: { url: receiver.url, subscribed_to: ['Contact Created'] } });
+    expect(created.status).toBe(200);
+    const contact = await service.request('POST', '/contacts', { apiKey: account.apiKey, body: { phoneNumber: '+14155550998' } });
+    expect(contact.status).toBe(200);
+    const requests = await receiver.waitFor((all) => all.some((r) => JSON.parse(r.body).user?.id === account.userId));
+    const deliveryId = requests.find((r) => JSON.parse(r.body).user?.id === account.userId)!.headers['x-webhook-delivery'];
+    await eventually(
+      async () => (await service.services.pool.query('select count(*)::int as n from webhook_attempts where delivery_id = $1', [deliveryId])).rows[0].n,
+      (n) => n > 0,
+    );
+    const log = await service.request('GET', '/webhooks/1/deliveries', { apiKey: account.apiKey });
+    expect(log.body.deliveries).toEqual([expect.objectContaining({ delivery_id: deliveryId, event: 'Contact Created', attempt: 1, status_code: 200, error: null })]);
+    const rows = await service.services.pool.query('select count(*)::int as n from webhook_deliveries where id = $1', [deliveryId]);
+    expect(rows.rows[0].n).toBe(0);
+  });
+
+  test("an attempt written without its event, as a worker of an earlier version writes it during a roll-over, takes the event of its delivery: it is in the log and goes with the event", async () => {
+    const account = await service.createAccount();
+    const subscriptionId = await createWebhook(account, 'rolling');
+    const deliveryId = await insertDelivery(account, subscriptionId, { event: 'Reads', status: 'succeeded', ageMinutes: 1 });
+    await service.services.pool.query(
+      `insert into webhook_attempts (id, delivery_id, account_id, subscription_id, attempt, status_code, duration_ms, error)
+       values ($1, $2, $3, $4, 1, 200, 7, null)`,
+      [newId('att'), deliveryId, account.userId, subscriptionId],
+    );
+    const log = await service.request('GET', '/webhooks/rolling/deliveries', { apiKey: account.apiKey });
+    expect(log.body.deliveries).toEqual([expect.objectContaining({ delivery_id: deliveryId, event: 'Reads', attempt: 1, status_code: 200 })]);
+    await service.services.pool.query('delete from events where id = (select event_id from webhook_deliveries where id = $1)', [deliveryId]);
+    const left = await service.services.pool.query('select count(*)::int as n from webhook_attempts where delivery_id = $1', [deliveryId]);
+    expect(left.rows[0].n).toBe(0);
+  });
+
   test('another account\'s webhook is 404', async () => {
     const owner = await service.createAccount();
     const stranger = await service.createAccount();

@@ -12,7 +12,9 @@ export const WebhookAttemptSchema = defineEntity({
     deliveryId: p.text(),
     // The event delivered. No key: triggers delete an event's attempts with it, and a
     // subscription's with it (migration 20261129000000), without checking each attempt written.
-    eventId: p.text(),
+    // Nullable only for a worker of an earlier version during a roll-over: a trigger then
+    // fills it from the delivery row that version writes.
+    eventId: p.text().nullable(),
     // The delivery's account, so the row lives with it when the database is sharded by account.
     accountId: p.text(),
     // The delivery's subscription, so its log pages along its own index.

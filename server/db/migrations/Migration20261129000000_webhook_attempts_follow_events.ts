@@ -14,7 +14,19 @@ export class Migration20261129000000_webhook_attempts_follow_events extends Migr
     this.addSql(`alter table "webhook_attempts" add column "event_id" text;`);
     this.addSql(`update "webhook_attempts" a set "event_id" = d."event_id" from "webhook_deliveries" d where d."id" = a."delivery_id" and d."account_id" = a."account_id";`);
     this.addSql(`delete from "webhook_attempts" where "event_id" is null;`);
-    this.addSql(`alter table "webhook_attempts" alter column "event_id" set not null;`);
+    // A worker of an earlier version, still running while a deployment rolls over, writes
+    // attempts without their event (and a delivery row for every attempt): the event is read
+    // from that delivery, so the attempt shows in the log and goes with its event. The column
+    // stays nullable for that writer; the one writer of this version always sets it, and pays
+    // only the trigger's condition.
+    this.addSql(`create or replace function "fill_webhook_attempt_event"() returns trigger language plpgsql as $$
+begin
+  select d.event_id into new.event_id from webhook_deliveries d where d.id = new.delivery_id and d.account_id = new.account_id;
+  return new;
+end;
+$$;`);
+    this.addSql(`create trigger "webhook_attempts_fill_event" before insert on "webhook_attempts"
+  for each row when (new.event_id is null) execute function "fill_webhook_attempt_event"();`);
     this.addSql(`create index "webhook_attempts_event_id_index" on "webhook_attempts" ("event_id");`);
     this.addSql(`drop index "webhook_attempts_delivery_id_attempt_index";`);
 
@@ -41,6 +53,8 @@ $$;`);
   }
 
   override down(): void | Promise<void> {
+    this.addSql(`drop trigger "webhook_attempts_fill_event" on "webhook_attempts";`);
+    this.addSql(`drop function "fill_webhook_attempt_event"();`);
     this.addSql(`drop trigger "webhook_subscriptions_delete_attempts" on "webhook_subscriptions";`);
     this.addSql(`drop function "delete_webhook_subscription_attempts"();`);
     this.addSql(`create or replace function "delete_event_webhook_deliveries"() returns trigger language plpgsql as $$
