@@ -116,7 +116,8 @@ async function recordRound(
     rows.push({ id: delivery.id, eventId: delivery.eventId, subscriptionId: delivery.subscriptionId, accountId: delivery.accountId, outcome });
   }
   const written = await writeDeliveries(connection, rows, eventIds);
-  // One already written (by a dispatch of an earlier version that queued it) keeps its own state and attempts.
+  // One already written (by a dispatch of an earlier version that queued it) keeps its own state
+  // and attempts; a success is not written, so such a row is sent again by the sender (at least once).
   if (written.ids.size < rows.length) {
     const kept = new Set(rows.flatMap((row) => (written.ids.has(row.id) ? [] : [row.id])));
     plan = planDeliveryOutcomes(outcomes.filter((outcome) => !kept.has(outcome.delivery.id)), deps.retrySchedule);

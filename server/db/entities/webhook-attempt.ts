@@ -8,7 +8,8 @@ export const WebhookAttemptSchema = defineEntity({
   tableName: 'webhook_attempts',
   properties: {
     id: p.text().primary(),
-    // The delivery's id (X-Webhook-Delivery); its row exists only while it is pending, or once it failed or was dropped.
+    // The delivery's id (X-Webhook-Delivery). It has a row in webhook_deliveries unless its
+    // first attempt succeeded: while pending, and once failed, dropped or delivered by a retry.
     deliveryId: p.text(),
     // The event delivered. No key: triggers delete an event's attempts with it, and a
     // subscription's with it (migration 20261129000000), without checking each attempt written.
