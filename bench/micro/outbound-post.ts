@@ -5,7 +5,7 @@
 //
 //   node bench/micro/outbound-post.ts [posts per round]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Agent, request } from 'undici';
@@ -59,7 +59,6 @@ if (mode === 'receiver') {
     const posts = Number(mode) || 20_000;
     const dir = await tempDir('outbound-post');
     const tls = await createLocalCa({ dir, name: 'outbound post bench', validForMs: 3600_000 });
-    const { writeFile } = await import('node:fs/promises');
     await writeFile(join(dir, 'key.pem'), tls.key);
     await writeFile(join(dir, 'cert.pem'), tls.cert);
     const self = new URL(import.meta.url).pathname;
