@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
+import type { Server as HttpServer, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest, type FastifyServerFactory } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
@@ -15,11 +15,11 @@ import type { Services } from '../process-services.ts';
 import { pickCarrier, resolveCredential } from '../auth/authenticate.ts';
 import { createChannelContext, toTrpcError } from '../trpc.ts';
 import { createClientErrorHandler, unservedMethodError, writeRawResponse } from './client-errors.ts';
-import { createOnePortServer, createPlainServer, HTTPS_REQUIRED } from './one-port.ts';
+import { createOnePortServer, HTTPS_REQUIRED } from './one-port.ts';
 import { buildOpenApiDocument, type PlainRoute } from './openapi.ts';
 import { buildOperationTable } from './operations.ts';
 import { requestInfo } from './procedure-pipeline.ts';
-import { registerRestSurface, renderHostError, REST_PREFIX, type AnsweredRequest, type DirectRoute } from './rest.ts';
+import { registerRestSurface, renderHostError, REST_PREFIX } from './rest.ts';
 import { registerRequestIds, requestIdFor, setRequestIdHeader } from './request-id.ts';
 import { observeRequest } from '../metrics/http-metrics.ts';
 import { routeLabel } from './route-label.ts';
@@ -68,15 +68,7 @@ const ROUTED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export async function buildHttpHost(options: HostOptions): Promise<FastifyInstance> {
   const { services, router, tls } = options;
   const { config } = services;
-  // GETs of the REST surface go to its direct route first (rest.ts), which hands fastify
-  // whatever it does not take; the route exists once the surface is registered below.
-  let direct: DirectRoute = () => false;
-  const serverFactory: FastifyServerFactory = (handler) => {
-    const listener = (request: IncomingMessage, response: ServerResponse) => {
-      if (!direct(request, response)) handler(request, response);
-    };
-    return (tls ? createOnePortServer(tls, listener) : createPlainServer(listener)) as unknown as HttpServer;
-  };
+  const serverFactory: FastifyServerFactory = (handler) => createOnePortServer(tls!, handler) as unknown as HttpServer;
   const operations = buildOperationTable(router);
   let app: FastifyInstance;
 
@@ -109,7 +101,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
     // Requests arriving while the host closes get 503 below, through the error renderer.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
-    serverFactory,
+    ...(tls ? { serverFactory } : {}),
     // What fastify and Node would answer on their own goes through the error renderer too.
     frameworkErrors: (error, request, reply) => {
       setRequestIdHeader(request, reply);
@@ -118,28 +110,23 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
     clientErrorHandler: createClientErrorHandler(allowedMethods),
   }) as unknown as FastifyInstance;
 
-  // The hooks below do not see the GETs that the REST surface's direct route answers
-  // (rest.ts): what a hook does for those, the direct route does through the same function.
   // First of all hooks, so every answer (hooks' refusals too) carries the request id.
   registerRequestIds(app);
   answerEveryRequestWithNosniff(app.server);
 
   // Access log: path without the query string, so credentials (`apiKey`) never reach the log.
   const accessLog = services.log.child({ component: 'http' });
-  /** The access log line and the metrics of an answered request, whichever route answered it. */
-  const answered = (record: AnsweredRequest) => {
-    if (accessLog.isLevelEnabled('info')) {
-      accessLog.info(
-        { requestId: record.requestId, method: record.method, path: pathForLog(record.url.split('?')[0]), status: record.status, ms: Math.round(record.ms), ip: record.ip },
-        'request',
-      );
-    }
-    observeRequest(record.method, record.route, record.status, record.ms);
-  };
+  const routeOf = (request: FastifyRequest) => routeLabel(request, operations);
   // Hooks on every request take a callback rather than returning a promise: one less
   // promise and microtask hop per hook per request.
   app.addHook('onResponse', (request, reply, done) => {
-    answered({ requestId: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime, ip: request.ip, route: routeLabel(request, operations) });
+    if (accessLog.isLevelEnabled('info')) {
+      accessLog.info(
+        { requestId: request.id, method: request.method, path: pathForLog(request.url.split('?')[0]), status: reply.statusCode, ms: Math.round(reply.elapsedTime), ip: request.ip },
+        'request',
+      );
+    }
+    observeRequest(request, reply, routeOf);
     done();
   });
 
@@ -215,14 +202,7 @@ export async function buildHttpHost(options: HostOptions): Promise<FastifyInstan
 
   for (const plugin of options.plugins ?? []) await plugin(app);
 
-  const trust = trustedProxy(config.TRUST_PROXY);
-  direct = registerRestSurface(app, services, router, operations, allowedMethods, {
-    trust,
-    routesToSurface: (pathname) => app.findRoute({ method: 'GET', url: pathname })?.params['*'] !== undefined,
-    // The onRequest hooks above: refused while closing, and HTTPS required where TLS ends in front.
-    admits: (request) => !closing && (tls !== null || requestProtocol(request, trust) === 'https'),
-    answered,
-  });
+  registerRestSurface(app, services, router, operations, allowedMethods);
 
   await registerTrpcHttp(app, {
     router,

@@ -19,17 +19,6 @@ const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 /** The contract's answer to plain HTTP, rendered like every other failure. */
 export const HTTPS_REQUIRED = renderError(new ForbiddenError('HTTPS is required'));
 
-/**
- * A plain HTTP server (TLS ends at a proxy in front), set as fastify sets the servers it
- * creates itself: the host gives fastify a server of its own in either case.
- */
-export function createPlainServer(handler: http.RequestListener): http.Server {
-  const server = http.createServer(handler);
-  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
-  server.requestTimeout = 0;
-  return server;
-}
-
 /** An HTTPS server that also answers plain HTTP on the same port. */
 export function createOnePortServer(
   tls: { key: string; cert: string },

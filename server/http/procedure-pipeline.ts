@@ -61,9 +61,6 @@ export type ProcedureSurface = {
   renderFailure(error: unknown, procedure: CallableProcedure, path: string, ctx: Context, input: unknown): StoredResponse;
 };
 
-/** What a call answers, as either transport writes it (fastify's reply, or the raw response of hot-path.ts). */
-export type CallAnswer = { status: number; contentType: string; body: string; headers: Record<string, string> };
-
 /**
  * Calls the procedure and sends its answer: the result, the failure, or the response stored
  * for the call's Idempotency-Key, which is stored once rendered (or given back on a 5xx).
@@ -76,42 +73,35 @@ export async function answerProcedureCall(
   ctx: Context,
   input: unknown,
 ): Promise<FastifyReply> {
-  const answer = await answerCall(surface, procedure, path, ctx, input);
-  return reply.code(answer.status).headers(answer.headers).type(answer.contentType).send(answer.body);
-}
-
-/**
- * The answer to a call: the procedure's result, its failure rendered, or the response stored
- * for the call's Idempotency-Key, which is stored once rendered (or given back on a 5xx).
- * Its headers are the surface's fixed ones, then the call's own (the rate-limit headers),
- * then the failure's or the replay's.
- */
-export async function answerCall(surface: ProcedureSurface, procedure: CallableProcedure, path: string, ctx: Context, input: unknown): Promise<CallAnswer> {
   try {
     const data = await callProcedure(procedure, { path, ctx, input });
     const status = surface.resultStatus(procedure);
     const body = surface.resultBody(data);
     if (ctx.idempotency) await finishIdempotentCall(ctx.services, ctx.idempotency, { status, contentType: surface.resultType, body, headers: {} });
-    return answerOf(surface, ctx, status, surface.resultType, body, undefined);
+    return send(reply, surface, ctx, status, surface.resultType, body, undefined);
   } catch (error) {
     const replay = ctx.idempotency?.replay;
-    if (replay) return answerOf(surface, ctx, replay.status, replay.contentType, replay.body, replayedHeaders(replay));
+    if (replay) return send(reply, surface, ctx, replay.status, replay.contentType, replay.body, replayedHeaders(replay));
     const rendered = surface.renderFailure(error, procedure, path, ctx, input);
     if (ctx.idempotency) await finishIdempotentCall(ctx.services, ctx.idempotency, rendered);
-    return answerOf(surface, ctx, rendered.status, rendered.contentType, rendered.body, rendered.headers);
+    return send(reply, surface, ctx, rendered.status, rendered.contentType, rendered.body, rendered.headers);
   }
 }
 
-function answerOf(
+function send(
+  reply: FastifyReply,
   surface: ProcedureSurface,
   ctx: Context,
   status: number,
   contentType: string,
   body: string,
   headers: Record<string, string> | undefined,
-): CallAnswer {
-  const all = surface.fixedHeaders || headers ? { ...surface.fixedHeaders, ...ctx.responseHeaders, ...headers } : ctx.responseHeaders;
-  return { status, contentType, body, headers: all };
+): FastifyReply {
+  reply.code(status);
+  if (surface.fixedHeaders) reply.headers(surface.fixedHeaders);
+  reply.headers(ctx.responseHeaders);
+  if (headers) reply.headers(headers);
+  return reply.type(contentType).send(body);
 }
 
 /** The error when a chain ends without a result (a middleware that did not return `next()`). */

@@ -8,8 +8,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { currentRequestId, runInRequest } from '../request-context.ts';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
-/** The header as fastify writes it (lower case), for answers written without it. */
-export const REQUEST_ID_FIELD = 'x-request-id';
 /** Short enough for a log field and a header, and no character that needs escaping anywhere. */
 const WELL_FORMED = /^[A-Za-z0-9._:-]{1,128}$/;
 

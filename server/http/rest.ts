@@ -8,19 +8,13 @@
 // request handler is not used: it coerces every boolean and number leaf of the
 // input schemas in place (so `"false"` would parse as `true`, on /trpc too) and
 // builds a WHATWG Request per call.
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AnyRouter } from '@trpc/server';
 import { ApiError, InvalidInputError, outsideFailure, renderError, toApiError, type ErrorShapes, type RenderedError } from '../errors.ts';
 import type { Services } from '../process-services.ts';
-import { runInRequest } from '../request-context.ts';
-import type { RequestInfo } from '../trpc.ts';
 import { unservedMethodError, type AllowedMethods } from './client-errors.ts';
 import { pathParameters, type Operation, type OperationTable } from './operations.ts';
-import { answerCall, createCallContext, requestInfo, type CallAnswer, type CallableProcedure, type ProcedureSurface } from './procedure-pipeline.ts';
-import { REQUEST_ID_FIELD, requestIdFor } from './request-id.ts';
-import { requestAddress, requestHost, type TrustedProxy } from './trusted-proxy.ts';
+import { answerProcedureCall, createCallContext, requestInfo, type CallableProcedure, type ProcedureSurface } from './procedure-pipeline.ts';
 
 export const REST_PREFIX = '/v1';
 /** Credentials and account selection travel in the query string of every method; they are not input. */
@@ -96,37 +90,13 @@ function sendError(reply: FastifyReply, rendered: RenderedError, extraHeaders: R
     .send(rendered.body);
 }
 
-/**
- * How the host lets a request reach the REST surface without fastify (directRestRoute): what its
- * hooks would have refused or answered otherwise, and the bookkeeping of an answered request.
- */
-export type DirectHost = {
-  trust: TrustedProxy;
-  /** Whether fastify would route this GET path to the REST surface's wildcard (no plain route of its own). */
-  routesToSurface(pathname: string): boolean;
-  /** Whether the host's hooks let the request through (not closing; HTTPS where TLS ends in front). */
-  admits(request: IncomingMessage): boolean;
-  /** The host's record of an answered request (access log, metrics). */
-  answered(record: AnsweredRequest): void;
-};
-
-/** What the host records of every answered request, whichever way it came. */
-export type AnsweredRequest = { requestId: string; method: string; url: string; status: number; ms: number; ip: string; route: string };
-
-/** A request answered straight from Node's server; false when fastify must take it. */
-export type DirectRoute = (request: IncomingMessage, response: ServerResponse) => boolean;
-
-/** A path the direct route takes: plain segments only. Anything fastify would decode or refuse goes to fastify. */
-const PLAIN_PATH = /^(?:\/[A-Za-z0-9._~-]+)+$/;
-
 export function registerRestSurface(
   app: FastifyInstance,
   services: Services,
   router: AnyRouter,
   operations: OperationTable,
   allowedMethods: AllowedMethods,
-  host: DirectHost,
-): DirectRoute {
+): void {
   // Each operation's procedure, called as tRPC's server-side caller calls it; the caller
   // itself would build a recursive proxy per request and look the path up again.
   const procedures = router._def.procedures as Record<string, CallableProcedure>;
@@ -136,28 +106,6 @@ export function registerRestSurface(
     resultStatus: (procedure) => procedure._def.meta?.successStatus ?? 200,
     resultBody: (data) => JSON.stringify(data),
     renderFailure: (error, procedure) => renderFailure(error, procedure._def.meta?.errorShapes, services.log),
-  };
-
-  /** An operation's answer to a request: its input assembled, then the procedure called. */
-  const answerRest = (operation: Operation, pathname: string, info: RequestInfo, body: unknown): CallAnswer | Promise<CallAnswer> => {
-    let input: unknown;
-    if (operation.method === 'GET' || operation.method === 'DELETE') {
-      try {
-        input = queryInput(operation, info.query, true);
-      } catch (error) {
-        const rendered = renderFailure(error, operation.meta.errorShapes, services.log);
-        return { status: rendered.status, contentType: rendered.contentType, body: rendered.body, headers: rendered.headers };
-      }
-    } else {
-      // Query parameters are input on every method; the JSON body wins where both carry a field.
-      const fromQuery = queryInput(operation, info.query, false);
-      input = body === undefined || body === null ? fromQuery : isPlainObject(body) ? { ...fromQuery, ...body } : body;
-    }
-    if (isPlainObject(input)) Object.assign(input, pathParameters(operation, pathname));
-
-    // Idempotency-Key is honoured on POSTs (server/idempotency).
-    const ctx = createCallContext(services, info, operation.method === 'POST' ? REST_PREFIX : undefined, pathname);
-    return answerCall(surface, procedures[operation.procedurePath]!, operation.procedurePath, ctx, input);
   };
 
   // Not async: the pipeline's promise is the answer, with no hop of its own here.
@@ -173,68 +121,28 @@ export function registerRestSurface(
       const error = unservedMethodError(request.method, REST_PREFIX + pathname, allowedMethods(REST_PREFIX + pathname));
       return sendRendered(reply, error, declared ? { '405': declared } : undefined, {}, services.log);
     }
-    const answer = answerRest(operation, pathname, info, request.body);
-    return answer instanceof Promise ? answer.then((settled) => sendAnswer(reply, settled)) : sendAnswer(reply, answer);
+
+    let input: unknown;
+    if (operation.method === 'GET' || operation.method === 'DELETE') {
+      try {
+        input = queryInput(operation, info.query, true);
+      } catch (error) {
+        return sendRendered(reply, error, operation.meta.errorShapes, {}, services.log);
+      }
+    } else {
+      // Query parameters are input on every method; the JSON body wins where both carry a field.
+      const fromQuery = queryInput(operation, info.query, false);
+      const body = request.body;
+      input = body === undefined || body === null ? fromQuery : isPlainObject(body) ? { ...fromQuery, ...body } : body;
+    }
+    if (isPlainObject(input)) Object.assign(input, pathParameters(operation, pathname));
+
+    // Idempotency-Key is honoured on POSTs (server/idempotency).
+    const ctx = createCallContext(services, info, operation.method === 'POST' ? REST_PREFIX : undefined, pathname);
+    return answerProcedureCall(reply, surface, procedures[operation.procedurePath]!, operation.procedurePath, ctx, input);
   };
 
   app.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: `${REST_PREFIX}/*`, handler: restHandler });
-
-  /**
-   * The direct route: a GET of an operation, answered from Node's request event without
-   * fastify's routing, request object, hooks and reply. Everything those do for such a
-   * request is done here through the same functions: the request id and its context
-   * (request-id.ts), the client's address and host (trusted-proxy.ts), the host's refusals
-   * (`admits`), the access log and metrics (`answered`); `X-Content-Type-Options` is set on
-   * the raw response before either handler runs (nosniff.ts). A browser's cross-origin request
-   * (one with an Origin header) goes through fastify, whose hooks add the CORS headers some
-   * public reads carry; so does any path fastify would decode, refuse or route elsewhere.
-   */
-  return (request, response) => {
-    if (request.method !== 'GET' || request.headers.origin !== undefined) return false;
-    const url = request.url ?? '/';
-    if (!url.startsWith(`${REST_PREFIX}/`)) return false;
-    const q = url.indexOf('?');
-    const pathname = url.slice(REST_PREFIX.length, q === -1 ? undefined : q);
-    if (!PLAIN_PATH.test(pathname)) return false;
-    const { operation } = operations.match('GET', pathname);
-    if (!operation || !host.routesToSurface(url.slice(0, q === -1 ? undefined : q)) || !host.admits(request)) return false;
-    const started = performance.now();
-    const requestId = requestIdFor(request);
-    const info: RequestInfo = {
-      method: 'GET',
-      query: new URLSearchParams(q === -1 ? '' : url.slice(q + 1)),
-      headers: request.headers,
-      host: requestHost(request, host.trust) || undefined,
-      ip: requestAddress(request, host.trust),
-    };
-    const write = (answer: CallAnswer) => {
-      const headers: Record<string, string | number> = { [REQUEST_ID_FIELD]: requestId };
-      for (const name in answer.headers) headers[name.toLowerCase()] = answer.headers[name]!;
-      headers['content-type'] = answer.contentType;
-      headers['content-length'] = Buffer.byteLength(answer.body);
-      response.writeHead(answer.status, headers).end(answer.body);
-      host.answered({ requestId, method: 'GET', url, status: answer.status, ms: performance.now() - started, ip: info.ip, route: `${REST_PREFIX}${operation.path}` });
-    };
-    const fail = (error: unknown) => {
-      if (response.headersSent) return void services.log.error({ err: error }, 'request failed after its answer was sent');
-      const rendered = renderFailure(error, operation.meta.errorShapes, services.log);
-      write({ status: rendered.status, contentType: rendered.contentType, body: rendered.body, headers: rendered.headers });
-    };
-    runInRequest({ requestId }, () => {
-      try {
-        const answer = answerRest(operation, pathname, info, undefined);
-        if (answer instanceof Promise) answer.then(write).catch(fail);
-        else write(answer);
-      } catch (error) {
-        fail(error);
-      }
-    });
-    return true;
-  };
-}
-
-function sendAnswer(reply: FastifyReply, answer: CallAnswer) {
-  return reply.code(answer.status).headers(answer.headers).type(answer.contentType).send(answer.body);
 }
 
 /** Renders failures that happen before a procedure runs (body too large, bad JSON) in the endpoint's shape. */

@@ -255,8 +255,7 @@ test('a request arriving on an open connection while the service stops is 503 in
     });
     if (refused) break;
   }
-  // An operation's GET, which the host otherwise answers without fastify (rest.ts, the direct route).
-  socket.write('GET /v1/lists HTTP/1.1\r\nHost: localhost\r\n\r\n');
+  socket.write('GET /v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n');
   release();
   await closed;
   await stopped;
