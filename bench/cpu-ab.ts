@@ -9,7 +9,8 @@
 // and CPU_AB_RATE visitor messages/s, 150 by default). CPU_AB_BASE: the other checkout (its
 // node_modules may be a symlink); without it only this checkout runs (for a profile:
 // BENCH_API_CPU_PROF=<dir>). CPU_AB_BARE=two-reads adds the bare lookup route (its profile:
-// BENCH_BARE_CPU_PROF). CPU_AB_ROUNDS (5), CPU_AB_SECONDS (10), CPU_AB_ACCOUNTS (300).
+// BENCH_BARE_CPU_PROF). CPU_AB_TOGETHER=1 loads them at once (below). CPU_AB_ROUNDS (5),
+// CPU_AB_SECONDS (10), CPU_AB_ACCOUNTS (300).
 import { performance } from 'node:perf_hooks';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -29,6 +30,12 @@ const seconds = Number(process.env.CPU_AB_SECONDS) || 10;
 const accounts = Number(process.env.CPU_AB_ACCOUNTS) || 300;
 const visitors = Number(process.env.CPU_AB_VISITORS) || 1_000;
 const base = process.env.CPU_AB_BASE;
+/**
+ * CPU_AB_TOGETHER=1: each round loads every server at once, each at the rate, so whatever else
+ * slows the machine in a round slows each side alike (a shared VM's neighbours move the
+ * alternating rounds' figures by a third). PostgreSQL's figure is then theirs together.
+ */
+const together = process.env.CPU_AB_TOGETHER === '1';
 /** Kernel-mode CPU of a process so far, ms (/proc stime; processCpuMs is user and kernel together). */
 function kernelCpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -114,10 +121,15 @@ async function main() {
   for (let round = 1; round <= rounds; round++) {
     // Alternate which goes first.
     const order = round % 2 === 1 ? trees : [...trees].reverse();
-    for (const [name] of order) {
-      const result = await measure(name, false);
+    const report = (name: string, result: Awaited<ReturnType<typeof measure>>) => {
       results.get(name)!.push(result);
       progress(`cpu-ab ${kind} round ${round} ${name}: process ${result.cpu.toFixed(3)} ms (kernel ${result.kernel.toFixed(3)}), PostgreSQL ${result.pg.toFixed(3)} ms per request (${result.count} requests; ${result.note})`);
+    };
+    if (together) {
+      const settled = await Promise.all(order.map(([name]) => measure(name, false)));
+      order.forEach(([name], index) => report(name, settled[index]!));
+    } else {
+      for (const [name] of order) report(name, await measure(name, false));
     }
   }
   for (const [name, tree] of trees) {
