@@ -32,8 +32,10 @@ const visitors = Number(process.env.CPU_AB_VISITORS) || 1_000;
 const base = process.env.CPU_AB_BASE;
 /**
  * CPU_AB_TOGETHER=1: each round loads every server at once, each at the rate, so whatever else
- * slows the machine in a round slows each side alike (a shared VM's neighbours move the
- * alternating rounds' figures by a third). PostgreSQL's figure is then theirs together.
+ * slows the machine in a round slows each side alike (a shared VM's neighbours moved the
+ * alternating rounds' figures by up to half). PostgreSQL's figure is then theirs together.
+ * The servers spend the same accounts' keys at once: keep rate × servers × 60 / CPU_AB_ACCOUNTS
+ * under a key's 300 a minute, or the rounds' notes show non-2xx answers.
  */
 const together = process.env.CPU_AB_TOGETHER === '1';
 /** Kernel-mode CPU of a process so far, ms (/proc stime; processCpuMs is user and kernel together). */
