@@ -89,8 +89,8 @@ export type Context = {
   /** Set on a POST / single mutation carrying Idempotency-Key (server/http/procedure-pipeline.ts). */
   idempotency?: IdempotentCall;
   readonly em: EntityManager;
-  /** Whether the runner extends this context by inheritance, keeping `em` lazy (server/trpc.ts). */
-  extendedByInheritance?: boolean;
+  /** Whether the runner extends this context keeping `em` lazy (its `extend`: server/trpc.ts). */
+  extendedLazily?: boolean;
   /**
    * Set on what the calls of one long-lived channel share (a /trpc WebSocket, one request to
    * tRPC's own HTTP handler): each call is given a context of its own from it.

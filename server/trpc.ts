@@ -23,27 +23,36 @@ export type { AuthedContext } from './auth/authenticate-middleware.ts';
  * EntityManager, forked on first use by a getter of the class, so that making a context costs
  * no closure or accessor of its own. A getter is not copied by a spread, so where tRPC's own
  * runner extends the context (a channel's call, an in-process caller), requestBoundary forks
- * `em` first and the copy carries it; the HTTP pipeline's runner extends by inheritance, which
- * keeps the getter (`extendedByInheritance`), so there `em` stays lazy.
+ * `em` first and the copy carries it; the HTTP pipeline's runner extends it by `extend`, which
+ * keeps the getter and shares the fork's holder (`extendedLazily`), so there `em` stays lazy.
  */
 class CallContext implements Context {
   services: Services;
   request: RequestInfo;
   responseHeaders: Record<string, string> = {};
   idempotency: IdempotentCall | undefined;
-  extendedByInheritance: boolean;
-  /** Holds the fork, shared by every extension that inherits from this context. */
+  extendedLazily: boolean;
+  /** Holds the fork, shared by every extension of this context. */
   readonly entities: { em: EntityManager | undefined } = { em: undefined };
 
-  constructor(services: Services, request: RequestInfo, idempotency: IdempotentCall | undefined, extendedByInheritance: boolean) {
+  constructor(services: Services, request: RequestInfo, idempotency: IdempotentCall | undefined, extendedLazily: boolean) {
     this.services = services;
     this.request = request;
     this.idempotency = idempotency;
-    this.extendedByInheritance = extendedByInheritance;
+    this.extendedLazily = extendedLazily;
   }
 
   get em(): EntityManager {
     return (this.entities.em ??= this.services.orm.em.fork());
+  }
+
+  /**
+   * This context extended by a step's `next({ ctx })`: a new one with this one's fields (the
+   * fork's holder among them, so `em` stays lazy and one per call) and the extension's. Made
+   * the same way on every call, so the code reading a context sees few shapes of it.
+   */
+  extend(extension: Record<string, unknown>): Context {
+    return Object.assign(new CallContext(this.services, this.request, this.idempotency, this.extendedLazily), this, extension);
   }
 }
 
@@ -91,7 +100,7 @@ export const requestBoundary = middleware(async ({ ctx, getRawInput, next }) => 
     // A channel's call forks its own EntityManager (sharing the channel's request, response
     // headers and socket); a context tRPC's runner copies carries its em forked (CallContext).
     if (ctx.channel) result = await next({ ctx: { em: ctx.services.orm.em.fork() } });
-    else if (!ctx.extendedByInheritance) result = await next({ ctx: { em: ctx.em } });
+    else if (!ctx.extendedLazily) result = await next({ ctx: { em: ctx.em } });
     else result = await next();
   } catch (error) {
     throw error instanceof ApiError ? toTrpcError(error) : error;

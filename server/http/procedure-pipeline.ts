@@ -104,6 +104,12 @@ function send(
   return reply.type(contentType).send(body);
 }
 
+/** A context extended by a step: by its own `extend` where it has one (a call's context), else by inheritance. */
+function extendContext(ctx: Context, extension: Record<string, unknown>): Context {
+  const extendable = ctx as Context & { extend?(extension: Record<string, unknown>): Context };
+  return extendable.extend ? extendable.extend(extension) : (Object.assign(Object.create(ctx) as Context, extension) as Context);
+}
+
 /** The error when a chain ends without a result (a middleware that did not return `next()`). */
 const NO_RESULT = 'No result from middlewares - did you forget to `return next()`?';
 
@@ -147,8 +153,10 @@ function outputStep(parse: (value: unknown) => unknown): Step {
  * call here against 19 µs through tRPC's own procedure call (its header has the run).
  *
  * It knows no step of its own. A ctx passed to `next()` extends the step's context as tRPC's
- * does, except that the extension inherits from the context it extends rather than copying
- * it: every property reads the same, and the call's `em` is not forked by the copy.
+ * does, except that a call's context extends itself (CallContext.extend in server/trpc.ts):
+ * every property reads the same, and the call's `em` is not forked by the copy. Extending by
+ * inheritance instead (Object.create) made each request's context a prototype, which V8
+ * handles on a slow path: the lookup cost about 25 µs more of CPU (bench/results/history.md).
  */
 export async function callProcedure(procedure: CallableProcedure, call: { path: string; ctx: Context; input: unknown }): Promise<unknown> {
   const def = procedure._def;
@@ -164,7 +172,7 @@ export async function callProcedure(procedure: CallableProcedure, call: { path: 
           const nextOpts = nextOptions
             ? {
                 ...opts,
-                ctx: nextOptions.ctx ? (Object.assign(Object.create(opts.ctx) as Context, nextOptions.ctx) as Context) : opts.ctx,
+                ctx: nextOptions.ctx ? extendContext(opts.ctx, nextOptions.ctx) : opts.ctx,
                 input: 'input' in nextOptions ? nextOptions.input : opts.input,
                 getRawInput: nextOptions.getRawInput ?? opts.getRawInput,
               }
