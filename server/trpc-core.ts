@@ -89,7 +89,7 @@ export type Context = {
   /** Set on a POST / single mutation carrying Idempotency-Key (server/http/procedure-pipeline.ts). */
   idempotency?: IdempotentCall;
   readonly em: EntityManager;
-  /** Whether the runner extends this context keeping `em` lazy (its `extend`: server/trpc.ts). */
+  /** Whether the runner extends this context keeping `em` lazy (extendContext: server/trpc.ts). */
   extendedLazily?: boolean;
   /**
    * Set on what the calls of one long-lived channel share (a /trpc WebSocket, one request to

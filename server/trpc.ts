@@ -23,7 +23,7 @@ export type { AuthedContext } from './auth/authenticate-middleware.ts';
  * EntityManager, forked on first use by a getter of the class, so that making a context costs
  * no closure or accessor of its own. A getter is not copied by a spread, so where tRPC's own
  * runner extends the context (a channel's call, an in-process caller), requestBoundary forks
- * `em` first and the copy carries it; the HTTP pipeline's runner extends it by `extend`, which
+ * `em` first and the copy carries it; the HTTP pipeline's runner extends it by extendContext, which
  * keeps the getter and shares the fork's holder (`extendedLazily`), so there `em` stays lazy.
  */
 class CallContext implements Context {
@@ -45,15 +45,18 @@ class CallContext implements Context {
   get em(): EntityManager {
     return (this.entities.em ??= this.services.orm.em.fork());
   }
+}
 
-  /**
-   * This context extended by a step's `next({ ctx })`: a new one with this one's fields (the
-   * fork's holder among them, so `em` stays lazy and one per call) and the extension's. Made
-   * the same way on every call, so the code reading a context sees few shapes of it.
-   */
-  extend(extension: Record<string, unknown>): Context {
-    return Object.assign(new CallContext(this.services, this.request, this.idempotency, this.extendedLazily), this, extension);
-  }
+/**
+ * A context extended by a step's `next({ ctx })` in the HTTP pipeline's runner. A call's
+ * context is copied: a new one of its class with its fields (the fork's holder among them, so
+ * `em` stays lazy and one per call) and the extension's, made the same way on every call so
+ * the code reading a context sees few shapes of it. Any other context (a channel's) is
+ * extended by inheritance.
+ */
+export function extendContext(ctx: Context, extension: Record<string, unknown>): Context {
+  if (ctx instanceof CallContext) return Object.assign(Object.create(CallContext.prototype) as CallContext, ctx, extension);
+  return Object.assign(Object.create(ctx) as Context, extension);
 }
 
 /** A context for an in-process caller (createCaller): tRPC's runner runs its call. */

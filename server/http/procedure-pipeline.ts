@@ -13,7 +13,7 @@ import { TRPCError } from '@trpc/server';
 import { getErrorShape, getParseFn, getTRPCErrorFromUnknown } from '@trpc/server/unstable-core-do-not-import';
 import { finishIdempotentCall, idempotentCallFor, replayedHeaders, type StoredResponse } from '../idempotency/idempotent-call.ts';
 import type { Services } from '../process-services.ts';
-import { createPipelineContext, type Context, type ProcedureMeta, type RequestInfo } from '../trpc.ts';
+import { createPipelineContext, extendContext, type Context, type ProcedureMeta, type RequestInfo } from '../trpc.ts';
 
 export { getErrorShape, getTRPCErrorFromUnknown };
 
@@ -104,12 +104,6 @@ function send(
   return reply.type(contentType).send(body);
 }
 
-/** A context extended by a step: by its own `extend` where it has one (a call's context), else by inheritance. */
-function extendContext(ctx: Context, extension: Record<string, unknown>): Context {
-  const extendable = ctx as Context & { extend?(extension: Record<string, unknown>): Context };
-  return extendable.extend ? extendable.extend(extension) : (Object.assign(Object.create(ctx) as Context, extension) as Context);
-}
-
 /** The error when a chain ends without a result (a middleware that did not return `next()`). */
 const NO_RESULT = 'No result from middlewares - did you forget to `return next()`?';
 
@@ -153,7 +147,7 @@ function outputStep(parse: (value: unknown) => unknown): Step {
  * call here against 19 µs through tRPC's own procedure call (its header has the run).
  *
  * It knows no step of its own. A ctx passed to `next()` extends the step's context as tRPC's
- * does, except that a call's context extends itself (CallContext.extend in server/trpc.ts):
+ * does, except that a call's context is extended by a copy (extendContext in server/trpc.ts):
  * every property reads the same, and the call's `em` is not forked by the copy. Extending by
  * inheritance instead (Object.create) made each request's context a prototype, which V8
  * handles on a slow path: the lookup cost about 25 µs more of CPU (bench/results/history.md).
