@@ -137,8 +137,8 @@
     launcher.style.display = isOpen && smallScreen.matches ? 'none' : 'flex';
   }
 
-  // Made on the first open, or at once for a visitor with a conversation, so replies arrive
-  // (unread count, sound) while the panel is closed.
+  // Made on the first open, or at once for a visitor with a conversation or messages still to
+  // send, so those go and replies arrive (unread count, sound) while the panel is closed.
   function makeFrame() {
     if (frame) return;
     frame = document.createElement('iframe');
@@ -317,7 +317,7 @@
     document.body.appendChild(launcher);
     layout();
     fetchConfig();
-    if (stored(keys.started)) makeFrame();
+    if (stored(keys.started) || outbox().length) makeFrame();
   }
   if (document.body) mount();
   else document.addEventListener('DOMContentLoaded', mount);

@@ -126,18 +126,21 @@ function sendOne(item) {
         showNotice('Please sign in on this site to chat.');
         return 60000;
       }
-      unqueue(messageSid);
       if (!response.ok) {
+        unqueue(messageSid);
         markFailed(messageSid);
         return undefined;
       }
+      // The server has it, so the visitor has a conversation: said before the message leaves
+      // the queue, so a page left in between still finds one or the other on its next load.
+      var first = setStarted();
+      unqueue(messageSid);
       return response.json().catch(function () { return null; }).then(function () {
         // Later copies of the message (socket, polls) carry the messageSid sent with it.
         var entry = known.get(messageSid);
         if (entry) addMessage(Object.assign({}, entry.message, { pending: false, status: entry.message.status === 'sending' ? 'sent' : entry.message.status }));
         // The first message's answer may have been sent before the socket joined its room,
         // and a socket that connected before then read nothing back: read it once now.
-        var first = setStarted();
         if (first || !socketConnected()) refetch();
         return undefined;
       });

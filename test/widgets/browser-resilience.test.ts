@@ -306,6 +306,17 @@ describe('two tabs of one visitor', () => {
   });
 });
 
+/** Listens as the site would (window.chatWidget.onUnreadCountChange); answers the last count heard. */
+async function watchUnreadCount(page: Page): Promise<() => Promise<number | undefined>> {
+  await page.waitForFunction(() => typeof (window as any).chatWidget?.onUnreadCountChange === 'function', undefined, { timeout: DEADLINE_MS });
+  await page.evaluate(() => {
+    const counts: number[] = [];
+    (window as any).__unread = counts;
+    (window as any).chatWidget.onUnreadCountChange((count: number) => counts.push(count));
+  });
+  return () => page.evaluate(() => ((window as any).__unread as number[]).at(-1));
+}
+
 describe('the unread count', () => {
   it('reaches the site through window.chatWidget.onUnreadCountChange while the chat is closed, and drops to 0 when it is opened', async () => {
     const context = await newVisitor();
@@ -317,13 +328,7 @@ describe('the unread count', () => {
 
       // A later page view: the chat stays closed.
       await page.reload();
-      await page.waitForFunction(() => typeof (window as any).chatWidget?.onUnreadCountChange === 'function', undefined, { timeout: DEADLINE_MS });
-      await page.evaluate(() => {
-        const counts: number[] = [];
-        (window as any).__unread = counts;
-        (window as any).chatWidget.onUnreadCountChange((count: number) => counts.push(count));
-      });
-      const lastCount = () => page.evaluate(() => ((window as any).__unread as number[]).at(-1));
+      const lastCount = await watchUnreadCount(page);
       await storeReply(visitorId, 'We will call you at 3 pm');
       await eventually(async () => (await lastCount()) === 1, 'the unread count is 1');
       expect(await page.getByRole('button', { name: 'Open chat' }).getAttribute('aria-expanded')).toBe('false');
@@ -331,6 +336,40 @@ describe('the unread count', () => {
       const frame = await openChat(page);
       await frame.getByRole('log').getByText('We will call you at 3 pm').waitFor({ timeout: DEADLINE_MS });
       await eventually(async () => (await lastCount()) === 0, 'the unread count is 0 once the chat is open');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('reaches a visitor who left the page after the first reply came but before the answer to their first message did', async () => {
+    const context = await newVisitor();
+    try {
+      const page = await context.newPage();
+      await page.goto(siteOrigin);
+      // The answer to the first message is held back; the greeting it caused comes over the socket.
+      const sends = `${service.origin}/v1/incoming-chat-widget-message*`;
+      let release = () => {};
+      const answered = new Promise<void>((resolve) => (release = resolve));
+      const holdAnswer = async (route: import('playwright-core').Route) => {
+        const response = await route.fetch();
+        await answered;
+        await route.fulfill({ response }).catch(() => {}); // the page asking is gone by then
+      };
+      await context.route(sends, holdAnswer);
+      const frame = await openChat(page);
+      await type(frame, 'Do you deliver on Sundays?');
+      await frame.getByRole('log').getByText(DEFAULT_GREETING).waitFor({ timeout: DEADLINE_MS });
+      const visitorId = await visitorIdOf(page);
+      // The reply alone tells the site that the visitor has a conversation.
+      await eventually(async () => (await page.evaluate((widget) => localStorage.getItem(`chat-widget:started:${widget}`), widgetId)) === '1', 'the site knows of the conversation');
+
+      await context.unroute(sends, holdAnswer);
+      await page.reload();
+      release();
+      const lastCount = await watchUnreadCount(page);
+      await storeReply(visitorId, 'Yes, from 10 am');
+      await eventually(async () => (await lastCount()) === 1, 'the unread count is 1');
+      expect(await storedBodies(visitorId)).toEqual(['Do you deliver on Sundays?', DEFAULT_GREETING, 'Yes, from 10 am']);
     } finally {
       await context.close();
     }
@@ -365,6 +404,30 @@ describe('a message whose sending fails', () => {
       );
       expect((await storedBodies(visitorId)).filter((body) => body === 'Typed while the chat service was unreachable')).toHaveLength(1);
       expect((await bubbles(reopened)).filter((body) => body === 'Typed while the chat service was unreachable')).toHaveLength(1);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('is sent by the reloaded page, the chat closed, when it was the visitor\'s first', async () => {
+    const context = await newVisitor();
+    try {
+      const page = await context.newPage();
+      await page.goto(siteOrigin);
+      const sends = `${service.origin}/v1/incoming-chat-widget-message*`;
+      const refuse = (route: import('playwright-core').Route) => route.abort('connectionrefused');
+      await context.route(sends, refuse);
+      const frame = await openChat(page);
+      await type(frame, 'A first message, typed while the chat service was unreachable');
+      const outbox = () => page.evaluate((widget) => localStorage.getItem(`chat-widget:outbox:${widget}`) ?? '', widgetId);
+      await eventually(async () => (await outbox()).includes('unreachable'), 'the message is kept in the site\'s storage');
+      expect(await page.evaluate((widget) => localStorage.getItem(`chat-widget:started:${widget}`), widgetId)).toBeNull();
+      await context.unroute(sends, refuse);
+      await page.reload();
+      const visitorId = await visitorIdOf(page);
+      await eventually(async () => (await storedBodies(visitorId)).includes('A first message, typed while the chat service was unreachable'), 'the message is stored');
+      await eventually(async () => (await outbox()) === '[]', 'the outbox is empty');
+      expect(await page.getByRole('button', { name: /^Open chat/ }).getAttribute('aria-expanded')).toBe('false');
     } finally {
       await context.close();
     }
