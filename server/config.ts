@@ -57,6 +57,8 @@ export const configSchema = z.object({
   WEBHOOK_RETRY_SCHEDULE: z.string().default('1m,5m,30m,2h').transform(retrySchedule),
   /** Consecutive failed deliveries (after retries) that auto-disable a URL. */
   WEBHOOK_DISABLE_AFTER: z.coerce.number().int().min(1).default(5),
+  /** Days an event, its webhook deliveries and their attempts are kept (the delivery log and replay reach back this far). */
+  WEBHOOK_HISTORY_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** Webhook delivery time-out in milliseconds. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   /** Host names or addresses exempt from the public-address rule of every outbound request (webhooks, messaging provider, summaries): tests, local receivers; never set in production. */

@@ -15,6 +15,7 @@ import { RUN_BROADCAST_TASK, runBroadcastTask } from './run-broadcast.ts';
 import { RESET_MONTHLY_CREDITS_TASK, resetMonthlyCreditsCrontab, resetMonthlyCreditsTask } from './reset-monthly-credits.ts';
 import { SEND_WEBHOOK_DELIVERIES_TASK, sendWebhookDeliveriesCrontab, sendWebhookDeliveriesTask, webhookSenderDeps } from './send-webhook-deliveries.ts';
 import { SWEEP_IDEMPOTENCY_KEYS_TASK, sweepIdempotencyKeysCrontab, sweepIdempotencyKeysTask } from './sweep-idempotency-keys.ts';
+import { SWEEP_WEBHOOK_HISTORY_TASK, sweepWebhookHistoryCrontab, sweepWebhookHistoryTask } from './sweep-webhook-history.ts';
 import { SYNC_TEMPLATES_TASK, syncTemplatesCrontab, syncTemplatesTask } from './sync-templates.ts';
 import { TYPING_EXPIRED_TASK, typingExpiredTask } from './typing-expired.ts';
 
@@ -46,10 +47,11 @@ export function workerDefinition(services: Services): WorkerDefinition {
       [CLOSE_CHAT_WINDOWS_TASK]: closeChatWindowsTask(services),
       [CHAT_WIDGET_MESSAGE_TASK]: chatWidgetMessageTask(services),
       [SWEEP_IDEMPOTENCY_KEYS_TASK]: sweepIdempotencyKeysTask(services),
+      [SWEEP_WEBHOOK_HISTORY_TASK]: sweepWebhookHistoryTask(services),
       [RELEASE_CREDIT_RESERVATIONS_TASK]: releaseCreditReservationsTask(services),
       [TYPING_EXPIRED_TASK]: typingExpiredTask(services),
     },
-    crontab: [resetMonthlyCreditsCrontab, dailySummariesCrontab, dispatchWebhookEventsCrontab, sendWebhookDeliveriesCrontab, closeChatWindowsCrontab, syncTemplatesCrontab, sweepIdempotencyKeysCrontab, releaseCreditReservationsCrontab].join('\n'),
+    crontab: [resetMonthlyCreditsCrontab, dailySummariesCrontab, dispatchWebhookEventsCrontab, sendWebhookDeliveriesCrontab, closeChatWindowsCrontab, syncTemplatesCrontab, sweepIdempotencyKeysCrontab, sweepWebhookHistoryCrontab, releaseCreditReservationsCrontab].join('\n'),
     close: async () => {
       await Promise.all([webhookClient.close(), summaryClient.close()]);
     },

@@ -35,6 +35,7 @@ const CROSS_ACCOUNT: { name: string; matches: RegExp }[] = [
   { name: 'subscription-delivery-log', matches: /^(select a\.id, a\.delivery_id, e\.name as event, .* where a\.subscription_id = \$1|update webhook_deliveries set status = \$3, next_attempt_at = now\(\), .* where subscription_id = \$1)/ },
   { name: 'subscription-health-reset', matches: /^update webhook_health set is_disabled = \$1, .* where subscription_id = \$\d+$/ },
   { name: 'close-expired-chat-windows', matches: /^with due as \( select id from contacts where chat_window_expires_at <= / },
+  { name: 'delete-old-events', matches: /^with old as \( select e\.id, e\.account_id from events e where e\.created_at < now\(\) - make_interval/ },
   { name: 'release-credit-reservations', matches: /^with released as \( delete from credit_reservations where created_at < / },
   { name: 'daily-summary-accounts', matches: /^select distinct account_id from messages where created_at >= / },
   { name: 'widget-by-id', matches: /^(with rate_clock .* left join chat_widgets w on w\.id = \$\d+::text$|with rate_clock .* from chat_widgets w left join contacts c on c\.account_id = w\.account_id .* where w\.id = \$\d+::text ?\) conversation|select c\.id, w\.account_id, .* from chat_widgets w left join contacts c on c\.account_id = w\.account_id)/ },
@@ -294,7 +295,7 @@ test('a broad run of the service: every section, the widget, callbacks, deliveri
   if (rotated) await call('DELETE', '/api-keys/current', { apiKey: rotated });
 
   // Every cron job once, then the deliveries they and the run queued.
-  for (const job of ['close-chat-windows', 'release-credit-reservations', 'sweep-idempotency-keys', 'reset-monthly-credits', 'dispatch-webhook-events', 'send-webhook-deliveries']) {
+  for (const job of ['close-chat-windows', 'release-credit-reservations', 'sweep-idempotency-keys', 'sweep-webhook-history', 'reset-monthly-credits', 'dispatch-webhook-events', 'send-webhook-deliveries']) {
     await runJob(job);
   }
   await receiver.waitFor((requests) => requests.length >= 10);

@@ -1,8 +1,10 @@
 // GET /webhooks/{webhookId}/deliveries and POST /webhooks/{webhookId}/replay over real
-// HTTPS. Deliveries in a chosen state are written as rows (the way the delivery engine
-// stores them); the replayed ones are then sent by the real engine to a real receiver.
+// HTTPS, and the history they reach back through (WEBHOOK_HISTORY_DAYS). Deliveries in a
+// chosen state are written as rows (the way the delivery engine stores them); the replayed
+// ones are then sent by the real engine to a real receiver.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { newId } from '../../server/db/ids.ts';
+import { sweepWebhookHistory } from '../../workers/sweep-webhook-history.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
@@ -311,5 +313,48 @@ describe('the delivery log and replay need the Integrations edit permission', ()
     const allowed = await service.createScopedKey(account.userId, { tags: ['Integrations'], read_only: false });
     const log = await service.request('GET', '/webhooks/1/deliveries', { apiKey: allowed });
     expect(log.status).toBe(200);
+  });
+});
+
+describe('the webhook history kept (WEBHOOK_HISTORY_DAYS, 30 by default)', () => {
+  test('the hourly sweep deletes older events with their deliveries and attempts; newer ones, and one with a delivery still pending, stay', async () => {
+    const account = await service.createAccount();
+    const subscription = await createWebhook(account, 'history');
+    const days = (n: number) => n * 24 * 60;
+    const oldSucceeded = await insertDelivery(account, subscription, { status: 'succeeded', ageMinutes: days(31), attempts: [{ statusCode: 500, error: 'HTTP 500' }, { statusCode: 200, error: null }] });
+    const oldFailed = await insertDelivery(account, subscription, { status: 'failed', ageMinutes: days(31), attempts: [{ statusCode: 500, error: 'HTTP 500' }] });
+    const oldPending = await insertDelivery(account, subscription, { status: 'pending', ageMinutes: days(31), attempts: [{ statusCode: 503, error: 'HTTP 503' }] });
+    const recent = await insertDelivery(account, subscription, { status: 'succeeded', ageMinutes: days(29), attempts: [{ statusCode: 200, error: null }] });
+    // A first attempt that succeeded is recorded by its attempt alone, with no delivery row.
+    const oldAttemptOnly = await insertDelivery(account, subscription, { status: 'succeeded', ageMinutes: days(31), attempts: [{ statusCode: 204, error: null }] });
+    await service.services.pool.query('delete from webhook_deliveries where id = $1', [oldAttemptOnly]);
+    const pool = service.services.pool;
+    const { rows: events } = await pool.query<{ delivery_id: string; event_id: string }>(
+      'select distinct delivery_id, event_id from webhook_attempts where subscription_id = $1',
+      [subscription],
+    );
+    const eventOf = new Map(events.map((row) => [row.delivery_id, row.event_id]));
+    const gone = [oldSucceeded, oldFailed, oldAttemptOnly];
+    const kept = [oldPending, recent];
+
+    // One event a batch: the sweep goes on until a batch comes back short.
+    expect(await sweepWebhookHistory(service.services, 1)).toBe(3);
+    expect(await sweepWebhookHistory(service.services)).toBe(0);
+
+    const left = async (table: string, column: string, ids: string[]) =>
+      (await pool.query<{ n: number }>(`select count(*)::int as n from ${table} where ${column} = any($1)`, [ids])).rows[0]!.n;
+    expect(await left('events', 'id', gone.map((id) => eventOf.get(id)!))).toBe(0);
+    expect(await left('webhook_deliveries', 'id', gone)).toBe(0);
+    expect(await left('webhook_attempts', 'delivery_id', gone)).toBe(0);
+    expect(await left('events', 'id', kept.map((id) => eventOf.get(id)!))).toBe(2);
+    expect(await left('webhook_deliveries', 'id', kept)).toBe(2);
+    expect(await left('webhook_attempts', 'delivery_id', kept)).toBe(2);
+
+    const log = await service.request('GET', '/webhooks/history/deliveries', { apiKey: account.apiKey });
+    expect(log.status).toBe(200);
+    expect(log.body.deliveries.map((entry: { delivery_id: string }) => entry.delivery_id)).toEqual([recent, oldPending]);
+    const replay = await service.request('POST', '/webhooks/history/replay', { apiKey: account.apiKey, query: { since: new Date(Date.now() - days(40) * 60_000).toISOString() } });
+    expect(replay.status).toBe(200);
+    expect(replay.body.replayed).toBe(0);
   });
 });

@@ -19,6 +19,8 @@ export const EventSchema = defineEntity({
   indexes: [
     { properties: ['account', 'createdAt'], name: 'events_account_id_created_at_index' },
     { properties: ['createdAt'], name: 'events_undispatched_index', where: 'dispatched_at is null' },
+    // The history sweep's (workers/sweep-webhook-history.ts): events by time, appended in time order.
+    { properties: ['createdAt'], name: 'events_created_at_index', type: 'brin' },
   ],
 });
 

@@ -1,0 +1,29 @@
+// Cron task: every hour, delete the webhook history older than WEBHOOK_HISTORY_DAYS (events,
+// their deliveries and attempts), in batches so no statement holds many locks.
+import type { Task } from 'graphile-worker';
+import type { Services } from '../server/process-services.ts';
+import { deleteOldEvents } from '../server/webhooks/sql/delete-old-events.ts';
+
+export const SWEEP_WEBHOOK_HISTORY_TASK = 'sweep-webhook-history';
+
+/** No backfill: one run deletes everything that is due. */
+export const sweepWebhookHistoryCrontab = `41 * * * * ${SWEEP_WEBHOOK_HISTORY_TASK}`;
+
+const BATCH = 1000;
+
+/** Deletes every event past the history kept, a batch at a time; returns how many. */
+export async function sweepWebhookHistory(services: Services, batch = BATCH): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = await deleteOldEvents(services.pool, services.config.WEBHOOK_HISTORY_DAYS, batch);
+    total += deleted;
+    if (deleted < batch) return total;
+  }
+}
+
+export function sweepWebhookHistoryTask(services: Services): Task {
+  return async (_payload, helpers) => {
+    const deleted = await sweepWebhookHistory(services);
+    if (deleted > 0) helpers.logger.info(`deleted ${deleted} event(s) older than ${services.config.WEBHOOK_HISTORY_DAYS} days with their webhook deliveries`);
+  };
+}
