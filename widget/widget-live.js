@@ -4,7 +4,7 @@
 // in the outbox; while the socket is down it polls (widget-sync.js).
 import { addMessage, setStatus, setTyping } from './widget-conversation.js';
 import { setConnection } from './widget-notices.js';
-import { flush, setStarted } from './widget-outbox.js';
+import { flush, rememberConversation } from './widget-outbox.js';
 import { configId, state } from './widget-state.js';
 import { markReadIfVisible, readNewestNext, refetch, startPolling, stopPolling } from './widget-sync.js';
 
@@ -40,7 +40,7 @@ export function connectSocket() {
   socket.on('message', function (event) {
     // Only this visitor's conversation is sent here, so they have one (the answer to their
     // first message may come after its reply does).
-    setStarted();
+    rememberConversation();
     addMessage(event && event.message ? event.message : event);
     markReadIfVisible();
   });

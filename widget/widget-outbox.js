@@ -166,9 +166,21 @@ function markFailed(messageSid) {
 export function setStarted() {
   if (state.started) return false;
   state.started = true;
-  stored(visitorKey('started'), '1');
-  if (embedded) window.parent.postMessage({ type: 'chat-widget:started' }, state.parentOrigin);
+  rememberConversation();
   if (!socketConnected()) startPolling();
   showHandoff();
   return true;
+}
+
+var remembered = false;
+/**
+ * The server holds a conversation of this visitor's (a reply came over the socket, say,
+ * before the answer to their first message): kept for the next page load, where the embed
+ * script makes the page at once. The page itself starts on the answer (setStarted).
+ */
+export function rememberConversation() {
+  if (remembered) return;
+  remembered = true;
+  stored(visitorKey('started'), '1');
+  if (embedded) window.parent.postMessage({ type: 'chat-widget:started' }, state.parentOrigin);
 }
