@@ -1,6 +1,7 @@
 // Cron task: every hour, delete the Idempotency-Key rows older than 24 hours (their
 // responses are no longer replayed), in batches so no statement holds many locks.
 import type { Task } from 'graphile-worker';
+import { inBatches } from '../server/db/in-batches.ts';
 import { deleteExpiredKeys } from '../server/idempotency/sql/idempotency-keys.ts';
 import type { Services } from '../server/process-services.ts';
 
@@ -12,13 +13,8 @@ export const sweepIdempotencyKeysCrontab = `17 * * * * ${SWEEP_IDEMPOTENCY_KEYS_
 const BATCH = 1000;
 
 /** Deletes every expired row, a batch at a time; returns how many. */
-export async function sweepIdempotencyKeys(services: Services): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const deleted = await deleteExpiredKeys(services.pool, BATCH);
-    total += deleted;
-    if (deleted < BATCH) return total;
-  }
+export function sweepIdempotencyKeys(services: Services): Promise<number> {
+  return inBatches(BATCH, () => deleteExpiredKeys(services.pool, BATCH));
 }
 
 export function sweepIdempotencyKeysTask(services: Services): Task {

@@ -1,6 +1,7 @@
 // Cron task: every hour, delete the webhook history older than WEBHOOK_HISTORY_DAYS (events,
 // their deliveries and attempts), in batches so no statement holds many locks.
 import type { Task } from 'graphile-worker';
+import { inBatches } from '../server/db/in-batches.ts';
 import type { Services } from '../server/process-services.ts';
 import { deleteOldEvents } from '../server/webhooks/sql/delete-old-events.ts';
 
@@ -12,13 +13,8 @@ export const sweepWebhookHistoryCrontab = `41 * * * * ${SWEEP_WEBHOOK_HISTORY_TA
 const BATCH = 1000;
 
 /** Deletes every event past the history kept, a batch at a time; returns how many. */
-export async function sweepWebhookHistory(services: Services, batch = BATCH): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const deleted = await deleteOldEvents(services.pool, services.config.WEBHOOK_HISTORY_DAYS, batch);
-    total += deleted;
-    if (deleted < batch) return total;
-  }
+export function sweepWebhookHistory(services: Services, batch = BATCH): Promise<number> {
+  return inBatches(batch, () => deleteOldEvents(services.pool, services.config.WEBHOOK_HISTORY_DAYS, batch));
 }
 
 export function sweepWebhookHistoryTask(services: Services): Task {

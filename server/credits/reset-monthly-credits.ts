@@ -2,6 +2,7 @@
 // its allowance again — on top of the balance when it rolls over, in place of
 // it otherwise. Running it twice in a month changes nothing the second time.
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { inBatches } from '../db/in-batches.ts';
 import { queryRows, runSql, sql } from '../db/sql.ts';
 import { insertEventsSql, newEventRow } from '../events/sql/insert-events.ts';
 import { creditsRecharged, startOfUtcMonth } from './credit-arithmetic.ts';
@@ -12,9 +13,8 @@ const BATCH_SIZE = 500;
 /** Resets every due account; returns how many were reset. */
 export async function resetMonthlyCredits(em: EntityManager, now: Date): Promise<number> {
   const monthStart = startOfUtcMonth(now).toISOString();
-  let total = 0;
-  for (;;) {
-    const reset = await em.fork().transactional(async (tx) => {
+  return inBatches(BATCH_SIZE, () =>
+    em.fork().transactional(async (tx) => {
       // A row locked by a concurrent spend is waited for, not skipped: a skipped
       // account would miss the month. After the wait the row is re-checked, so
       // two overlapping runs never reset an account twice.
@@ -42,8 +42,6 @@ export async function resetMonthlyCredits(em: EntityManager, now: Date): Promise
       });
       if (events.length > 0) await runSql(tx, insertEventsSql(events));
       return rows.length;
-    });
-    total += reset;
-    if (reset < BATCH_SIZE) return total;
-  }
+    }),
+  );
 }

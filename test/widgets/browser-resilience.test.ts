@@ -77,9 +77,19 @@ async function bubbles(frame: Frame | Page): Promise<string[]> {
 }
 
 async function visitorIdOf(page: Page): Promise<string> {
-  const id = await page.evaluate((widget) => localStorage.getItem(`chat-widget:visitor:${widget}`), widgetId);
+  const id = await siteStored(page, 'visitor');
   expect(id).toBeTruthy();
   return id!;
+}
+
+/** What the embed script keeps for this widget in the site's storage (`visitor`, `started`, `outbox`). */
+function siteStored(page: Page, name: 'visitor' | 'started' | 'outbox'): Promise<string | null> {
+  return page.evaluate(({ key }) => localStorage.getItem(key), { key: `chat-widget:${name}:${widgetId}` });
+}
+
+/** The widget's send endpoint, as a route pattern for holding back or refusing its calls. */
+function sendsPattern(): string {
+  return `${service.origin}/v1/incoming-chat-widget-message*`;
 }
 
 async function contactOf(visitorId: string): Promise<string> {
@@ -347,7 +357,7 @@ describe('the unread count', () => {
       const page = await context.newPage();
       await page.goto(siteOrigin);
       // The answer to the first message is held back; the greeting it caused comes over the socket.
-      const sends = `${service.origin}/v1/incoming-chat-widget-message*`;
+      const sends = sendsPattern();
       let release = () => {};
       const answered = new Promise<void>((resolve) => (release = resolve));
       const holdAnswer = async (route: import('playwright-core').Route) => {
@@ -361,7 +371,7 @@ describe('the unread count', () => {
       await frame.getByRole('log').getByText(DEFAULT_GREETING).waitFor({ timeout: DEADLINE_MS });
       const visitorId = await visitorIdOf(page);
       // The reply alone tells the site that the visitor has a conversation.
-      await eventually(async () => (await page.evaluate((widget) => localStorage.getItem(`chat-widget:started:${widget}`), widgetId)) === '1', 'the site knows of the conversation');
+      await eventually(async () => (await siteStored(page, 'started')) === '1', 'the site knows of the conversation');
 
       await context.unroute(sends, holdAnswer);
       await page.reload();
@@ -386,20 +396,20 @@ describe('a message whose sending fails', () => {
       const visitorId = await visitorIdOf(page);
       // The site still loads; the widget's API does not answer.
       const refuse = (route: import('playwright-core').Route) => route.abort('connectionrefused');
-      await context.route(`${service.origin}/v1/incoming-chat-widget-message*`, refuse);
+      await context.route(sendsPattern(), refuse);
       await type(frame, 'Typed while the chat service was unreachable');
       await eventually(
-        async () => (await page.evaluate((widget) => localStorage.getItem(`chat-widget:outbox:${widget}`) ?? '', widgetId)).includes('unreachable'),
+        async () => ((await siteStored(page, 'outbox')) ?? '').includes('unreachable'),
         'the message is kept in the site\'s storage',
       );
-      await context.unroute(`${service.origin}/v1/incoming-chat-widget-message*`, refuse);
+      await context.unroute(sendsPattern(), refuse);
       await page.reload();
       // Shown as sending straight away, then sent by the reloaded page (the chat stays closed).
       await eventually(async () => (await storedBodies(visitorId)).includes('Typed while the chat service was unreachable'), 'the message is stored');
       const reopened = await openChat(page);
       await reopened.getByRole('log').getByText('Typed while the chat service was unreachable').waitFor({ timeout: DEADLINE_MS });
       await eventually(
-        async () => (await page.evaluate((widget) => localStorage.getItem(`chat-widget:outbox:${widget}`), widgetId)) === '[]',
+        async () => (await siteStored(page, 'outbox')) === '[]',
         'the outbox is empty',
       );
       expect((await storedBodies(visitorId)).filter((body) => body === 'Typed while the chat service was unreachable')).toHaveLength(1);
@@ -414,19 +424,18 @@ describe('a message whose sending fails', () => {
     try {
       const page = await context.newPage();
       await page.goto(siteOrigin);
-      const sends = `${service.origin}/v1/incoming-chat-widget-message*`;
+      const sends = sendsPattern();
       const refuse = (route: import('playwright-core').Route) => route.abort('connectionrefused');
       await context.route(sends, refuse);
       const frame = await openChat(page);
       await type(frame, 'A first message, typed while the chat service was unreachable');
-      const outbox = () => page.evaluate((widget) => localStorage.getItem(`chat-widget:outbox:${widget}`) ?? '', widgetId);
-      await eventually(async () => (await outbox()).includes('unreachable'), 'the message is kept in the site\'s storage');
-      expect(await page.evaluate((widget) => localStorage.getItem(`chat-widget:started:${widget}`), widgetId)).toBeNull();
+      await eventually(async () => ((await siteStored(page, 'outbox')) ?? '').includes('unreachable'), 'the message is kept in the site\'s storage');
+      expect(await siteStored(page, 'started')).toBeNull();
       await context.unroute(sends, refuse);
       await page.reload();
       const visitorId = await visitorIdOf(page);
       await eventually(async () => (await storedBodies(visitorId)).includes('A first message, typed while the chat service was unreachable'), 'the message is stored');
-      await eventually(async () => (await outbox()) === '[]', 'the outbox is empty');
+      await eventually(async () => (await siteStored(page, 'outbox')) === '[]', 'the outbox is empty');
       expect(await page.getByRole('button', { name: /^Open chat/ }).getAttribute('aria-expanded')).toBe('false');
     } finally {
       await context.close();
@@ -444,7 +453,7 @@ describe('a message whose sending fails', () => {
       const visitorId = await visitorIdOf(page);
       let dropped = 0;
       // The first sending reaches the server, which stores it; its answer never reaches the page.
-      await context.route(`${service.origin}/v1/incoming-chat-widget-message*`, async (route) => {
+      await context.route(sendsPattern(), async (route) => {
         if (dropped > 0) return route.continue();
         dropped += 1;
         await route.fetch();
@@ -454,7 +463,7 @@ describe('a message whose sending fails', () => {
       // Done sending: the outbox is empty again and nothing shows as sending.
       await eventually(
         async () =>
-          (await page.evaluate((widget) => localStorage.getItem(`chat-widget:outbox:${widget}`), widgetId)) === '[]' &&
+          (await siteStored(page, 'outbox')) === '[]' &&
           (await frame.locator('#messages li.pending').count()) === 0,
         'the page has sent the message again',
       );
