@@ -62,3 +62,9 @@ test('DATABASE_POOL_SIZE sizes each process pool: 10 unless set, a whole number 
   expect(loadConfig({ DATABASE_POOL_SIZE: '24' }).DATABASE_POOL_SIZE).toBe(24);
   for (const value of ['1', '2.5', 'many']) expect(() => loadConfig({ DATABASE_POOL_SIZE: value }), value).toThrow(/^invalid DATABASE_POOL_SIZE:/);
 });
+
+test('WEBHOOK_HISTORY_DAYS keeps 30 days unless set, a whole number of days from 1 to 3650', () => {
+  expect(loadConfig({}).WEBHOOK_HISTORY_DAYS).toBe(30);
+  expect(loadConfig({ WEBHOOK_HISTORY_DAYS: '3650' }).WEBHOOK_HISTORY_DAYS).toBe(3650);
+  for (const value of ['0', '3651', '1.5', 'forever']) expect(() => loadConfig({ WEBHOOK_HISTORY_DAYS: value }), value).toThrow(/^invalid WEBHOOK_HISTORY_DAYS:/);
+});

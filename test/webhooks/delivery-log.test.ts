@@ -22,10 +22,10 @@ afterAll(async () => {
 
 type Account = { userId: string; apiKey: string };
 
-async function createWebhook(account: Account, name: string, url = receiver.url): Promise<string> {
-  const created = await service.request('POST', '/webhooks', { apiKey: account.apiKey, body: { url, name, subscribed_to: ['Replies', 'Reads'] } });
+async function createWebhook(account: Account, name: string, url = receiver.url, on = service): Promise<string> {
+  const created = await on.request('POST', '/webhooks', { apiKey: account.apiKey, body: { url, name, subscribed_to: ['Replies', 'Reads'] } });
   expect(created.status, created.text).toBe(200);
-  const { rows } = await service.services.pool.query<{ id: string }>('select id from webhook_subscriptions where account_id = $1 and name = $2', [account.userId, name]);
+  const { rows } = await on.services.pool.query<{ id: string }>('select id from webhook_subscriptions where account_id = $1 and name = $2', [account.userId, name]);
   return rows[0]!.id;
 }
 
@@ -37,13 +37,14 @@ async function insertDelivery(
   account: Account,
   subscriptionId: string,
   options: { event?: string; status: 'pending' | 'succeeded' | 'failed' | 'dropped'; ageMinutes: number; attempts?: Array<{ statusCode: number | null; error: string | null }> },
+  on = service,
 ): Promise<string> {
   const eventId = newId('evt');
   const deliveryId = newId('dlv');
   const event = options.event ?? 'Replies';
   const attempts = options.attempts ?? [];
   const payload = { event, event_id: eventId, occurred_at: new Date().toISOString(), user: { id: account.userId }, data: { n: deliveryId } };
-  const pool = service.services.pool;
+  const pool = on.services.pool;
   await pool.query(
     `insert into events (id, account_id, name, payload, created_at, dispatched_at)
      values ($1, $2, $3, $4, now() - make_interval(mins => $5), now())`,
@@ -317,18 +318,32 @@ describe('the delivery log and replay need the Integrations edit permission', ()
 });
 
 describe('the webhook history kept (WEBHOOK_HISTORY_DAYS, 30 by default)', () => {
-  test('the hourly sweep deletes older events with their deliveries and attempts; newer ones, and one with a delivery still pending, stay', async () => {
-    const account = await service.createAccount();
-    const subscription = await createWebhook(account, 'history');
+  // A service without a worker: the per-minute dispatch would otherwise send this test's
+  // undispatched event should the minute turn while it runs.
+  let apiOnly: TestService;
+  beforeAll(async () => {
+    apiOnly = await startTestService({ env: { ROLE: 'api', WEBHOOK_ALLOW_HOSTS: 'localhost,127.0.0.1' } });
+  });
+  afterAll(async () => {
+    await apiOnly?.stop();
+  });
+
+  test('the hourly sweep deletes older events with their deliveries and attempts; newer ones, one not yet dispatched and one with a delivery still pending, stay', async () => {
+    const account = await apiOnly.createAccount();
+    const subscription = await createWebhook(account, 'history', receiver.url, apiOnly);
     const days = (n: number) => n * 24 * 60;
-    const oldSucceeded = await insertDelivery(account, subscription, { status: 'succeeded', ageMinutes: days(31), attempts: [{ statusCode: 500, error: 'HTTP 500' }, { statusCode: 200, error: null }] });
-    const oldFailed = await insertDelivery(account, subscription, { status: 'failed', ageMinutes: days(31), attempts: [{ statusCode: 500, error: 'HTTP 500' }] });
-    const oldPending = await insertDelivery(account, subscription, { status: 'pending', ageMinutes: days(31), attempts: [{ statusCode: 503, error: 'HTTP 503' }] });
-    const recent = await insertDelivery(account, subscription, { status: 'succeeded', ageMinutes: days(29), attempts: [{ statusCode: 200, error: null }] });
+    const oldSucceeded = await insertDelivery(account, subscription, { status: 'succeeded', ageMinutes: days(31), attempts: [{ statusCode: 500, error: 'HTTP 500' }, { statusCode: 200, error: null }] }, apiOnly);
+    const oldFailed = await insertDelivery(account, subscription, { status: 'failed', ageMinutes: days(31), attempts: [{ statusCode: 500, error: 'HTTP 500' }] }, apiOnly);
+    const oldPending = await insertDelivery(account, subscription, { status: 'pending', ageMinutes: days(31), attempts: [{ statusCode: 503, error: 'HTTP 503' }] }, apiOnly);
+    const recent = await insertDelivery(account, subscription, { status: 'succeeded', ageMinutes: days(29), attempts: [{ statusCode: 200, error: null }] }, apiOnly);
     // A first attempt that succeeded is recorded by its attempt alone, with no delivery row.
-    const oldAttemptOnly = await insertDelivery(account, subscription, { status: 'succeeded', ageMinutes: days(31), attempts: [{ statusCode: 204, error: null }] });
-    await service.services.pool.query('delete from webhook_deliveries where id = $1', [oldAttemptOnly]);
-    const pool = service.services.pool;
+    const oldAttemptOnly = await insertDelivery(account, subscription, { status: 'succeeded', ageMinutes: days(31), attempts: [{ statusCode: 204, error: null }] }, apiOnly);
+    const pool = apiOnly.services.pool;
+    await pool.query('delete from webhook_deliveries where id = $1', [oldAttemptOnly]);
+    // An old event not yet dispatched (as one committed while no worker ran): its deliveries
+    // are still to be made, so it stays.
+    const undispatched = newId('evt');
+    await pool.query(`insert into events (id, account_id, name, payload, created_at) values ($1, $2, 'Replies', '{}', now() - interval '31 days')`, [undispatched, account.userId]);
     const { rows: events } = await pool.query<{ delivery_id: string; event_id: string }>(
       'select distinct delivery_id, event_id from webhook_attempts where subscription_id = $1',
       [subscription],
@@ -338,8 +353,8 @@ describe('the webhook history kept (WEBHOOK_HISTORY_DAYS, 30 by default)', () =>
     const kept = [oldPending, recent];
 
     // One event a batch: the sweep goes on until a batch comes back short.
-    expect(await sweepWebhookHistory(service.services, 1)).toBe(3);
-    expect(await sweepWebhookHistory(service.services)).toBe(0);
+    expect(await sweepWebhookHistory(apiOnly.services, 1)).toBe(3);
+    expect(await sweepWebhookHistory(apiOnly.services)).toBe(0);
 
     const left = async (table: string, column: string, ids: string[]) =>
       (await pool.query<{ n: number }>(`select count(*)::int as n from ${table} where ${column} = any($1)`, [ids])).rows[0]!.n;
@@ -349,11 +364,12 @@ describe('the webhook history kept (WEBHOOK_HISTORY_DAYS, 30 by default)', () =>
     expect(await left('events', 'id', kept.map((id) => eventOf.get(id)!))).toBe(2);
     expect(await left('webhook_deliveries', 'id', kept)).toBe(2);
     expect(await left('webhook_attempts', 'delivery_id', kept)).toBe(2);
+    expect(await left('events', 'id', [undispatched])).toBe(1);
 
-    const log = await service.request('GET', '/webhooks/history/deliveries', { apiKey: account.apiKey });
+    const log = await apiOnly.request('GET', '/webhooks/history/deliveries', { apiKey: account.apiKey });
     expect(log.status).toBe(200);
     expect(log.body.deliveries.map((entry: { delivery_id: string }) => entry.delivery_id)).toEqual([recent, oldPending]);
-    const replay = await service.request('POST', '/webhooks/history/replay', { apiKey: account.apiKey, query: { since: new Date(Date.now() - days(40) * 60_000).toISOString() } });
+    const replay = await apiOnly.request('POST', '/webhooks/history/replay', { apiKey: account.apiKey, query: { since: new Date(Date.now() - days(40) * 60_000).toISOString() } });
     expect(replay.status).toBe(200);
     expect(replay.body.replayed).toBe(0);
   });
