@@ -107,9 +107,12 @@ describe('database schema and access', () => {
   it('deleting an account deletes its rows', async () => {
     const accountId = await insertAccount();
     await pool.query('insert into contacts (id, account_id, phone_number) values ($1, $2, $3)', [newId('ct'), accountId, '+1']);
+    await pool.query(`insert into events (id, account_id, name, payload) values ($1, $2, 'Contact Created', '{}')`, [newId('evt'), accountId]);
     await pool.query('delete from accounts where id = $1', [accountId]);
-    const { rowCount } = await pool.query('select 1 from contacts where account_id = $1', [accountId]);
-    expect(rowCount).toBe(0);
+    for (const table of ['contacts', 'events']) {
+      const { rowCount } = await pool.query(`select 1 from ${table} where account_id = $1`, [accountId]);
+      expect(rowCount, table).toBe(0);
+    }
   });
 
   it('the graphile_worker schema exists and the shared pool runs jobs', async () => {

@@ -149,3 +149,14 @@ export async function measureWork(url: string, operations: number, operate: () =
     await client.end();
   }
 }
+
+/** Analyses every table (the planner's statistics brought up to date). */
+export async function runAnalyze(url: string): Promise<void> {
+  const client = new pg.Client(url);
+  await client.connect();
+  try {
+    await client.query('analyze');
+  } finally {
+    await client.end();
+  }
+}

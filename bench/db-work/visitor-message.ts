@@ -2,12 +2,16 @@
 // at steady state: each visitor already has its contact and an open session, with the
 // service's round trips to it; BENCH_TREE runs the service from another checkout.
 //
-//   node bench/db-work/visitor-message.ts [messages]
+//   node bench/db-work/visitor-message.ts [messages] [--analyze]
+//
+// With --analyze the tables are analysed after the warm-up, as autovacuum's analyse would
+// have done for a deployment; without, the planner still sees the tables as they were at
+// the start (empty), as it does between analyses of a growing table.
 import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
 import { cleanUp, root } from '../processes.ts';
 import { roundTripCounter } from './round-trips.ts';
 import { startWidgetService } from './widget-service.ts';
-import { measureWork, startCountingDatabase } from './counters.ts';
+import { measureWork, runAnalyze, startCountingDatabase } from './counters.ts';
 
 const MESSAGES = Number(process.argv[2]) || 1000;
 const VISITORS = 200;
@@ -31,6 +35,7 @@ try {
     await Promise.all(Array.from({ length: 4 }, lane));
   };
   await post(2 * VISITORS);
+  if (process.argv.includes('--analyze')) await runAnalyze(url);
   // CPU over the messages alone (from /proc, 10 ms ticks; it moves with the machine's other load, the counts do not).
   const postmaster = await postmasterPid(url);
   let cpu = { api: 0, postgres: 0, ms: 0 };

@@ -1,8 +1,9 @@
 // The shared writers' statements read what they look up by key, with thousands of accounts:
 // the event writer reads its accounts by primary key (not a scan of every account), POST
-// /contacts reads the lists it names by primary key, and a message of a contact with no open
-// session reads no messages (nor, for a visitor's message, the bot's recent replies). Checked on the plans PostgreSQL makes, both the plan for the
-// values at hand and the generic one a prepared statement settles on.
+// /contacts reads the lists it names by primary key, a message's session read finds the last
+// message on the session and reads no messages, and a visitor's first message reads none for
+// the bot's recent replies either. Checked on the plans PostgreSQL makes, both the plan for
+// the values at hand and the generic one a prepared statement settles on.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { insertContactStatement } from '../../server/contacts/sql/insert-contact.ts';
@@ -111,14 +112,25 @@ describe("the writers' plans", () => {
     }
   });
 
-  test('a contact with no open session reads no messages for its last one', async () => {
-    const [contact] = (
-      await client.query<{ id: string }>(`insert into contacts (id, account_id, phone_number) values ($1, $2, '+14155550101') returning id`, [newId('ct'), accountId])
-    ).rows;
-    const plan = await planNodes(sql`${sessionQuery(accountId, contact!.id, false, null)}`, { analyze: true });
-    const messageReads = plan.filter((node) => node['Relation Name'] === 'messages');
-    expect(messageReads.length).toBeGreaterThan(0);
-    expect(messageReads.map((node) => node['Actual Loops'])).toEqual(messageReads.map(() => 0));
+  test("the session read reads no messages: the session keeps its last one, even where the account's messages are many", async () => {
+    const contactId = newId('ct');
+    const sessionId = newId('cs');
+    await client.query(`insert into contacts (id, account_id, phone_number) values ($1, $2, '+14155550101')`, [contactId, accountId]);
+    await client.query(
+      `insert into chat_sessions (id, account_id, contact_id, status, last_message_id, last_message_direction) values ($1, $2, $3, 'ChatSessionOpened', 'msg_plan_last', 'outbound')`,
+      [sessionId, accountId, contactId],
+    );
+    // The account's messages, unknown to the statistics (the table was analysed while empty).
+    await client.query(
+      `insert into messages (id, account_id, contact_id, session_id, direction, body, created_at)
+       select 'msg_plan_' || n, $1, $2, $3, 'inbound', 'message ' || n, now() - n * interval '1 second' from generate_series(1, 2000) n`,
+      [accountId, contactId, sessionId],
+    );
+    for (const plan of [await planNodes(sql`${sessionQuery(accountId, contactId, false, null)}`, { analyze: true }), await genericPlanNodes(sql`${sessionQuery(accountId, contactId, true, null)}`)]) {
+      expect(plan.filter((node) => node['Relation Name'] === 'messages')).toEqual([]);
+    }
+    const { rows } = await client.query(sessionQuery(accountId, contactId, false, null).statement());
+    expect(rows).toEqual([{ id: sessionId, status: 'ChatSessionOpened', last_message_id: 'msg_plan_last', last_direction: 'outbound', repeated_id: null }]);
   });
 
   test("a visitor's first message reads no messages for the away message's check", async () => {
@@ -127,7 +139,7 @@ describe("the writers' plans", () => {
     ).rows;
     const plan = await planNodes(sql`${visitorSessionSql(accountId, contact!.id, null, true)}`, { analyze: true });
     const messageReads = plan.filter((node) => node['Relation Name'] === 'messages');
-    expect(messageReads.length).toBeGreaterThan(1);
+    expect(messageReads.length).toBeGreaterThan(0);
     expect(messageReads.map((node) => node['Actual Loops'])).toEqual(messageReads.map(() => 0));
   });
 });

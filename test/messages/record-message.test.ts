@@ -108,6 +108,25 @@ describe('events', () => {
     });
   });
 
+  test("the session's last message is the one of the latest time: a message written by a process whose clock runs behind does not take its place", async () => {
+    const { userId, apiKey } = await service.createAccount();
+    const { contactId } = await createContact(service, apiKey);
+    const question = await record(service, userId, contactId, 'outbound', 'Which size do you need?');
+    const pool = service.services.pool;
+    const lastOf = async () =>
+      (await pool.query<{ last_message_id: string; last_message_direction: string }>('select last_message_id, last_message_direction from chat_sessions where id = $1', [question.sessionId])).rows[0];
+    expect(await lastOf()).toEqual({ last_message_id: question.messageId, last_message_direction: 'outbound' });
+    // As if the question came from a process whose clock is an hour ahead.
+    await pool.query(`update messages set created_at = created_at + interval '1 hour' where id = $1`, [question.messageId]);
+    await pool.query(`update chat_sessions set last_activity_at = last_activity_at + interval '1 hour' where id = $1`, [question.sessionId]);
+    const answer = await record(service, userId, contactId, 'inbound', 'Medium, please');
+    expect(answer.sessionId).toBe(question.sessionId);
+    expect(await lastOf()).toEqual({ last_message_id: question.messageId, last_message_direction: 'outbound' });
+    await pool.query(`update chat_sessions set last_activity_at = last_activity_at - interval '2 hours' where id = $1`, [question.sessionId]);
+    const later = await record(service, userId, contactId, 'inbound', 'And in blue');
+    expect(await lastOf()).toEqual({ last_message_id: later.messageId, last_message_direction: 'inbound' });
+  });
+
   test('an inbound message in a new session does not reply to an outbound message of a closed session', async () => {
     const { userId, apiKey } = await service.createAccount();
     const { contactId } = await createContact(service, apiKey);

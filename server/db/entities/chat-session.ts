@@ -17,6 +17,9 @@ export const ChatSessionSchema = defineEntity({
     humanAlertedAt: p.datetime().nullable(),
     /** Its last message's time (its start before any): recent sessions are listed by it. */
     lastActivityAt: p.datetime().defaultRaw('now()'),
+    /** Its last message (by time), which the one writer of messages keeps: a contact's reply answers it. */
+    lastMessageId: p.text().nullable(),
+    lastMessageDirection: p.text().nullable(),
   },
   indexes: [
     { properties: ['account', 'startedAt'], name: 'chat_sessions_account_id_started_at_index' },

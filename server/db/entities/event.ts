@@ -8,7 +8,9 @@ export const EventSchema = defineEntity({
   tableName: 'events',
   properties: {
     id: p.text().primary(),
-    account: () => p.manyToOne(Account).ref().deleteRule('cascade').index(false),
+    // No key: the event writer reads the account in the same statement, and the account's
+    // deletion takes its events by a trigger (accounts_delete_events).
+    account: () => p.manyToOne(Account).ref().createForeignKeyConstraint(false).index(false),
     name: p.text(),
     payload: p.json<Record<string, unknown>>(),
     createdAt: p.datetime().defaultRaw('now()'),

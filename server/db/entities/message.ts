@@ -41,7 +41,7 @@ export const MessageSchema = defineEntity({
   ],
   uniques: [
     // A provider callback retried for the same message finds the row it stored the first time.
-    { properties: ['account', 'providerMessageId'], name: 'messages_account_id_provider_message_id_unique' },
+    { properties: ['account', 'providerMessageId'], name: 'messages_account_id_provider_message_id_unique', where: 'provider_message_id is not null' },
   ],
 });
 

@@ -55,28 +55,25 @@ export type AlsoWritten = (written: WrittenMessage) => { writes?: Sql[]; calls?:
 export type SessionRow = { id: string | null; status: string | null; last_message_id: string | null; last_direction: string | null; repeated_id: string | null };
 
 /**
- * The contact's open session (or, for a reopen, its latest), its last message, and the message
- * this one repeats; `contactId` a value, or a column of an outer query. Exported for the plan's test.
+ * The contact's open session (or, for a reopen, its latest), its last message (the session's
+ * own record of it), and the message this one repeats; `contactId` a value, or a column of an
+ * outer query. Exported for the plan's test.
  */
 export function sessionQuery(accountId: string, contactId: string | Sql, reopen: boolean, repeatOf: string | null): Sql {
+  const columns = sql`id, status, last_message_id, last_message_direction`;
   const session = reopen
-    ? sql`select id, status from chat_sessions where account_id = ${accountId} and contact_id = ${contactId}
+    ? sql`select ${columns} from chat_sessions where account_id = ${accountId} and contact_id = ${contactId}
           order by status = 'ChatSessionOpened' desc, started_at desc, id desc limit 1`
-    : sql`select id, status from chat_sessions where account_id = ${accountId} and contact_id = ${contactId} and status = 'ChatSessionOpened'
+    : sql`select ${columns} from chat_sessions where account_id = ${accountId} and contact_id = ${contactId} and status = 'ChatSessionOpened'
           order by started_at desc, id desc limit 1`;
   const repeated =
     repeatOf === null
       ? sql`null::text`
       : sql`(select m.id from messages m where m.account_id = ${accountId} and m.contact_id = ${contactId} and m.external_id = ${repeatOf} and m.direction = 'inbound'
               order by m.created_at, m.id limit 1)`;
-  // `s.id is not null` gates the last message's read: with no session it is never run (run
-  // with a null session id it reads messages, all of them when the planner scans the table).
-  return sql`select s.id, s.status, last.id as last_message_id, last.direction as last_direction, ${repeated} as repeated_id
+  return sql`select s.id, s.status, s.last_message_id, s.last_message_direction as last_direction, ${repeated} as repeated_id
   from (select 1) one
-  left join lateral (${session}) s on true
-  left join lateral (
-    select m.id, m.direction from messages m where s.id is not null and m.account_id = ${accountId} and m.session_id = s.id order by m.created_at desc, m.id desc limit 1
-  ) last on true`;
+  left join lateral (${session}) s on true`;
 }
 
 /** Stores the message on the runner's transaction (the caller's, holding the contact's lock). */
@@ -120,15 +117,22 @@ export function writeMessageStatement(input: NewMessage, open: SessionRow | null
   if (followUp) events.push(newEventRow('New Message', { message: toMessageEventData(followUp, sessionId), contact: input.contact }));
 
   const createdAt = message.createdAt.toISOString();
-  const lastAt = (followUp ?? message).createdAt.toISOString();
+  const last = followUp ?? message;
+  const lastAt = last.createdAt.toISOString();
+  const latest = sql`(last_message_id is null or last_activity_at <= ${lastAt}::timestamptz)`;
   const extra = also?.(written) ?? {};
   const statement = oneStatement({
     writes: [
-      sql`insert into chat_sessions (id, account_id, contact_id, status, tag, started_at, ended_at, last_activity_at)
-  select ${sessionId}::text, ${input.accountId}::text, ${contactId}::text, 'ChatSessionOpened', null, ${createdAt}::timestamptz, null, ${lastAt}::timestamptz
+      sql`insert into chat_sessions (id, account_id, contact_id, status, tag, started_at, ended_at, last_activity_at, last_message_id, last_message_direction)
+  select ${sessionId}::text, ${input.accountId}::text, ${contactId}::text, 'ChatSessionOpened', null, ${createdAt}::timestamptz, null, ${lastAt}::timestamptz,
+         ${last.id}::text, ${last.direction}::text
    where ${sessionStarted}::boolean`,
-      // The session read found it open, or (a reopen) its latest: either way open now.
-      sql`update chat_sessions set status = 'ChatSessionOpened', ended_at = null, last_activity_at = greatest(last_activity_at, ${lastAt}::timestamptz)
+      // The session read found it open, or (a reopen) its latest: either way open now. Its
+      // last message is this one unless one of a later time is there (written by a process
+      // whose clock runs ahead): the session's messages are read in time order.
+      sql`update chat_sessions set status = 'ChatSessionOpened', ended_at = null, last_activity_at = greatest(last_activity_at, ${lastAt}::timestamptz),
+         last_message_id = case when ${latest} then ${last.id}::text else last_message_id end,
+         last_message_direction = case when ${latest} then ${last.direction}::text else last_message_direction end
    where id = ${sessionId}::text and account_id = ${input.accountId}::text and ${!sessionStarted}::boolean`,
       sql`insert into messages (id, account_id, contact_id, session_id, direction, body, type, channel, status, sender, sender_name,
                       media_url, media_content_type, external_id, provider_message_id, template_id, read_at, created_at)
