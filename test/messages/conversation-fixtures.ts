@@ -64,7 +64,8 @@ export function bulkMessageTime(n: number): Date {
  * Messages `from`..`to` of a long conversation, written in one SQL statement (recordMessage
  * per message would make a test of a thousand messages slow): message n is inbound when n is
  * odd, outbound when even, reads `message <n>` followed by `padding` characters `x`, and was
- * written at bulkMessageTime(n), in `sessionId` when given.
+ * written at bulkMessageTime(n), in `sessionId` when given (whose last message and activity
+ * then follow the newest of its messages).
  */
 export async function insertConversation(
   service: TestService,
@@ -81,6 +82,15 @@ export async function insertConversation(
        from generate_series($4::int, $5::int) as n`,
     [accountId, contactId, range.sessionId ?? null, range.from, range.to, range.padding ?? 0],
   );
+  // The session's record of its last message, as the message writer keeps it.
+  if (range.sessionId) {
+    await service.services.pool.query(
+      `update chat_sessions s set (last_message_id, last_message_direction, last_activity_at) = (
+         select m.id, m.direction, m.created_at from messages m where m.session_id = s.id and m.account_id = s.account_id order by m.created_at desc, m.id desc limit 1
+       ) where s.id = $1 and s.account_id = $2`,
+      [range.sessionId, accountId],
+    );
+  }
 }
 
 /** A chat session written directly, started at bulkMessageTime(startedAt). */
