@@ -22,7 +22,6 @@ export const ChatSessionSchema = defineEntity({
     lastMessageDirection: p.text().nullable(),
   },
   indexes: [
-    { properties: ['account', 'startedAt'], name: 'chat_sessions_account_id_started_at_index' },
     { properties: ['contact', 'startedAt'], name: 'chat_sessions_contact_id_started_at_index' },
     // Recent sessions are paged by newest activity within an account (scanned backwards).
     { properties: ['account', 'lastActivityAt', 'id'], name: 'chat_sessions_account_id_last_activity_at_id_index' },
