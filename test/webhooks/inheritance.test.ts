@@ -4,6 +4,7 @@
 // switches), which test/webhooks/subscriptions.test.ts covers through the API.
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { emit } from '../../server/events/emit.ts';
+import { eventsOf, insertEventsSql, newEventRow } from '../../server/events/sql/insert-events.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
 import { startWebhookReceiver, type ReceiverScript, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 import { createContact, createTask, deliveriesOf, eventually, expectedSignature, healthOf, lastEventId, subscribe, WEBHOOK_ENV } from './webhook-fixtures.ts';
@@ -267,4 +268,43 @@ test("deleting a client account removes its deliveries and their log from the ag
   expect(await history()).toEqual([]);
   const left = await service.services.pool.query(`select count(*)::int as n from webhook_attempts where subscription_id = $1`, [subscriptionId]);
   expect(left.rows[0].n).toBe(0);
+});
+
+/** Whether the event writer leaves an event of the account to the dispatch, read before its commit (so no dispatch has run yet). */
+async function leftToDispatch(accountId: string): Promise<boolean> {
+  const client = await service.services.pool.connect();
+  try {
+    await client.query('begin');
+    const [event] = eventsOf(accountId, [newEventRow('Task Created', {})]);
+    await client.query(insertEventsSql([event!]).statement());
+    const { rows } = await client.query<{ dispatched_at: Date | null }>('select dispatched_at from events where id = $1', [event!.id]);
+    return rows[0]!.dispatched_at === null;
+  } finally {
+    await client.query('rollback');
+    client.release();
+  }
+}
+
+test('an event no subscription can receive is written dispatched; one that an enabled subscription of the account, or of its agency for its clients, can receive is left to the dispatch', async () => {
+  const hook = await receiver();
+  const alone = await service.createAccount();
+  expect(await leftToDispatch(alone.userId)).toBe(false);
+
+  const subscribed = await service.createAccount();
+  const own = await subscribe(service, subscribed.userId, { url: hook.url, events: ['Contact Created'] });
+  expect(await leftToDispatch(subscribed.userId)).toBe(true);
+  await service.services.pool.query('update webhook_subscriptions set enabled = false where id = $1', [own]);
+  expect(await leftToDispatch(subscribed.userId)).toBe(false);
+
+  const { agency, clients: [client] } = await agencyWithClients(1);
+  await subscribe(service, agency.userId, { url: hook.url, events: ['Task Created'] });
+  expect(await leftToDispatch(client!)).toBe(false);
+  await subscribe(service, agency.userId, { url: `${hook.url}/clients`, events: ['Task Created'], applyToSubAccounts: true });
+  expect(await leftToDispatch(client!)).toBe(true);
+  expect(await leftToDispatch(agency.userId)).toBe(true);
+
+  // A committed one is kept for the history as written: dispatched.
+  await createTask(service, alone.apiKey);
+  const { rows } = await service.services.pool.query<{ dispatched: boolean }>(`select dispatched_at is not null as dispatched from events where account_id = $1`, [alone.userId]);
+  expect(rows).toEqual([{ dispatched: true }]);
 });

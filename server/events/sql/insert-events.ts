@@ -2,7 +2,7 @@
 // statement, inside the transaction of the change it announces (so it exists exactly when
 // the change committed), with the payload's `user` block (the account where the event
 // happened) read from the account row in the same statement. Webhook delivery reads them;
-// the statement trigger on `events` queues their dispatch (see Migration20261123224500).
+// the trigger on `events` queues the dispatch of those still to dispatch (Migration20261123224500).
 import { newId } from '../../db/ids.ts';
 import { sql, type Sql } from '../../db/sql.ts';
 import { currentRequestId } from '../../request-context.ts';
@@ -43,10 +43,16 @@ export function insertEventsSql(events: readonly AccountEvent[], options: { only
   // recordset's column (estimated at 100 rows), the planner hashes a scan of every account.
   const accountIds = [...new Set(events.map((event) => event.accountId))];
   const condition = options.onlyIf ? sql`\n     and (${options.onlyIf})` : sql``;
-  return sql`insert into events (id, account_id, name, payload, request_id)
+  // An event no subscription can receive (none enabled on the account, nor on its agency for
+  // its clients) is written dispatched: the dispatch has nothing to send for it, and would only
+  // claim it to mark it so, an update of every index of the row.
+  return sql`insert into events (id, account_id, name, payload, request_id, dispatched_at)
   select e.id, a.id, e.name,
          e.payload || jsonb_build_object('user', jsonb_build_object('id', a.id, 'email', a.email, 'name', a.name)),
-         e.request_id
+         e.request_id,
+         case when exists (select from webhook_subscriptions s where s.account_id = a.id and s.account_id = any(${accountIds}::text[]) and s.enabled)
+                or exists (select from webhook_subscriptions s where s.account_id = a.agency_id and s.apply_to_sub_accounts and s.enabled)
+              then null else now() end
     from accounts a
     join jsonb_to_recordset(${rows}::jsonb) as e(id text, account_id text, name text, payload jsonb, request_id text) on e.account_id = a.id
    where a.id = any(${accountIds}::text[])${condition}`;
