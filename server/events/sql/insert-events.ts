@@ -2,7 +2,7 @@
 // statement, inside the transaction of the change it announces (so it exists exactly when
 // the change committed), with the payload's `user` block (the account where the event
 // happened) read from the account row in the same statement. Webhook delivery reads them;
-// the trigger on `events` queues the dispatch of those still to dispatch (Migration20261123224500).
+// the trigger on `events` queues the dispatch of those still to dispatch (Migration20261129110000).
 import { newId } from '../../db/ids.ts';
 import { sql, type Sql } from '../../db/sql.ts';
 import { currentRequestId } from '../../request-context.ts';
@@ -45,7 +45,8 @@ export function insertEventsSql(events: readonly AccountEvent[], options: { only
   const condition = options.onlyIf ? sql`\n     and (${options.onlyIf})` : sql``;
   // An event no subscription can receive (none enabled on the account, nor on its agency for
   // its clients) is written dispatched: the dispatch has nothing to send for it, and would only
-  // claim it to mark it so, an update of every index of the row.
+  // claim it to mark it so, an update of every index of the row. (The account's own
+  // subscriptions are also named by value, as every statement on an account's rows does.)
   return sql`insert into events (id, account_id, name, payload, request_id, dispatched_at)
   select e.id, a.id, e.name,
          e.payload || jsonb_build_object('user', jsonb_build_object('id', a.id, 'email', a.email, 'name', a.name)),
