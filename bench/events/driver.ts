@@ -39,7 +39,12 @@ export type DriverResult = {
   answeredPerSecond: number;
   statusCodes: Record<string, number>;
   firstError: string;
+  /** Measured requests that took SLOW_MS or longer: how many, and when the first and last of them were due (epoch ms). */
+  slow: { count: number; firstDue: number; lastDue: number };
 };
+
+/** A request at least this slow counts as slow (the scenario's p99 limit). */
+const SLOW_MS = 100;
 
 /** Visitor messages each visitor sends per step at most: far under its 20 per minute. */
 const MESSAGES_PER_VISITOR = 3;
@@ -60,7 +65,7 @@ async function main() {
   const visitors = Math.max(1, Math.ceil(messagesTotal / MESSAGES_PER_VISITOR));
   const started = performance.now() + 20;
   const measureFrom = started + spec.warmupSeconds * 1000;
-  const samples: { kind: 'message' | 'contact'; latency: number; ok: boolean; at: number }[] = [];
+  const samples: { kind: 'message' | 'contact'; latency: number; ok: boolean; at: number; due: number }[] = [];
   const statusCodes: Record<string, number> = {};
   let firstError = '';
   let contacts = 0;
@@ -102,7 +107,7 @@ async function main() {
       firstError ||= String(error);
     }
     const now = performance.now();
-    if (due >= measureFrom) samples.push({ kind: isMessage ? 'message' : 'contact', latency: now - due, ok, at: now });
+    if (due >= measureFrom) samples.push({ kind: isMessage ? 'message' : 'contact', latency: now - due, ok, at: now, due });
   };
 
   const inFlight = new Set<Promise<void>>();
@@ -130,6 +135,7 @@ async function main() {
     const latencies = chosen.map((sample) => sample.latency).sort((a, b) => a - b);
     return { count: chosen.length, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), failed: chosen.filter((sample) => !sample.ok).length };
   };
+  const slow = samples.filter((sample) => sample.latency >= SLOW_MS).map((sample) => performance.timeOrigin + sample.due);
   const lastAnswer = samples.reduce((latest, sample) => Math.max(latest, sample.at), measureFrom);
   const result: DriverResult = {
     sent: total,
@@ -140,6 +146,7 @@ async function main() {
     answeredPerSecond: samples.length / Math.max(spec.measureSeconds, (lastAnswer - measureFrom) / 1000),
     statusCodes,
     firstError: firstError.slice(0, 300),
+    slow: { count: slow.length, firstDue: slow.length ? Math.min(...slow) : 0, lastDue: slow.length ? Math.max(...slow) : 0 },
   };
   await Promise.all(agents.map((agent) => agent.close()));
   process.stdout.write(`${JSON.stringify(result)}\n`);
