@@ -1,10 +1,14 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
+ * (Exported for Migration20261129120000's `down`. MikroORM runs a migration file's first
+ * exported function in its namespace's order, which is sorted: the class, `Migration…`,
+ * comes before this one.)
+ *
  * The dispatch trigger's function: once per transaction, queue the dispatch job unless one is
  * already waiting to start (Migration20261123224500); `check` runs first and may return early.
  */
-const queueDispatch = (check: string) => `create or replace function "queue_webhook_dispatch"() returns trigger language plpgsql as $$
+export const queueDispatch = (check: string) => `create or replace function "queue_webhook_dispatch"() returns trigger language plpgsql as $$
 begin
   if current_setting('app.webhook_dispatch_queued', true) = 'on' then
     return null;

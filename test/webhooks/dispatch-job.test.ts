@@ -1,0 +1,90 @@
+// The dispatch job as the dispatch trigger adds it: one due at once when none is there,
+// nothing more while one waits, and while one runs a single follow-up due a moment later,
+// which the running job makes due at once when its pass ends. On a service without a
+// worker (ROLE=api), so the jobs stay as the commits left them; a running job is one
+// locked by hand, as a worker locks it.
+import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
+import { eventsOf, insertEventsSql, newEventRow } from '../../server/events/sql/insert-events.ts';
+import { DISPATCH_WEBHOOK_EVENTS_TASK, followUpNow } from '../../server/webhooks/sql/dispatch-follow-up.ts';
+import { startTestService, type TestService } from '../helpers/service.ts';
+import { subscribe, WEBHOOK_ENV } from './webhook-fixtures.ts';
+
+let service: TestService;
+let accountId: string;
+
+beforeAll(async () => {
+  service = await startTestService({ env: { ...WEBHOOK_ENV, ROLE: 'api' } });
+  accountId = (await service.createAccount()).userId;
+  // No worker runs, so nothing is ever sent to it.
+  await subscribe(service, accountId, { url: 'https://127.0.0.1:9/hooks', events: ['Task Created'] });
+});
+
+afterAll(async () => {
+  await service?.stop();
+});
+
+beforeEach(async () => {
+  await service.services.pool.query(
+    `delete from graphile_worker._private_jobs j using graphile_worker._private_tasks t where t.id = j.task_id and t.identifier = $1`,
+    [DISPATCH_WEBHOOK_EVENTS_TASK],
+  );
+});
+
+/** Commits one event the account's subscription can receive, in a transaction of its own. */
+async function commitEvent(): Promise<void> {
+  await service.services.pool.query(insertEventsSql(eventsOf(accountId, [newEventRow('Task Created', {})])).statement());
+}
+
+type DispatchJob = { keyed: boolean; locked: boolean; due: boolean; revision: number };
+
+/** Every dispatch job there is, the running (locked) ones first. */
+async function dispatchJobs(): Promise<DispatchJob[]> {
+  const { rows } = await service.services.pool.query<DispatchJob>(
+    `select j.key is not null as keyed, j.locked_at is not null as locked, j.run_at <= now() as due, j.revision
+       from graphile_worker._private_jobs j join graphile_worker._private_tasks t on t.id = j.task_id
+      where t.identifier = $1
+      order by j.locked_at is null, j.id`,
+    [DISPATCH_WEBHOOK_EVENTS_TASK],
+  );
+  return rows;
+}
+
+/** Locks the waiting dispatch job as a worker does when it starts running it. */
+async function startRunning(): Promise<void> {
+  const { rowCount } = await service.services.pool.query(
+    `update graphile_worker._private_jobs set locked_at = now(), locked_by = 'dispatch-job.test' where key = $1 and locked_at is null`,
+    [DISPATCH_WEBHOOK_EVENTS_TASK],
+  );
+  expect(rowCount).toBe(1);
+}
+
+test('with no dispatch job, a commit adds one due at once; while it waits, later commits add nothing and leave it as it is', async () => {
+  await commitEvent();
+  expect(await dispatchJobs()).toEqual([{ keyed: true, locked: false, due: true, revision: 0 }]);
+  await commitEvent();
+  await commitEvent();
+  expect(await dispatchJobs()).toEqual([{ keyed: true, locked: false, due: true, revision: 0 }]);
+});
+
+test('while a dispatch job runs, commits add one follow-up due a moment later, which the run makes due at once when it ends', async () => {
+  await commitEvent();
+  await startRunning();
+  for (let commit = 0; commit < 3; commit++) await commitEvent();
+  expect(await dispatchJobs()).toEqual([
+    { keyed: false, locked: true, due: true, revision: 0 },
+    { keyed: true, locked: false, due: false, revision: 0 },
+  ]);
+  await followUpNow(service.services.pool);
+  expect(await dispatchJobs()).toEqual([
+    { keyed: false, locked: true, due: true, revision: 0 },
+    { keyed: true, locked: false, due: true, revision: 1 },
+  ]);
+});
+
+test('a run ending with no follow-up waiting adds no job', async () => {
+  await followUpNow(service.services.pool);
+  expect(await dispatchJobs()).toEqual([]);
+  await commitEvent();
+  await followUpNow(service.services.pool);
+  expect(await dispatchJobs()).toEqual([{ keyed: true, locked: false, due: true, revision: 0 }]);
+});
