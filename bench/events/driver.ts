@@ -7,7 +7,7 @@
 // counter row takes every message. Prints one JSON line (DriverResult).
 //
 //   node bench/events/driver.ts '<json DriverSpec>'
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 
 export type DriverSpec = {
@@ -39,6 +39,8 @@ export type DriverResult = {
   answeredPerSecond: number;
   statusCodes: Record<string, number>;
   firstError: string;
+  /** This driver's own event loop over the run, ms: a stall here delays sends and reads as latency. */
+  loopDelay: { p99: number; max: number };
   /** Measured requests that took SLOW_MS or longer: how many, and when the first and last of them were due (epoch ms). */
   slow: { count: number; firstDue: number; lastDue: number };
 };
@@ -110,6 +112,8 @@ async function main() {
     if (due >= measureFrom) samples.push({ kind: isMessage ? 'message' : 'contact', latency: now - due, ok, at: now, due });
   };
 
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   const inFlight = new Set<Promise<void>>();
   let next = 0;
   while (next < total) {
@@ -129,6 +133,7 @@ async function main() {
     }
   }
   await Promise.all(inFlight);
+  loop.disable();
 
   const summarize = (kind?: 'message' | 'contact'): KindResult => {
     const chosen = kind ? samples.filter((sample) => sample.kind === kind) : samples;
@@ -146,6 +151,7 @@ async function main() {
     answeredPerSecond: samples.length / Math.max(spec.measureSeconds, (lastAnswer - measureFrom) / 1000),
     statusCodes,
     firstError: firstError.slice(0, 300),
+    loopDelay: { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
     slow: { count: slow.length, firstDue: slow.length ? Math.min(...slow) : 0, lastDue: slow.length ? Math.max(...slow) : 0 },
   };
   await Promise.all(agents.map((agent) => agent.close()));

@@ -19,7 +19,7 @@ import type { DriverResult, DriverSpec } from '../events/driver.ts';
 import { median, progress, ratioRow, type ScenarioResult, type Settings } from '../measure.ts';
 import { atCleanup, runNode, tempDir, type NodeProcess } from '../processes.ts';
 import { startBenchReceiver } from '../webhooks/receiver.ts';
-import { startApiProcess, startBareServer, startWorkerRole, type StartedServer } from './servers.ts';
+import { callServer, startApiProcess, startBareServer, startWorkerRole, type StartedServer } from './servers.ts';
 
 const P99_LIMIT_MS = 100;
 const TARGET_RATIO = 0.75;
@@ -36,6 +36,21 @@ const MAX_RATE = 4_000;
 const DRAIN_TIMEOUT_MS = 30_000;
 const DELIVERY_TIMEOUT_MS = 60_000;
 const SAMPLE_EVERY_MS = 20;
+const API_SAMPLE_MS = 500;
+const METRICS_TOKEN = 'bench-events-metrics-token';
+
+type ApiSample = { loopMaxMs: number; gcMajor: number; gcMajorMs: number };
+
+/** What the API's /metrics says of its event loop (prom-client resets the loop's maximum at each scrape) and its full collections so far. */
+async function apiSample(origin: string): Promise<ApiSample> {
+  const text = await callServer(origin, 'GET', '/metrics', { authorization: `Bearer ${METRICS_TOKEN}` });
+  const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? NaN);
+  return {
+    loopMaxMs: value(/^nodejs_eventloop_lag_max_seconds (\S+)$/m) * 1000,
+    gcMajor: value(/^nodejs_gc_duration_seconds_count\{kind="major"\} (\S+)$/m),
+    gcMajorMs: value(/^nodejs_gc_duration_seconds_sum\{kind="major"\} (\S+)$/m) * 1000,
+  };
+}
 /** How long after the last slow request's due moment describeStall still reads the samples. */
 const SLOW_WINDOW_MS = 300;
 /**
@@ -64,6 +79,8 @@ type Step = {
   stall: string;
   /** Graphile Worker jobs added per second over the step (the worker's own and the triggers'). */
   jobsPerSecond: number;
+  /** The API process's event loop over the step (its /metrics, scraped every API_SAMPLE_MS): longest delay, ms, and full collections. */
+  api: { loopMaxMs: number; gcMajor: number; gcMajorMs: number } | null;
   /** The same rate's first try, when it missed and this step is its repeat. */
   firstTry?: Step;
 };
@@ -173,13 +190,21 @@ function topWaits(waits: Record<string, number>, count = 4): string {
     .join(', ');
 }
 
+/** Over a step's samples: the API's longest event-loop delay, and the full collections it made and their time. */
+function apiOver(samples: ApiSample[]): Step['api'] {
+  if (samples.length < 2) return null;
+  const first = samples[0]!;
+  const last = samples.at(-1)!;
+  return { loopMaxMs: Math.max(...samples.slice(1).map((sample) => sample.loopMaxMs)), gcMajor: last.gcMajor - first.gcMajor, gcMajorMs: last.gcMajorMs - first.gcMajorMs };
+}
+
 function describeStep(step: Step): string {
   const cpu = Object.entries(step.cpu)
     .map(([name, share]) => `${name} ${Math.round(share * 100)}%`)
     .join(', ');
   const failed = step.result.all.failed ? `, ${step.result.all.failed} failed (${step.result.firstError.slice(0, 80)})` : '';
   const first = step.firstTry ? ` (missed once first: p99 ${step.firstTry.result.all.p99.toFixed(1)} ms${step.firstTry.stall})` : '';
-  return `${step.rate}/s${first}: p50 ${step.result.all.p50.toFixed(1)} ms, p99 ${step.result.all.p99.toFixed(1)} ms (messages ${step.result.message.p99.toFixed(1)}, contacts ${step.result.contact.p99.toFixed(1)})${failed}; CPU ${cpu}; ${Math.round(step.commitsPerSecond)} commits/s, ${Math.round(step.jobsPerSecond)} jobs added/s; ${step.checkpoints} checkpoint(s) begun; active sessions: ${topWaits(step.waits)}${step.stall}`;
+  return `${step.rate}/s${first}: p50 ${step.result.all.p50.toFixed(1)} ms, p99 ${step.result.all.p99.toFixed(1)} ms (messages ${step.result.message.p99.toFixed(1)}, contacts ${step.result.contact.p99.toFixed(1)})${failed}; CPU ${cpu}; ${Math.round(step.commitsPerSecond)} commits/s, ${Math.round(step.jobsPerSecond)} jobs added/s; ${step.checkpoints} checkpoint(s) begun; active sessions: ${topWaits(step.waits)}; event loop's longest delay: driver ${step.result.loopDelay.max.toFixed(0)} ms${step.api ? `, api ${step.api.loopMaxMs.toFixed(0)} ms (${step.api.gcMajor} full collection(s), ${step.api.gcMajorMs.toFixed(0)} ms)` : ''}${step.stall}`;
 }
 
 export async function runEventsScenario(settings: Settings, databaseUrl: string): Promise<ScenarioResult> {
@@ -205,6 +230,7 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
     WIDGET_MESSAGES_PER_IP_PER_MINUTE: many,
     WIDGET_NEW_VISITORS_PER_IP_PER_MINUTE: many,
     WIDGET_SOCKETS_PER_IP: many,
+    METRICS_TOKEN,
   };
   const workerEnv = { NODE_EXTRA_CA_CERTS: tls.caFile, WEBHOOK_ALLOW_HOSTS: 'localhost,127.0.0.1' };
   // Each service side's API process runs for the whole scenario (so every ramp meets a warm
@@ -318,7 +344,13 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
     const jobsBefore = await jobsAdded(pool);
     const started = performance.now();
     const sampler = sampleWaits(databaseUrl);
+    const apiOrigin = side === 'bare' ? null : target.origin;
+    const apiSamples: ApiSample[] = [];
+    if (apiOrigin) apiSamples.push(await apiSample(apiOrigin));
+    const apiSampling = apiOrigin ? setInterval(() => void apiSample(apiOrigin).then((sample) => apiSamples.push(sample), () => {}), API_SAMPLE_MS) : null;
     const output = await runNode('bench/events/driver.ts', [JSON.stringify(spec)]);
+    if (apiSampling) clearInterval(apiSampling);
+    if (apiOrigin) apiSamples.push(await apiSample(apiOrigin));
     const { means: waits, timeline } = await sampler.stop();
     const seconds = (performance.now() - started) / 1000;
     const result = JSON.parse(output.trim().split('\n').at(-1)!) as DriverResult;
@@ -329,7 +361,7 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
     const jobsPerSecond = ((await jobsAdded(pool)) - jobsBefore) / seconds;
     await settle(side);
     const passed = result.all.p99 < P99_LIMIT_MS && result.all.failed === 0;
-    const step = { rate, result, passed, cpu, commitsPerSecond, checkpoints, waits, stall: describeStall(result, timeline), jobsPerSecond };
+    const step = { rate, result, passed, cpu, commitsPerSecond, checkpoints, waits, stall: describeStall(result, timeline), jobsPerSecond, api: apiOver(apiSamples) };
     progress(`events: ${side} ${describeStep(step)}`);
     return step;
   };
