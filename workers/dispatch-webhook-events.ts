@@ -14,25 +14,35 @@ export { DISPATCH_WEBHOOK_EVENTS_TASK };
 export const dispatchWebhookEventsCrontab = `* * * * * ${DISPATCH_WEBHOOK_EVENTS_TASK}`;
 
 /**
- * The trigger's keyed `add_job` adds nothing when this job is being locked at that same
- * moment, and the committing event may then land just after this run's last claim. The
- * trigger runs at commit, so that event is visible within moments: one more look after a
- * short pause catches it (the per-minute cron catches anything slower).
+ * While a run has work, it looks again this often: a commit during a run adds no job due at
+ * once (only a follow-up, due later: the dispatch trigger), so this is how long such an
+ * event waits for its claim at most.
  */
-const SETTLE_MS = 50;
+const LOOK_EVERY_MS = 20;
+/**
+ * A run ends after looking this long without finding an event. Before it ends, one look
+ * after a pause also catches an event whose commit met this job just as a worker locked it
+ * (the trigger then adds nothing; the per-minute cron catches anything slower).
+ */
+const IDLE_BEFORE_END_MS = 100;
 
 export function dispatchWebhookEventsTask(deps: SenderDeps, log: Logger): Task {
   const taskLog = log.child({ task: DISPATCH_WEBHOOK_EVENTS_TASK });
-  return async () => {
+  return async (_payload, helpers) => {
     let dispatchedAny = false;
-    for (;;) {
+    let idleSince = Date.now();
+    // A worker shutting down aborts the signal after its grace period: a run kept busy by a
+    // steady stream of events ends then, and another worker (or the cron) takes the rest.
+    while (!helpers.abortSignal.aborted) {
       const dispatched = await dispatchEvents(deps);
-      if (dispatched > 0) taskLog.debug({ events: dispatched }, 'events dispatched');
-      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-      const late = await dispatchEvents(deps);
-      dispatchedAny ||= dispatched + late > 0;
-      if (late === 0) break;
-      taskLog.debug({ events: late }, 'events dispatched');
+      if (dispatched > 0) {
+        taskLog.debug({ events: dispatched }, 'events dispatched');
+        dispatchedAny = true;
+        idleSince = Date.now();
+      } else if (Date.now() - idleSince >= IDLE_BEFORE_END_MS) {
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, LOOK_EVERY_MS));
     }
     // A run that joined another's pass dispatched nothing: that pass's run does this.
     if (dispatchedAny) await followUpNow(deps.pool);
