@@ -20,9 +20,9 @@ export const dispatchWebhookEventsCrontab = `* * * * * ${DISPATCH_WEBHOOK_EVENTS
  */
 const LOOK_EVERY_MS = 20;
 /**
- * A run ends after looking this long without finding an event. Before it ends, one look
- * after a pause also catches an event whose commit met this job just as a worker locked it
- * (the trigger then adds nothing; the per-minute cron catches anything slower).
+ * A run ends after looking this long without finding an event. Those last looks also catch
+ * an event whose commit met this job just as a worker locked it (the trigger then adds
+ * nothing; the per-minute cron catches anything slower).
  */
 const IDLE_BEFORE_END_MS = 100;
 
