@@ -19,7 +19,7 @@ import type { DriverResult, DriverSpec } from '../events/driver.ts';
 import { median, progress, ratioRow, type ScenarioResult, type Settings } from '../measure.ts';
 import { atCleanup, runNode, tempDir, type NodeProcess } from '../processes.ts';
 import { startBenchReceiver } from '../webhooks/receiver.ts';
-import { callServer, startApiProcess, startBareServer, startWorkerRole, type StartedServer } from './servers.ts';
+import { metricsSample, startApiProcess, type MetricsSample, startBareServer, startWorkerRole, type StartedServer } from './servers.ts';
 
 const P99_LIMIT_MS = 100;
 const TARGET_RATIO = 0.75;
@@ -39,18 +39,6 @@ const SAMPLE_EVERY_MS = 20;
 const API_SAMPLE_MS = 500;
 const METRICS_TOKEN = 'bench-events-metrics-token';
 
-type ApiSample = { loopMaxMs: number; gcMajor: number; gcMajorMs: number };
-
-/** What the API's /metrics says of its event loop (prom-client resets the loop's maximum at each scrape) and its full collections so far. */
-async function apiSample(origin: string): Promise<ApiSample> {
-  const text = await callServer(origin, 'GET', '/metrics', { authorization: `Bearer ${METRICS_TOKEN}` });
-  const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? NaN);
-  return {
-    loopMaxMs: value(/^nodejs_eventloop_lag_max_seconds (\S+)$/m) * 1000,
-    gcMajor: value(/^nodejs_gc_duration_seconds_count\{kind="major"\} (\S+)$/m),
-    gcMajorMs: value(/^nodejs_gc_duration_seconds_sum\{kind="major"\} (\S+)$/m) * 1000,
-  };
-}
 /** How long after the last slow request's due moment describeStall still reads the samples. */
 const SLOW_WINDOW_MS = 300;
 /**
@@ -191,11 +179,11 @@ function topWaits(waits: Record<string, number>, count = 4): string {
 }
 
 /** Over a step's samples: the API's longest event-loop delay, and the full collections it made and their time. */
-function apiOver(samples: ApiSample[]): Step['api'] {
+function apiOver(samples: MetricsSample[]): Step['api'] {
   if (samples.length < 2) return null;
   const first = samples[0]!;
   const last = samples.at(-1)!;
-  return { loopMaxMs: Math.max(...samples.slice(1).map((sample) => sample.loopMaxMs)), gcMajor: last.gcMajor - first.gcMajor, gcMajorMs: last.gcMajorMs - first.gcMajorMs };
+  return { loopMaxMs: Math.max(...samples.slice(1).map((sample) => sample.loopMaxMs)), gcMajor: last.gcMajorCount - first.gcMajorCount, gcMajorMs: last.gcMajorMs - first.gcMajorMs };
 }
 
 function describeStep(step: Step): string {
@@ -345,12 +333,12 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
     const started = performance.now();
     const sampler = sampleWaits(databaseUrl);
     const apiOrigin = side === 'bare' ? null : target.origin;
-    const apiSamples: ApiSample[] = [];
-    if (apiOrigin) apiSamples.push(await apiSample(apiOrigin));
-    const apiSampling = apiOrigin ? setInterval(() => void apiSample(apiOrigin).then((sample) => apiSamples.push(sample), () => {}), API_SAMPLE_MS) : null;
+    const apiSamples: MetricsSample[] = [];
+    if (apiOrigin) apiSamples.push(await metricsSample(apiOrigin, METRICS_TOKEN));
+    const apiSampling = apiOrigin ? setInterval(() => void metricsSample(apiOrigin, METRICS_TOKEN).then((sample) => apiSamples.push(sample), () => {}), API_SAMPLE_MS) : null;
     const output = await runNode('bench/events/driver.ts', [JSON.stringify(spec)]);
     if (apiSampling) clearInterval(apiSampling);
-    if (apiOrigin) apiSamples.push(await apiSample(apiOrigin));
+    if (apiOrigin) apiSamples.push(await metricsSample(apiOrigin, METRICS_TOKEN));
     const { means: waits, timeline } = await sampler.stop();
     const seconds = (performance.now() - started) / 1000;
     const result = JSON.parse(output.trim().split('\n').at(-1)!) as DriverResult;

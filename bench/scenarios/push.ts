@@ -12,7 +12,7 @@ import { median, progress, ratioRow, type Row, type ScenarioResult, type Setting
 import { INSPECT_ARGS, inspectorUrl, settledMemory, type SettledMemory } from '../process-memory.ts';
 import { freePort, startNode, type NodeProcess } from '../processes.ts';
 import { startPushDrivers, type MergedRound } from '../push/drivers.ts';
-import { callServer, cpuProfileArgs, startApiProcess } from './servers.ts';
+import { callServer, cpuProfileArgs, metricsSample, startApiProcess, type MetricsSample } from './servers.ts';
 
 /** BENCH_PUSH_VISITORS measures another number of connected visitors (1,000 was an earlier one). */
 const VISITORS = Number(process.env.BENCH_PUSH_VISITORS) || 10_000;
@@ -56,26 +56,7 @@ type Memory = { before: SettledMemory; after: SettledMemory };
 const perSocket = (memory: Memory, key: keyof SettledMemory) => (memory.after[key] - memory.before[key]) / VISITORS;
 const kib = (bytes: number) => Math.round(bytes / 102.4) / 10;
 
-/**
- * What /metrics shows of the service: its database pool (connections open and idle, callers
- * waiting for one), its event loop's longest stall since the last scrape and its full collections.
- */
-type PoolSample = { total: number; idle: number; waiting: number; loopMaxMs: number; gcMajorMs: number; gcMajorCount: number };
-
-async function poolSample(origin: string): Promise<PoolSample> {
-  const text = await callServer(origin, 'GET', '/metrics', { authorization: `Bearer ${METRICS_TOKEN}` });
-  const read = (state: string) => Number(new RegExp(`^db_pool_connections\\{state="${state}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? NaN);
-  return {
-    total: read('total'),
-    idle: read('idle'),
-    waiting: read('waiting'),
-    // prom-client resets its loop-delay histogram at each scrape: the longest stall since the last one.
-    loopMaxMs: value(/^nodejs_eventloop_lag_max_seconds (\S+)$/m) * 1000,
-    gcMajorMs: value(/^nodejs_gc_duration_seconds_sum\{kind="major"\} (\S+)$/m) * 1000,
-    gcMajorCount: value(/^nodejs_gc_duration_seconds_count\{kind="major"\} (\S+)$/m),
-  };
-}
+type PoolSample = MetricsSample;
 
 /** Over a step's samples: the event loop's longest stall, and the full (major) collections and their time. */
 function stalls(samples: PoolSample[]): { loopMaxMs?: number; gcMajor?: string } {
@@ -254,7 +235,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       const pool: PoolSample[] = [];
       const sampler =
         name === 'service'
-          ? setInterval(() => void poolSample(service.origin).then((sample) => pool.push(sample), () => {}), POOL_SAMPLE_MS)
+          ? setInterval(() => void metricsSample(service.origin, METRICS_TOKEN).then((sample) => pool.push(sample), () => {}), POOL_SAMPLE_MS)
           : null;
       const result = await drivers.round(name, name === 'service' ? servicePost : '/relay', rate, WARM_UP_SECONDS, settings.durationSeconds, tag);
       if (sampler) clearInterval(sampler);

@@ -103,3 +103,25 @@ export async function callServer(origin: string, method: string, pathname: strin
     return text;
   }
 }
+
+/**
+ * What a service process's /metrics shows (it runs with METRICS_TOKEN=token): its database
+ * pool (connections open and idle, callers waiting for one), its event loop's longest stall
+ * since the last scrape, and its full collections so far.
+ */
+export type MetricsSample = { total: number; idle: number; waiting: number; loopMaxMs: number; gcMajorMs: number; gcMajorCount: number };
+
+export async function metricsSample(origin: string, token: string): Promise<MetricsSample> {
+  const text = await callServer(origin, 'GET', '/metrics', { authorization: `Bearer ${token}` });
+  const read = (state: string) => Number(new RegExp(`^db_pool_connections\\{state="${state}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? NaN);
+  return {
+    total: read('total'),
+    idle: read('idle'),
+    waiting: read('waiting'),
+    // prom-client resets its loop-delay histogram at each scrape: the longest stall since the last one.
+    loopMaxMs: value(/^nodejs_eventloop_lag_max_seconds (\S+)$/m) * 1000,
+    gcMajorMs: value(/^nodejs_gc_duration_seconds_sum\{kind="major"\} (\S+)$/m) * 1000,
+    gcMajorCount: value(/^nodejs_gc_duration_seconds_count\{kind="major"\} (\S+)$/m),
+  };
+}
