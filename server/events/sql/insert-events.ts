@@ -2,7 +2,8 @@
 // statement, inside the transaction of the change it announces (so it exists exactly when
 // the change committed), with the payload's `user` block (the account where the event
 // happened) read from the account row in the same statement. Webhook delivery reads them;
-// the trigger on `events` queues the dispatch of those still to dispatch (Migration20261129110000).
+// the trigger on `events` queues the dispatch of those still to dispatch (Migration20261129110000;
+// its function as Migration20261129120000 left it).
 import { newId } from '../../db/ids.ts';
 import { sql, type Sql } from '../../db/sql.ts';
 import { currentRequestId } from '../../request-context.ts';
