@@ -66,14 +66,15 @@ function deliveryOf(deps: SenderDeps, route: EventRoute, subscriptionId: string)
 }
 
 async function dispatchRound(deps: SenderDeps, claimed: (count: number, full?: boolean) => void): Promise<{ count: number; full: boolean; recorded: Promise<void> }> {
-  const round = await openPoolTransaction(deps.pool, { begin: roundBegin(deps) });
   const limit = eventsPerRound(deps.state.fanOut);
+  // The claim goes with the BEGIN: a look that finds nothing is two round trips, this and the COMMIT.
+  const round = await openPoolTransaction(deps.pool, { begin: roundBegin(deps), with: [claimEventRoutes(limit)] });
   let eventIds: string[];
   let deliveries: ClaimedDelivery[];
   let outcomes: DeliveryOutcome[];
   let full: boolean;
   try {
-    const routes = await claimEventRoutes(round.client, limit);
+    const routes = round.opened[0]!.rows as EventRoute[];
     eventIds = [...new Set(routes.map((route) => route.eventId))];
     deliveries = routes.flatMap((route) => (route.subscriptionId === null ? [] : [deliveryOf(deps, route, route.subscriptionId)]));
     if (eventIds.length > 0) deps.state.fanOut = deliveries.length / eventIds.length;

@@ -3,8 +3,7 @@
 // lease. `locked_until`, the lease earlier versions wrote, is still honoured so that a
 // deployment may run both while it rolls over. Returns what the attempt needs: the payload,
 // the subscription as it is now (send-time checks) and its health for the account.
-import type pg from 'pg';
-import { prepared, queryRows, rawSql, sql } from '../../db/sql.ts';
+import { prepared, rawSql, sql, type Statement } from '../../db/sql.ts';
 
 export type ClaimedDelivery = {
   id: string;
@@ -64,10 +63,11 @@ left join webhook_health h on h.subscription_id = l.subscription_id and h.accoun
 `;
 
 /**
- * Locks up to `limit` due deliveries on the caller's transaction and returns them. A locked
+ * The claim of up to `limit` due deliveries, to send with the round's BEGIN in one round trip:
+ * it locks them on that transaction and returns them (ClaimedDelivery rows). A locked
  * delivery stays at the head of the due index while its attempt runs, and the next claim
  * steps over it (at most the rounds in flight).
  */
-export async function claimDueDeliveries(client: pg.PoolClient, limit: number): Promise<ClaimedDelivery[]> {
-  return queryRows<ClaimedDelivery>(client, prepared('claim-due-deliveries', claimDue(limit)));
+export function claimDueDeliveries(limit: number): Statement {
+  return prepared('claim-due-deliveries', claimDue(limit));
 }

@@ -3,8 +3,7 @@
 // round's transaction: the claimed events stay locked (other dispatchers skip them) until
 // they are marked dispatched, and the subscriptions routed to are held (`for key share`)
 // while the round's attempts run.
-import type pg from 'pg';
-import { prepared, queryRows, sql } from '../../db/sql.ts';
+import { prepared, sql, type Statement } from '../../db/sql.ts';
 
 /** An event, and one subscription it goes to (null when none does), with what its first attempt sends. */
 export type EventRoute = {
@@ -98,6 +97,7 @@ left join routes r on r.event_id = c.id and r.subscription_id in (select id from
 order by c.id
 `;
 
-export async function claimEventRoutes(client: pg.PoolClient, limit: number): Promise<EventRoute[]> {
-  return queryRows<EventRoute>(client, prepared('claim-event-routes', claimEvents(limit)));
+/** The claim, to send with the round's BEGIN in one round trip (its rows are EventRoute's). */
+export function claimEventRoutes(limit: number): Statement {
+  return prepared('claim-event-routes', claimEvents(limit));
 }
