@@ -3,6 +3,7 @@
 import { rm } from 'node:fs/promises';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import pg from 'pg';
 import { createAccount } from '../server/accounts/create-account.ts';
 import { loadConfig } from '../server/config.ts';
 import { startEmbeddedPostgres } from '../server/db/embedded.ts';
@@ -11,6 +12,7 @@ import { newId } from '../server/db/ids.ts';
 import { createLogger } from '../server/log.ts';
 import { createServices } from '../server/start-service.ts';
 import { postmasterPid } from './cpu-usage.ts';
+import { loadStatementStatistics } from './db-work/counters.ts';
 import { pinPostgres } from './cpu-pinning.ts';
 import type { LoadTarget } from './load.ts';
 import { atCleanup, tempDir } from './processes.ts';
@@ -28,10 +30,24 @@ export function seededPhone(account: number, index: number): string {
   return `+1415${2_000_000 + account * CONTACTS_PER_ACCOUNT + index}`;
 }
 
+/**
+ * BENCH_PG_STATEMENTS=1: PostgreSQL loads pg_stat_statements, so a scenario can say which
+ * statements its time went to (the `events` scenario does, per step). Off by default: the
+ * extension costs every statement a little, on every side alike.
+ */
+export const statementStatistics = process.env.BENCH_PG_STATEMENTS === '1';
+
 export async function startBenchDatabase(): Promise<{ url: string; dataDir: string }> {
   const dataDir = await tempDir('db');
+  if (statementStatistics) await loadStatementStatistics(dataDir);
   const postgres = await startEmbeddedPostgres({ dataDir });
   atCleanup(() => postgres.stop());
+  if (statementStatistics) {
+    const setup = new pg.Client(postgres.url);
+    await setup.connect();
+    await setup.query('create extension if not exists pg_stat_statements');
+    await setup.end();
+  }
   const { pgDir, relocated } = await clusterDirectory(dataDir, process.getuid?.() === 0);
   if (relocated) atCleanup(() => rm(pgDir, { recursive: true, force: true }));
   pinPostgres(await postmasterPid(postgres.url));

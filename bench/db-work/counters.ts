@@ -6,10 +6,12 @@ import pg from 'pg';
 import { startEmbeddedPostgres } from '../../server/db/embedded.ts';
 import { atCleanup, tempDir } from '../processes.ts';
 
-/** An embedded PostgreSQL with pg_stat_statements loaded (tracking nested statements too). */
-export async function startCountingDatabase(): Promise<{ url: string }> {
-  const dataDir = await tempDir('db-work');
-  // The first start only writes the settings the second needs; it is stopped whether or not that works.
+/**
+ * Sets up the embedded PostgreSQL of `dataDir` to load pg_stat_statements, tracking nested
+ * statements too (a trigger's among them), from its next start: this start only writes the
+ * settings, and is stopped whether or not that works.
+ */
+export async function loadStatementStatistics(dataDir: string): Promise<void> {
   const first = await startEmbeddedPostgres({ dataDir });
   try {
     const client = new pg.Client(first.url);
@@ -20,6 +22,12 @@ export async function startCountingDatabase(): Promise<{ url: string }> {
   } finally {
     await first.stop();
   }
+}
+
+/** An embedded PostgreSQL with pg_stat_statements loaded (tracking nested statements too). */
+export async function startCountingDatabase(): Promise<{ url: string }> {
+  const dataDir = await tempDir('db-work');
+  await loadStatementStatistics(dataDir);
   const postgres = await startEmbeddedPostgres({ dataDir });
   atCleanup(() => postgres.stop());
   const setup = new pg.Client(postgres.url);

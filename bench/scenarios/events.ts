@@ -14,7 +14,8 @@ import { createServices } from '../../server/start-service.ts';
 import { mintSigningSecret } from '../../server/webhooks/signature.ts';
 import { createLocalCa } from '../../test/helpers/local-ca.ts';
 import { postgresCpuMs, postmasterPid, processCpuMs } from '../cpu-usage.ts';
-import { BENCH_SECRET_KEY, settleAfterLoad } from '../database.ts';
+import { BENCH_SECRET_KEY, settleAfterLoad, statementStatistics } from '../database.ts';
+import { resetStatements, statementsOver } from '../statements.ts';
 import type { DriverResult, DriverSpec } from '../events/driver.ts';
 import { median, progress, ratioRow, type ScenarioResult, type Settings } from '../measure.ts';
 import { atCleanup, runNode, tempDir, type NodeProcess } from '../processes.ts';
@@ -69,6 +70,8 @@ type Step = {
   jobsPerSecond: number;
   /** The API process's event loop over the step (its /metrics, scraped every API_SAMPLE_MS): longest delay, ms, and full collections. */
   api: { loopMaxMs: number; gcMajor: number; gcMajorMs: number } | null;
+  /** What PostgreSQL's statements took over the step, per request (BENCH_PG_STATEMENTS=1; empty otherwise). */
+  statements: string;
   /** The same rate's first try, when it missed and this step is its repeat. */
   firstTry?: Step;
 };
@@ -192,7 +195,7 @@ function describeStep(step: Step): string {
     .join(', ');
   const failed = step.result.all.failed ? `, ${step.result.all.failed} failed (${step.result.firstError.slice(0, 80)})` : '';
   const first = step.firstTry ? ` (missed once first: p99 ${step.firstTry.result.all.p99.toFixed(1)} ms${step.firstTry.stall})` : '';
-  return `${step.rate}/s${first}: p50 ${step.result.all.p50.toFixed(1)} ms, p99 ${step.result.all.p99.toFixed(1)} ms (messages ${step.result.message.p99.toFixed(1)}, contacts ${step.result.contact.p99.toFixed(1)})${failed}; CPU ${cpu}; ${Math.round(step.commitsPerSecond)} commits/s, ${Math.round(step.jobsPerSecond)} jobs added/s; ${step.checkpoints} checkpoint(s) begun; active sessions: ${topWaits(step.waits)}; event loop's longest delay: driver ${step.result.loopDelay.max.toFixed(0)} ms${step.api ? `, api ${step.api.loopMaxMs.toFixed(0)} ms (${step.api.gcMajor} full collection(s), ${step.api.gcMajorMs.toFixed(0)} ms)` : ''}${step.stall}`;
+  return `${step.rate}/s${first}: p50 ${step.result.all.p50.toFixed(1)} ms, p99 ${step.result.all.p99.toFixed(1)} ms (messages ${step.result.message.p99.toFixed(1)}, contacts ${step.result.contact.p99.toFixed(1)})${failed}; CPU ${cpu}; ${Math.round(step.commitsPerSecond)} commits/s, ${Math.round(step.jobsPerSecond)} jobs added/s; ${step.checkpoints} checkpoint(s) begun; active sessions: ${topWaits(step.waits)}; event loop's longest delay: driver ${step.result.loopDelay.max.toFixed(0)} ms${step.api ? `, api ${step.api.loopMaxMs.toFixed(0)} ms (${step.api.gcMajor} full collection(s), ${step.api.gcMajorMs.toFixed(0)} ms)` : ''}${step.statements}${step.stall}`;
 }
 
 export async function runEventsScenario(settings: Settings, databaseUrl: string): Promise<ScenarioResult> {
@@ -330,6 +333,7 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
     const commitsBefore = await commits(pool);
     const checkpointsBefore = await checkpointsBegun(pool);
     const jobsBefore = await jobsAdded(pool);
+    if (statementStatistics) await resetStatements(pool);
     const started = performance.now();
     const sampler = sampleWaits(databaseUrl);
     const apiOrigin = side === 'bare' ? null : target.origin;
@@ -347,9 +351,10 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
     const commitsPerSecond = ((await commits(pool)) - commitsBefore) / seconds;
     const checkpoints = (await checkpointsBegun(pool)) - checkpointsBefore;
     const jobsPerSecond = ((await jobsAdded(pool)) - jobsBefore) / seconds;
+    const statements = statementStatistics ? `; ${await statementsOver(pool, result.sent)}` : '';
     await settle(side);
     const passed = result.all.p99 < P99_LIMIT_MS && result.all.failed === 0;
-    const step = { rate, result, passed, cpu, commitsPerSecond, checkpoints, waits, stall: describeStall(result, timeline), jobsPerSecond, api: apiOver(apiSamples) };
+    const step = { rate, result, passed, cpu, commitsPerSecond, checkpoints, waits, stall: describeStall(result, timeline), jobsPerSecond, api: apiOver(apiSamples), statements };
     progress(`events: ${side} ${describeStep(step)}`);
     return step;
   };

@@ -7,11 +7,12 @@ import { cpus } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { machineMajorFaults, postgresCpuMs, postmasterPid, processCpuMs, processMajorFaults } from '../cpu-usage.ts';
-import { settleAfterLoad } from '../database.ts';
+import { settleAfterLoad, statementStatistics } from '../database.ts';
 import { median, progress, ratioRow, type Row, type ScenarioResult, type Settings } from '../measure.ts';
 import { INSPECT_ARGS, inspectorUrl, settledMemory, type SettledMemory } from '../process-memory.ts';
 import { freePort, startNode, type NodeProcess } from '../processes.ts';
 import { startPushDrivers, type MergedRound } from '../push/drivers.ts';
+import { resetStatements, statementsOver } from '../statements.ts';
 import { callServer, cpuProfileArgs, metricsSample, startApiProcess, type MetricsSample } from './servers.ts';
 
 /** BENCH_PUSH_VISITORS measures another number of connected visitors (1,000 was an earlier one). */
@@ -83,6 +84,8 @@ type Round = MergedRound & {
   pool: PoolSample[];
   /** Page faults read from disk during the step: by the server process, and by the whole machine. */
   majorFaults: { server: number; machine: number };
+  /** What PostgreSQL's statements took, per message (BENCH_PG_STATEMENTS=1; undefined otherwise). */
+  statements?: string;
 };
 
 /** A step passes when its p99 is under the limit and every message was answered 200 and pushed. */
@@ -224,9 +227,13 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       await settling.end();
     }
 
+    // BENCH_PG_STATEMENTS=1: each step says which statements PostgreSQL's time went to.
+    const statementsClient = statementStatistics ? new pg.Client({ connectionString: databaseUrl }) : null;
+    await statementsClient?.connect();
     const measure = async (name: 'service' | 'bare', rate: number, tag: string): Promise<Round> => {
       const pid = name === 'service' ? servicePid : relayPid;
       if (name === 'service') await serviceLoopDelayP99(service.origin);
+      if (statementsClient) await resetStatements(statementsClient);
       const started = performance.now();
       const cpu = processCpuMs(pid);
       const pgCpu = postgresCpuMs(postmaster);
@@ -248,6 +255,8 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
         majorFaults: { server: processMajorFaults(pid) - faults.server, machine: machineMajorFaults() - faults.machine },
         ms: performance.now() - started,
         loopDelayP99: name === 'service' ? await serviceLoopDelayP99(service.origin) : NaN,
+        // Over the warm-up too, as the statistics are.
+        statements: statementsClient ? await statementsOver(statementsClient, Math.round(rate * (WARM_UP_SECONDS + settings.durationSeconds))) : undefined,
       };
     };
     // Both ramps in the same run, a step of each in turn, so the machine's other load falls on both alike.
@@ -255,7 +264,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       bare: { steps: [], passed: 0, missed: null, refined: 0 },
       service: { steps: [], passed: 0, missed: null, refined: 0 },
     };
-    const brief = (r: Round) => ({ rate: r.rate, p50: r.p50, p99: r.p99, answeredP99: r.answeredP99, errors: r.errors, lost: r.lost, cpu: r.serverCpuMs / r.ms, pg: r.postgresCpuMs / r.ms, loop: r.loopDelayP99, ...stalls(r.pool), majorFaults: r.majorFaults, driverCpu: r.driverCpuShare, driverLoop: r.driverLoopDelayP99, codes: r.statusCodes, firstError: r.firstError || undefined });
+    const brief = (r: Round) => ({ rate: r.rate, p50: r.p50, p99: r.p99, answeredP99: r.answeredP99, errors: r.errors, lost: r.lost, cpu: r.serverCpuMs / r.ms, pg: r.postgresCpuMs / r.ms, loop: r.loopDelayP99, ...stalls(r.pool), majorFaults: r.majorFaults, driverCpu: r.driverCpuShare, driverLoop: r.driverLoopDelayP99, codes: r.statusCodes, firstError: r.firstError || undefined, statements: r.statements });
     for (let step = 1; ; step++) {
       const due = (['bare', 'service'] as const).map((name) => [name, nextRate(ramps[name])] as const).filter(([, rate]) => rate !== null);
       if (due.length === 0) break;
@@ -266,6 +275,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
         progress(`push: ${name} ${JSON.stringify(brief(round))}${passes(round) ? '' : ' (missed)'}`);
       }
     }
+    await statementsClient?.end();
     await drivers.disconnect('bare');
     await drivers.disconnect('service');
 

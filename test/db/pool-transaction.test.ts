@@ -65,4 +65,33 @@ describe('pipelined pool transactions', () => {
       client.release();
     }
   });
+
+  test("a pipelined batch reaches the server in one write to the connection's socket", async () => {
+    const client = await pool.connect();
+    // Counted where the socket hands data to the system: a write of one buffer, or of several at once.
+    const socket = (client as unknown as { connection: { stream: { _write: Function; _writev: Function } } }).connection.stream;
+    const [write, writev] = [socket._write, socket._writev];
+    let writes = 0;
+    socket._write = function (this: unknown, ...args: unknown[]) {
+      writes += 1;
+      return write.apply(this, args);
+    };
+    socket._writev = function (this: unknown, ...args: unknown[]) {
+      writes += 1;
+      return writev.apply(this, args);
+    };
+    try {
+      const results = await queryPipelined(client, [
+        'begin',
+        prepared('pipelined-three', sql`select ${3}::int as c`),
+        prepared('pipelined-three', sql`select ${4}::int as c`),
+        'commit',
+      ]);
+      expect(results.map((result) => result.rows)).toEqual([[], [{ c: 3 }], [{ c: 4 }], []]);
+      expect(writes).toBe(1);
+    } finally {
+      [socket._write, socket._writev] = [write, writev];
+      client.release();
+    }
+  });
 });
