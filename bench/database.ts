@@ -46,6 +46,9 @@ export async function startBenchDatabase(): Promise<{ url: string; dataDir: stri
     const setup = new pg.Client(postgres.url);
     await setup.connect();
     await setup.query('create extension if not exists pg_stat_statements');
+    // Planning too: a prepared statement planned again at each execution (a custom plan) costs that each time.
+    await setup.query('alter system set pg_stat_statements.track_planning = on');
+    await setup.query('select pg_reload_conf()');
     await setup.end();
   }
   const { pgDir, relocated } = await clusterDirectory(dataDir, process.getuid?.() === 0);

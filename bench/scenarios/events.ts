@@ -37,7 +37,6 @@ const MAX_RATE = 4_000;
 const DRAIN_TIMEOUT_MS = 30_000;
 const DELIVERY_TIMEOUT_MS = 60_000;
 const SAMPLE_EVERY_MS = 20;
-const API_SAMPLE_MS = 500;
 const METRICS_TOKEN = 'bench-events-metrics-token';
 
 /** How long after the last slow request's due moment describeStall still reads the samples. */
@@ -68,7 +67,13 @@ type Step = {
   stall: string;
   /** Graphile Worker jobs added per second over the step (the worker's own and the triggers'). */
   jobsPerSecond: number;
-  /** The API process's event loop over the step (its /metrics, scraped every API_SAMPLE_MS): longest delay, ms, and full collections. */
+  /**
+   * The API process's event loop over the step: longest delay, ms, and full collections. From
+   * its /metrics scraped as the step starts and as it ends: prom-client's longest delay is
+   * since the scrape before, so two scrapes cover the step, and each scrape also reads the
+   * deployment's figures from PostgreSQL (the last five minutes of webhook attempts among them,
+   * tens of ms at these rates), load the service would not otherwise carry.
+   */
   api: { loopMaxMs: number; gcMajor: number; gcMajorMs: number } | null;
   /** What PostgreSQL's statements took over the step, per request (BENCH_PG_STATEMENTS=1; empty otherwise). */
   statements: string;
@@ -339,9 +344,7 @@ export async function runEventsScenario(settings: Settings, databaseUrl: string)
     const apiOrigin = side === 'bare' ? null : target.origin;
     const apiSamples: MetricsSample[] = [];
     if (apiOrigin) apiSamples.push(await metricsSample(apiOrigin, METRICS_TOKEN));
-    const apiSampling = apiOrigin ? setInterval(() => void metricsSample(apiOrigin, METRICS_TOKEN).then((sample) => apiSamples.push(sample), () => {}), API_SAMPLE_MS) : null;
     const output = await runNode('bench/events/driver.ts', [JSON.stringify(spec)]);
-    if (apiSampling) clearInterval(apiSampling);
     if (apiOrigin) apiSamples.push(await metricsSample(apiOrigin, METRICS_TOKEN));
     const { means: waits, timeline } = await sampler.stop();
     const seconds = (performance.now() - started) / 1000;
