@@ -32,8 +32,8 @@ export function seededPhone(account: number, index: number): string {
 
 /**
  * BENCH_PG_STATEMENTS=1: PostgreSQL loads pg_stat_statements, so a scenario can say which
- * statements its time went to (the `events` scenario does, per step). Off by default: the
- * extension costs every statement a little, on every side alike.
+ * statements its time went to (the `push` and `events` scenarios do, per step; statements.ts).
+ * Off by default: the extension costs every statement a little, on every side alike.
  */
 export const statementStatistics = process.env.BENCH_PG_STATEMENTS === '1';
 

@@ -11,9 +11,11 @@ export async function resetStatements(client: pg.Pool | pg.Client): Promise<void
 }
 
 /**
- * Since the last reset: the WAL written, per request, and the execution (and planning) time of the statements the clients sent, per request
- * (`requests` of them), and the `count` statements that took most of it, nested ones (a
- * trigger's) included, each as its time per request, calls per request and the start of its text.
+ * Since the last reset, per request (`requests` of them): the WAL the cluster wrote, the
+ * execution and planning time of the statements the clients sent, and the `count` statements
+ * that took most of it, nested ones (a trigger's) included, each as its time per request (and
+ * its planning, with how many of its calls were planned), calls per request and the start of
+ * its text.
  */
 export async function statementsOver(client: pg.Pool | pg.Client, requests: number, count = 6): Promise<string> {
   const { rows: [top] } = await client.query<{ ms: number; planMs: number }>(
