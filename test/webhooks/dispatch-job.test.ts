@@ -1,9 +1,15 @@
 // The dispatch job as the dispatch trigger adds it: one due at once when none is there,
 // nothing more while one waits, and while one runs a single follow-up due a moment later,
-// which the running job makes due at once when its pass ends. On a service without a
-// worker (ROLE=api), so the jobs stay as the commits left them; a running job is one
-// locked by hand, as a worker locks it.
+// which the running job makes due at once when its pass ends; and its runs in one process,
+// of which one at a time looks. On a service without a worker (ROLE=api), so the jobs stay
+// as the commits left them; a running job is one locked by hand, as a worker locks it, and
+// the task's runs are called here as a worker calls them.
+import type { JobHelpers } from 'graphile-worker';
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
+import { createOutboundClient } from '../../server/outbound/http-client.ts';
+import { SENDER_CLIENT_LIMITS } from '../../server/webhooks/send-deliveries.ts';
+import { dispatchWebhookEventsTask } from '../../workers/dispatch-webhook-events.ts';
+import { webhookSenderDeps } from '../../workers/send-webhook-deliveries.ts';
 import { eventsOf, insertEventsSql, newEventRow } from '../../server/events/sql/insert-events.ts';
 import { DISPATCH_WEBHOOK_EVENTS_TASK, followUpNow } from '../../server/webhooks/sql/dispatch-follow-up.ts';
 import { startTestService, type TestService } from '../helpers/service.ts';
@@ -92,4 +98,39 @@ test('a run ending with no follow-up waiting adds no job', async () => {
   await commitEvent();
   await followUpNow(service.services.pool);
   expect(await dispatchJobs()).toEqual([{ keyed: true, locked: false, due: true, addedDueInMs: 0, revision: 0 }]);
+});
+
+test("a run that starts while another of the process's runs is looking wakes its pass once and ends; the event is dispatched", async () => {
+  const client = createOutboundClient({ timeoutMs: 2_000, allowHosts: ['127.0.0.1'], ...SENDER_CLIENT_LIMITS });
+  const deps = webhookSenderDeps(service.services, client);
+  const task = dispatchWebhookEventsTask(deps, service.services.log);
+  const helpers = { abortSignal: new AbortController().signal } as unknown as JobHelpers;
+  const pool = service.services.pool;
+  // The subscription's row locked here holds the first run's claim (it takes the rows it
+  // routes to `for key share`) until released: its pass is running, and it looks no more.
+  const holder = await pool.connect();
+  try {
+    await holder.query('begin');
+    await holder.query('select id from webhook_subscriptions where account_id = $1 for update', [accountId]);
+    await commitEvent();
+    const looking = task({}, helpers);
+    for (let tries = 0; ; tries++) {
+      const { rows } = await pool.query(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%with claimed as%'`);
+      if (rows.length > 0) break;
+      if (tries > 200) throw new Error('the first run never reached its claim');
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const before = deps.state.dispatchPasses.wakeUps;
+    await task({}, helpers);
+    // One wake-up, joining the running pass; a second loop of looks would have joined it every
+    // 20 ms until it had found nothing for a tenth of a second.
+    expect(deps.state.dispatchPasses.wakeUps - before).toBe(1);
+    await holder.query('rollback');
+    await looking;
+  } finally {
+    holder.release();
+    await client.close();
+  }
+  const { rows } = await pool.query<{ n: number }>(`select count(*)::int as n from events where account_id = $1 and dispatched_at is null`, [accountId]);
+  expect(rows[0]!.n).toBe(0);
 });
