@@ -57,10 +57,8 @@ type Memory = { before: SettledMemory; after: SettledMemory };
 const perSocket = (memory: Memory, key: keyof SettledMemory) => (memory.after[key] - memory.before[key]) / VISITORS;
 const kib = (bytes: number) => Math.round(bytes / 102.4) / 10;
 
-type PoolSample = MetricsSample;
-
 /** Over a step's samples: the event loop's longest stall, and the full (major) collections and their time. */
-function stalls(samples: PoolSample[]): { loopMaxMs?: number; gcMajor?: string } {
+function stalls(samples: MetricsSample[]): { loopMaxMs?: number; gcMajor?: string } {
   if (samples.length < 2) return {};
   const first = samples[0]!;
   const last = samples.at(-1)!;
@@ -81,7 +79,7 @@ type Round = MergedRound & {
   postgresCpuMs: number;
   loopDelayP99: number;
   ms: number;
-  pool: PoolSample[];
+  pool: MetricsSample[];
   /** Page faults read from disk during the step: by the server process, and by the whole machine. */
   majorFaults: { server: number; machine: number };
   /** What PostgreSQL's statements took, per message (BENCH_PG_STATEMENTS=1; undefined otherwise). */
@@ -239,7 +237,7 @@ export async function runPushScenario(settings: Settings, databaseUrl: string, a
       const pgCpu = postgresCpuMs(postmaster);
       const faults = { server: processMajorFaults(pid), machine: machineMajorFaults() };
       // The service's pool, sampled through the step: whether messages wait for a connection.
-      const pool: PoolSample[] = [];
+      const pool: MetricsSample[] = [];
       const sampler =
         name === 'service'
           ? setInterval(() => void metricsSample(service.origin, METRICS_TOKEN).then((sample) => pool.push(sample), () => {}), POOL_SAMPLE_MS)
