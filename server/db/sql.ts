@@ -163,6 +163,16 @@ function knownByIdentity(strings: readonly string[]): boolean {
   return true;
 }
 
+/**
+ * `text` as a string literal, for SQL sent as plain text (a simple-query batch takes no
+ * parameters): quotes doubled, and backslashes doubled in an E'' literal. The same literal
+ * as pg's escapeLiteral, made in one pass: its character-by-character concatenation left a
+ * chain of string pieces per character, garbage that every announced message paid for.
+ */
+export function stringLiteral(text: string): string {
+  return text.includes('\\') ? ` E'${text.replace(/['\\]/g, '$&$&')}'` : `'${text.replaceAll("'", "''")}'`;
+}
+
 /** SQL text taken as is (identifiers, keywords chosen by code, never input). */
 export function rawSql(text: string): Sql {
   let strings = rawStrings.get(text);

@@ -3,8 +3,8 @@
 // The one writer of notifications on any channel, and the one module that knows the
 // conversation channel's payloads.
 import type { EntityManager } from '@mikro-orm/postgresql';
-import pg from 'pg';
-import { joinSql, runSql, sql, type Sql } from '../db/sql.ts';
+import type pg from 'pg';
+import { joinSql, runSql, sql, stringLiteral, type Sql } from '../db/sql.ts';
 import type { ConversationEvent, ConversationEventFeed, ConversationTarget } from './conversation-event.ts';
 
 export const CONVERSATION_EVENTS_CHANNEL = 'chat_widget_conversation_events';
@@ -71,7 +71,7 @@ export function notifyConversationSql(events: ConversationEvent[]): Sql {
  * nothing to announce.
  */
 export function announceAfterCommitText(events: ConversationEvent[]): string | null {
-  const calls = events.flatMap(notificationPayloads).map((payload) => `pg_notify('${CONVERSATION_EVENTS_CHANNEL}', ${pg.escapeLiteral(payload)})`);
+  const calls = events.flatMap(notificationPayloads).map((payload) => `pg_notify('${CONVERSATION_EVENTS_CHANNEL}', ${stringLiteral(payload)})`);
   return calls.length === 0 ? null : `select set_config('synchronous_commit', 'off', true), ${calls.join(', ')}`;
 }
 

@@ -1,12 +1,14 @@
 // The one raw-SQL style: composed statements with numbered parameters, run alike on the
 // pool, on a pool client, and inside an ORM transaction (where its rows roll back with it).
 import { UniqueConstraintViolationException, type MikroORM } from '@mikro-orm/postgresql';
-import type pg from 'pg';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { newId } from '../../server/db/ids.ts';
 import { openOrm, pgPool } from '../../server/db/orm.ts';
-import { joinSql, oneStatement, prepared, queryRows, rawSql, runSql, sql } from '../../server/db/sql.ts';
+import { joinSql, oneStatement, prepared, queryRows, rawSql, runSql, sql, stringLiteral } from '../../server/db/sql.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+
+const LITERAL_TEXTS = ['', 'plain', "it's", "''", 'a\\b', "both ' and \\ here", '\\', "\\'", 'ünïcödé ✓ \u{1F600}', JSON.stringify({ body: 'say "hi" \\ it\'s\n' })];
 
 describe('sql tagged template', () => {
   test('values become $n placeholders; an interpolated fragment is inlined with its placeholders renumbered', () => {
@@ -20,6 +22,10 @@ describe('sql tagged template', () => {
   test('oneStatement puts writes in a WITH and calls in the select list', () => {
     const statement = oneStatement({ writes: [sql`insert into t values (${1})`], calls: [sql`f(${2})`, sql`g()`] }).statement();
     expect(statement).toEqual({ text: 'with w1 as (insert into t values ($1))\nselect f($2), g()', values: [1, 2] });
+  });
+
+  test("stringLiteral writes pg's escapeLiteral's literal: quotes doubled, backslashes doubled in an E'' literal", () => {
+    for (const text of LITERAL_TEXTS) expect(stringLiteral(text)).toBe(pg.escapeLiteral(text));
   });
 
   test('a prepared statement is named by its label and text: one name per text', () => {
@@ -85,6 +91,13 @@ describe('runSql', () => {
       client.release();
     }
     expect(await queryRows(orm.em.fork(), query)).toEqual(expected);
+  });
+
+  test('a stringLiteral in plain SQL text reads back as the text it quotes', async () => {
+    for (const text of LITERAL_TEXTS) {
+      const { rows } = await pool.query<{ text: string }>(`select ${stringLiteral(text)}::text as text`);
+      expect(rows[0]!.text).toBe(text);
+    }
   });
 
   test("inside an ORM transaction it is part of it: rolled back with it; a constraint error is the ORM's exception", async () => {
