@@ -1,5 +1,6 @@
 // The servers a scenario measures: the service as `ROLE=api` processes on the bench
 // database, and the bare baseline beside them.
+import { createWriteStream } from 'node:fs';
 import path from 'node:path';
 import { Agent, request } from 'undici';
 import { BENCH_SECRET_KEY } from '../database.ts';
@@ -15,6 +16,22 @@ export type StartedServer = { process: NodeProcess; origin: string; dataDir: str
 export function cpuProfileArgs(variable: 'BENCH_API_CPU_PROF' | 'BENCH_BARE_CPU_PROF'): string[] {
   const dir = globalThis.process.env[variable];
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
+/** BENCH_API_NODE_ARGS: Node arguments for every API process besides (`--trace-gc`, say), split at spaces. */
+function extraApiArgs(): string[] {
+  return globalThis.process.env.BENCH_API_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+}
+
+/** BENCH_API_OUTPUT=<dir>: each API process's output, from its start, copied to `<dir>/api-<pid>.log`. */
+function keepApiOutput(started: NodeProcess): void {
+  const dir = globalThis.process.env.BENCH_API_OUTPUT;
+  if (!dir) return;
+  const file = createWriteStream(path.join(dir, `api-${started.child.pid}.log`));
+  file.write(started.output());
+  started.child.stdout!.pipe(file, { end: false });
+  started.child.stderr!.pipe(file, { end: false });
+  started.child.once('exit', () => file.end());
 }
 
 /**
@@ -39,9 +56,10 @@ export async function startApiProcess(databaseUrl: string, env: Record<string, s
     },
     /listening on (https:\/\/\S+)/,
     undefined,
-    [...cpuProfileArgs('BENCH_API_CPU_PROF'), ...nodeArgs],
+    [...cpuProfileArgs('BENCH_API_CPU_PROF'), ...extraApiArgs(), ...nodeArgs],
     tree,
   );
+  keepApiOutput(process);
   return { process, origin: new URL(process.ready[1]).origin, dataDir };
 }
 
