@@ -1,5 +1,6 @@
 // `npm start`: the composition root. It is the one module in server/ that
 // imports routers/ and workers/, to hand them to the service it starts.
+import './memory-settings.ts';
 import { appRouter } from '../routers/index.ts';
 import { workerDefinition } from '../workers/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
