@@ -1,10 +1,10 @@
 // `npm start`: the composition root. It is the one module in server/ that
 // imports routers/ and workers/, to hand them to the service it starts.
-import './memory-settings.ts';
 import { appRouter } from '../routers/index.ts';
 import { workerDefinition } from '../workers/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './log.ts';
+import { applyMemorySettings } from './memory-settings.ts';
 import { startService, StartError, type RunningService } from './start-service.ts';
 
 async function main() {
@@ -18,6 +18,7 @@ async function main() {
     }
     throw error;
   }
+  applyMemorySettings(config.ROLE);
   const log = createLogger(config.LOG_LEVEL);
 
   // Signals are taken before anything starts: one arriving during start-up (or right after
