@@ -17,9 +17,9 @@ export function applyMemorySettings(role: Config['ROLE']): void {
   // until the next full collection: about 11 KiB of slabs per visitor message. V8 starts a
   // full collection whenever such memory outside its heap has grown by 64 MiB since the last
   // one, which at 120 messages/s was every 45 s. Without the pool each Buffer has memory of
-  // its own, freed with it. A worker (ROLE=worker) holds no sockets and keeps the pool: each
-  // webhook send makes many small Buffers, and without it a delivery cost the worker about a
-  // tenth more CPU.
+  // its own, freed with it. A worker (ROLE=worker) holds no sockets and keeps the pool: a
+  // webhook send makes small Buffers for each request, and without the pool a delivery cost
+  // the worker about a tenth more CPU (one run each way).
   if (role !== 'worker') Buffer.poolSize = 0;
 
   // The old generation may grow to twice what the last full collection left alive before the
