@@ -1,13 +1,16 @@
 // Figures read at scrape time rather than counted as they happen: they belong to the
 // deployment, not to one process. The job queue and the webhook delivery log are in the
 // database, so any API process reports them, including the work of ROLE=worker processes
-// (which have no HTTP port). Pool and socket figures are this process's own.
+// (which have no HTTP port): the webhook figures from the attempts' tallies, a few rows per
+// 10 seconds however many attempts were made (server/webhooks/attempt-tallies.ts). Pool and
+// socket figures are this process's own.
 import type pg from 'pg';
 import { Gauge } from 'prom-client';
-import { queryRows, rawSql, sql } from '../db/sql.ts';
+import { queryRows, sql } from '../db/sql.ts';
+import { durationQuantile, recentTally } from '../webhooks/attempt-tallies.ts';
 import { registry } from './registry.ts';
 
-/** Webhook attempts are counted over this trailing window (the delivery log keeps every attempt). */
+/** Webhook attempts are counted over this trailing window (in the tallies' 10-second slices that overlap it). */
 export const WEBHOOK_WINDOW_MINUTES = 5;
 
 export type ScrapeSources = {
@@ -35,7 +38,7 @@ const webhookAttempts = new Gauge({
 });
 const webhookLatency = new Gauge({
   name: 'webhook_attempt_duration_seconds_recent',
-  help: `Duration of the webhook delivery attempts of the last ${WEBHOOK_WINDOW_MINUTES} minutes, at the given quantile.`,
+  help: `Duration of the webhook delivery attempts of the last ${WEBHOOK_WINDOW_MINUTES} minutes, at the given quantile (estimated within duration buckets, as a histogram's).`,
   labelNames: ['quantile'] as const,
   registers: [registry],
 });
@@ -62,14 +65,6 @@ where j.attempts < j.max_attempts
 group by 1, 2`;
 
 const QUANTILES = [0.5, 0.95, 0.99];
-const RECENT = rawSql(`interval '${WEBHOOK_WINDOW_MINUTES} minutes'`);
-// Exported for the plan's test: the window reads the last blocks of the log, not all of it.
-export const webhookSql = (quantiles: number[]) => sql`
-with recent as (select status_code, duration_ms from webhook_attempts where created_at > now() - ${RECENT})
-select (select count(*) from recent where status_code between 200 and 299)::int as delivered,
-       (select count(*) from recent where status_code is null or status_code not between 200 and 299)::int as failed,
-       (select percentile_cont(${quantiles}::float8[]) within group (order by duration_ms) from recent) as quantiles
-from (select 1) as one`;
 
 /** Reads the figures into the registry's gauges; called just before the registry is serialized. */
 export async function readScrapeFigures(sources: ScrapeSources): Promise<void> {
@@ -81,7 +76,7 @@ export async function readScrapeFigures(sources: ScrapeSources): Promise<void> {
 
   const [jobs, webhooks] = await Promise.all([
     queryRows<{ task: string; state: string; count: number; oldest: number }>(pool, JOBS_SQL),
-    queryRows<{ delivered: number; failed: number; quantiles: number[] | null }>(pool, webhookSql(QUANTILES)),
+    recentTally(pool, WEBHOOK_WINDOW_MINUTES),
   ]);
   // Reset first: a task whose jobs are all done has no series rather than a stale one.
   jobQueueDepth.reset();
@@ -92,12 +87,11 @@ export async function readScrapeFigures(sources: ScrapeSources): Promise<void> {
   }
   jobQueueOldestAge.set(oldest);
 
-  const [figures] = webhooks;
-  webhookAttempts.set({ outcome: 'delivered' }, figures.delivered);
-  webhookAttempts.set({ outcome: 'failed' }, figures.failed);
+  webhookAttempts.set({ outcome: 'delivered' }, webhooks.delivered);
+  webhookAttempts.set({ outcome: 'failed' }, webhooks.failed);
   webhookLatency.reset();
-  QUANTILES.forEach((quantile, index) => {
-    const ms = figures.quantiles?.[index];
-    if (ms !== undefined && ms !== null) webhookLatency.set({ quantile: String(quantile) }, ms / 1000);
-  });
+  for (const quantile of QUANTILES) {
+    const ms = durationQuantile(webhooks.durations, quantile);
+    if (ms !== null) webhookLatency.set({ quantile: String(quantile) }, ms / 1000);
+  }
 }

@@ -24,6 +24,7 @@ import { SummarySchema } from './summary.ts';
 import { TagSchema } from './tag.ts';
 import { TaskSchema } from './task.ts';
 import { WebhookAttemptSchema } from './webhook-attempt.ts';
+import { WebhookAttemptTallySchema } from './webhook-attempt-tally.ts';
 import { WebhookDeliverySchema } from './webhook-delivery.ts';
 import { WebhookHealthSchema } from './webhook-health.ts';
 import { WebhookSubscriptionSchema } from './webhook-subscription.ts';
@@ -51,6 +52,7 @@ export { Summary, SummarySchema } from './summary.ts';
 export { Tag, TagSchema } from './tag.ts';
 export { Task, TaskSchema } from './task.ts';
 export { WebhookAttempt, WebhookAttemptSchema } from './webhook-attempt.ts';
+export { WebhookAttemptTally, WebhookAttemptTallySchema } from './webhook-attempt-tally.ts';
 export { WebhookDelivery, WebhookDeliverySchema } from './webhook-delivery.ts';
 export { WebhookHealth, WebhookHealthSchema } from './webhook-health.ts';
 export { WebhookSubscription, WebhookSubscriptionSchema } from './webhook-subscription.ts';
@@ -75,6 +77,7 @@ export const entities = [
   WebhookHealthSchema,
   WebhookDeliverySchema,
   WebhookAttemptSchema,
+  WebhookAttemptTallySchema,
   MessagingConnectionSchema,
   MessageTemplateSchema,
   BroadcastSchema,

@@ -31,9 +31,6 @@ export const WebhookAttemptSchema = defineEntity({
     { properties: ['eventId'], name: 'webhook_attempts_event_id_index' },
     // The delivery log: one subscription's attempts, newest first.
     { properties: ['subscriptionId', 'createdAt', 'id'], name: 'webhook_attempts_subscription_id_created_at_id_index' },
-    // Metrics read the last minutes' attempts at scrape time; rows arrive in time order, so a
-    // block-range index (16 pages a range) serves that read at almost no cost per attempt written.
-    { properties: ['createdAt'], name: 'webhook_attempts_created_at_index', type: 'brin' },
   ],
 });
 

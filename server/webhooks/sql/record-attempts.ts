@@ -1,8 +1,10 @@
 // Writes one sending round's results in bulk: an attempt row per HTTP attempt (the
-// delivery log; for a delivery whose first attempt succeeded, the only row it has) and the
+// delivery log; for a delivery whose first attempt succeeded, the only row it has) with the
+// round's tally in the same statement (attempt-tallies.ts: what the metrics read), and the
 // new state of each delivery (clearing a lease an earlier version wrote).
 import type pg from 'pg';
 import { prepared, queryRows, runSql, sql } from '../../db/sql.ts';
+import { addTallyCte, tallyOf } from '../attempt-tallies.ts';
 
 export type AttemptRow = {
   id: string;
@@ -22,7 +24,8 @@ export async function insertAttempts(client: pg.PoolClient, attempts: AttemptRow
     client,
     prepared(
       'insert-webhook-attempts',
-      sql`insert into webhook_attempts (id, delivery_id, event_id, account_id, subscription_id, attempt, status_code, duration_ms, error)
+      sql`with ${addTallyCte('tally', tallyOf(attempts))}
+insert into webhook_attempts (id, delivery_id, event_id, account_id, subscription_id, attempt, status_code, duration_ms, error)
      select * from unnest(${attempts.map((a) => a.id)}::text[], ${attempts.map((a) => a.deliveryId)}::text[], ${attempts.map((a) => a.eventId)}::text[],
                           ${attempts.map((a) => a.accountId)}::text[],
                           ${attempts.map((a) => a.subscriptionId)}::text[],
