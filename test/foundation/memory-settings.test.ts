@@ -54,38 +54,21 @@ test('a worker process, which serves no sockets, keeps the pool', () => {
 });
 
 /**
- * The V8 flags the settings module sets, and how many full collections the process then makes
- * while its live heap grows from 150 to 250 MB.
+ * The V8 flags the settings module sets in a process started with `nodeArgs`. What the
+ * growing factor does to the collections of a heap of 10,000 sockets is measured by the bench
+ * (bench/results/history.md): in a small probe, V8's limits moved from machine to machine (a
+ * factor of 5% gave 6–8 full collections on one day and 1 on another), so no count is checked.
  */
-function heapGrowth(nodeArgs: string[]): { flags: string[]; fullCollections: number } {
+function flagsSet(nodeArgs: string[]): string[] {
   return JSON.parse(
     runProbe(
       `
     import v8 from 'node:v8';
-    import { PerformanceObserver, constants } from 'node:perf_hooks';
     const flags = [];
     const setFlags = v8.setFlagsFromString;
     v8.setFlagsFromString = (flag) => { flags.push(flag); setFlags(flag); };
     (await import(${JSON.stringify(settings)})).applyMemorySettings('api');
-    let fullCollections = 0;
-    const observer = new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) if (entry.detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR) fullCollections += 1;
-    });
-    observer.observe({ entryTypes: ['gc'] });
-    const kept = [];
-    const chunk = () => Array.from({ length: 10_000 }, (_, i) => ({ i, text: 'x' + i }));
-    while (v8.getHeapStatistics().used_heap_size < 150e6) kept.push(chunk());
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    fullCollections = 0;
-    const start = v8.getHeapStatistics().used_heap_size;
-    while (v8.getHeapStatistics().used_heap_size < start + 100e6) {
-      kept.push(chunk());
-      for (let i = 0; i < 5; i++) chunk();
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    observer.disconnect();
-    process.stdout.write(JSON.stringify({ flags, fullCollections }));
+    process.stdout.write(JSON.stringify(flags));
   `,
       nodeArgs,
     ),
@@ -93,17 +76,13 @@ function heapGrowth(nodeArgs: string[]): { flags: string[]; fullCollections: num
 }
 
 test('the old generation may grow to twice its live size before the next full collection', () => {
-  const growth = heapGrowth([]);
-  expect(growth.flags).toEqual(['--heap-growing-percent=100']);
-  // From 150 to 250 MB alive stays under twice what was alive: no full collection is due.
-  expect(growth.fullCollections).toBeLessThanOrEqual(1);
+  expect(flagsSet([])).toEqual(['--heap-growing-percent=100']);
 });
 
 test("a growing factor given on Node's command line is left as given", () => {
-  const given = heapGrowth(['--heap-growing-percent=5']);
-  expect(given.flags).toEqual([]);
-  // The given 5% is in force: the heap is collected whole again and again as it grows.
-  expect(given.fullCollections).toBeGreaterThanOrEqual(3);
+  expect(flagsSet(['--heap-growing-percent=5'])).toEqual([]);
+  // Another V8 flag on the command line is not one.
+  expect(flagsSet(['--max-semi-space-size=16'])).toEqual(['--heap-growing-percent=100']);
 });
 
 test('the service applies them for its role before it starts', () => {
