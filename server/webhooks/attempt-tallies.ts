@@ -18,7 +18,7 @@ const SLICE = `${TALLY_SLICE_SECONDS} seconds`;
 export type Tally = { delivered: number; failed: number; durations: number[] };
 
 /** Whether an attempt delivered: a 2xx answer. */
-export const delivered = (statusCode: number | null) => statusCode !== null && statusCode >= 200 && statusCode <= 299;
+const delivered = (statusCode: number | null) => statusCode !== null && statusCode >= 200 && statusCode <= 299;
 
 /** The index of the bucket a duration falls in. */
 function bucketOf(durationMs: number): number {
