@@ -4,7 +4,7 @@
 import type { Task } from 'graphile-worker';
 import { inBatches } from '../server/db/in-batches.ts';
 import type { Services } from '../server/process-services.ts';
-import { deleteOldTallies } from '../server/webhooks/attempt-tallies.ts';
+import { deleteOldTallies } from '../server/webhooks/sql/attempt-tallies.ts';
 import { deleteOldEvents } from '../server/webhooks/sql/delete-old-events.ts';
 
 export const SWEEP_WEBHOOK_HISTORY_TASK = 'sweep-webhook-history';

@@ -8,7 +8,7 @@
 import pg from 'pg';
 import { seedAccounts, startBenchDatabase } from '../database.ts';
 import { cleanUp } from '../processes.ts';
-import { recentTallySql } from '../../server/webhooks/attempt-tallies.ts';
+import { recentTallySql } from '../../server/webhooks/sql/attempt-tallies.ts';
 
 const N = Number(process.argv[2] ?? 750_000);
 const { url } = await startBenchDatabase();

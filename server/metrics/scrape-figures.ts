@@ -7,7 +7,8 @@
 import type pg from 'pg';
 import { Gauge } from 'prom-client';
 import { queryRows, sql } from '../db/sql.ts';
-import { durationQuantile, recentTally } from '../webhooks/attempt-tallies.ts';
+import { durationQuantile } from '../webhooks/attempt-tallies.ts';
+import { recentTally } from '../webhooks/sql/attempt-tallies.ts';
 import { registry } from './registry.ts';
 
 /** Webhook attempts are counted over this trailing window (in the tallies' 10-second slices that overlap it). */

@@ -1,10 +1,11 @@
 // Writes one sending round's results in bulk: an attempt row per HTTP attempt (the
 // delivery log; for a delivery whose first attempt succeeded, the only row it has) with the
-// round's tally in the same statement (attempt-tallies.ts: what the metrics read), and the
+// round's tally in the same statement (../attempt-tallies.ts: what the metrics read), and the
 // new state of each delivery (clearing a lease an earlier version wrote).
 import type pg from 'pg';
 import { prepared, queryRows, runSql, sql } from '../../db/sql.ts';
-import { addTallyCte, tallyOf } from '../attempt-tallies.ts';
+import { tallyOf } from '../attempt-tallies.ts';
+import { addTallyCte } from './attempt-tallies.ts';
 
 export type AttemptRow = {
   id: string;
