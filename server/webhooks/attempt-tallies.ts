@@ -14,9 +14,6 @@ export const TALLY_SLICE_SECONDS = 10;
 
 export type Tally = { delivered: number; failed: number; durations: number[] };
 
-/** Whether an attempt delivered: a 2xx answer. */
-const delivered = (statusCode: number | null) => statusCode !== null && statusCode >= 200 && statusCode <= 299;
-
 /** The index of the bucket a duration falls in. */
 function bucketOf(durationMs: number): number {
   let index = 0;
@@ -24,15 +21,31 @@ function bucketOf(durationMs: number): number {
   return index;
 }
 
-/** The tally of some attempts. */
-export function tallyOf(attempts: readonly { statusCode: number | null; durationMs: number }[]): Tally {
+/**
+ * The tally of some attempts: delivered as the sender judged them (an attempt with no error:
+ * a 2xx answer, server/outbound/http-client.ts), failed otherwise.
+ */
+export function tallyOf(attempts: readonly { error: string | null; durationMs: number }[]): Tally {
   const durations = DURATION_BOUNDS_MS.map(() => 0);
   let ok = 0;
   for (const attempt of attempts) {
-    if (delivered(attempt.statusCode)) ok++;
+    if (attempt.error === null) ok++;
     durations[bucketOf(attempt.durationMs)]!++;
   }
   return { delivered: ok, failed: attempts.length - ok, durations };
+}
+
+/** The sum of tallies (rows of other bucket bounds count in the buckets both have). */
+export function sumTallies(tallies: readonly Tally[]): Tally {
+  const sum: Tally = { delivered: 0, failed: 0, durations: DURATION_BOUNDS_MS.map(() => 0) };
+  for (const tally of tallies) {
+    sum.delivered += tally.delivered;
+    sum.failed += tally.failed;
+    tally.durations.forEach((count, index) => {
+      if (index < sum.durations.length) sum.durations[index]! += count;
+    });
+  }
+  return sum;
 }
 
 /**

@@ -75,11 +75,11 @@ function flagsSet(nodeArgs: string[]): string[] {
   );
 }
 
-test('the old generation may grow to twice its live size before the next full collection', () => {
+test('the old generation is let grow to twice its live size: the growing factor is set to 100%', () => {
   expect(flagsSet([])).toEqual(['--heap-growing-percent=100']);
 });
 
-test("a growing factor given on Node's command line is left as given", () => {
+test("a growing factor given on Node's command line is left as given: none is set", () => {
   expect(flagsSet(['--heap-growing-percent=5'])).toEqual([]);
   // Another V8 flag on the command line is not one.
   expect(flagsSet(['--max-semi-space-size=16'])).toEqual(['--heap-growing-percent=100']);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { registry } from '../../server/metrics/registry.ts';
 import { readScrapeFigures } from '../../server/metrics/scrape-figures.ts';
 import type { Services } from '../../server/process-services.ts';
-import { DURATION_BOUNDS_MS, durationQuantile, tallyOf } from '../../server/webhooks/attempt-tallies.ts';
+import { DURATION_BOUNDS_MS, durationQuantile, sumTallies, tallyOf, type Tally } from '../../server/webhooks/attempt-tallies.ts';
 import { recentTallySql } from '../../server/webhooks/sql/attempt-tallies.ts';
 import { insertAttempts, type AttemptRow } from '../../server/webhooks/sql/record-attempts.ts';
 import { sweepWebhookHistoryTask } from '../../workers/sweep-webhook-history.ts';
@@ -39,14 +39,8 @@ function attempts(count: number, durationMs: number): AttemptRow[] {
 const record = (client: pg.Client, rows: AttemptRow[]) => insertAttempts(client as unknown as pg.PoolClient, rows);
 
 async function scrape(client: pg.Client) {
-  const { rows, buffers } = await runCountingBuffers<{ delivered: number; failed: number; durations: number[] }>(client, recentTallySql(5));
-  const sum = { delivered: 0, failed: 0, durations: DURATION_BOUNDS_MS.map(() => 0) };
-  for (const row of rows) {
-    sum.delivered += row.delivered;
-    sum.failed += row.failed;
-    row.durations.forEach((count, index) => (sum.durations[index]! += count));
-  }
-  return { sum, buffers };
+  const { rows, buffers } = await runCountingBuffers<Tally>(client, recentTallySql(5));
+  return { sum: sumTallies(rows), buffers };
 }
 
 beforeAll(async () => {
@@ -145,15 +139,15 @@ describe('webhook attempt tallies', () => {
 });
 
 describe('duration quantiles, estimated within their bucket', () => {
-  const tally = (durations: number[]) => tallyOf(durations.map((durationMs) => ({ statusCode: 200, durationMs })));
+  const tally = (durations: number[]) => tallyOf(durations.map((durationMs) => ({ error: null, durationMs })));
 
-  test('tallyOf counts outcomes (2xx delivered; other answers and none failed) and durations by lower bound', () => {
+  test('tallyOf counts outcomes (delivered: no error, as the sender judged a 2xx; failed: any error) and durations by lower bound', () => {
     const counted = tallyOf([
-      { statusCode: 200, durationMs: 0 },
-      { statusCode: 299, durationMs: 4 },
-      { statusCode: 300, durationMs: 5 },
-      { statusCode: null, durationMs: 10_000 },
-      { statusCode: 199, durationMs: 99_000 },
+      { error: null, durationMs: 0 },
+      { error: null, durationMs: 4 },
+      { error: 'permanent: redirect (300) not followed', durationMs: 5 },
+      { error: 'temporary: timed out', durationMs: 10_000 },
+      { error: 'temporary: receiver answered 503', durationMs: 99_000 },
     ]);
     expect(counted.delivered).toBe(2);
     expect(counted.failed).toBe(3);

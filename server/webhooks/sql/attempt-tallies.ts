@@ -3,7 +3,7 @@
 // the window's tallies, read at each metrics scrape; and the hourly deletion of old ones.
 import type pg from 'pg';
 import { prepared, queryRows, rawSql, runSql, sql, type Sql } from '../../db/sql.ts';
-import { DURATION_BOUNDS_MS, TALLY_SLICE_SECONDS, type Tally } from '../attempt-tallies.ts';
+import { sumTallies, TALLY_SLICE_SECONDS, type Tally } from '../attempt-tallies.ts';
 
 const SLICE = `${TALLY_SLICE_SECONDS} seconds`;
 
@@ -33,16 +33,7 @@ where slice >= date_bin(${SLICE}::interval, now() - make_interval(mins => ${minu
 
 /** The tallies of the slices that overlap the last `minutes` minutes, summed. */
 export async function recentTally(pool: pg.Pool, minutes: number): Promise<Tally> {
-  const rows = await queryRows<Tally>(pool, recentTallySql(minutes));
-  const sum: Tally = { delivered: 0, failed: 0, durations: DURATION_BOUNDS_MS.map(() => 0) };
-  for (const row of rows) {
-    sum.delivered += row.delivered;
-    sum.failed += row.failed;
-    row.durations.forEach((count, index) => {
-      if (index < sum.durations.length) sum.durations[index]! += count;
-    });
-  }
-  return sum;
+  return sumTallies(await queryRows<Tally>(pool, recentTallySql(minutes)));
 }
 
 /** Deletes the tallies older than `hours` hours (the webhook history's hourly sweep); returns how many. */
